@@ -1,0 +1,40 @@
+//! Bakes one policy version's thresholds into the crate as a constant.
+//!
+//! `CAPACITY_POLICY` names a `policies/<version>/policy.toml` (default: 1.0.0). The file is
+//! read into the same types the crate uses (`src/thresholds.rs` is included here), checked,
+//! and written out as Rust, so a component carries its numbers without parsing anything.
+
+#[path = "src/thresholds.rs"]
+#[allow(dead_code)]
+mod thresholds;
+
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=CAPACITY_POLICY");
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let path = match std::env::var("CAPACITY_POLICY") {
+        Ok(p) if !p.is_empty() => PathBuf::from(p),
+        _ => manifest_dir.join("../policies/1.0.0/policy.toml"),
+    };
+    println!("cargo:rerun-if-changed={}", path.display());
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read policy file {}: {e}", path.display()));
+    let file: thresholds::PolicyFile = toml::from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if let Err(e) = file.check() {
+        panic!("{}: {e}", path.display());
+    }
+    let code = format!(
+        "/// The policy this build carries (from {path}).\n\
+         pub const NAME: &str = {name:?};\n\
+         pub const VERSION: &str = {version:?};\n\
+         pub const THRESHOLDS: Thresholds = {thresholds:?};\n",
+        path = path.display(),
+        name = file.name,
+        version = file.version,
+        thresholds = file.thresholds,
+    );
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded_policy.rs");
+    std::fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+}

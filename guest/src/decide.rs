@@ -1,0 +1,252 @@
+//! SPEC section 5: one tick of the protection state machine, with hysteresis.
+//!
+//! The order is the SPEC's: fold the signal into memory, then an active pin, then a failed
+//! read, then the automatic rules (escalate, emergency, recover) under spacing, then the stage
+//! throttles, then the factors. Arithmetic on times saturates, so no memory the host hands in,
+//! however odd, can make the decision trap.
+
+use crate::assess::assess;
+use crate::model::{
+    Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, RecentEntry, Signal, State,
+    ThrottleIntent,
+};
+use crate::thresholds::{Factors, Thresholds};
+
+/// One tick. Pure: the same input gives the same decision.
+pub fn decide(input: &DecisionInput, t: &Thresholds) -> Decision {
+    let now = input.now;
+    let fresh = input.memory.is_none();
+    let mut memory = input.memory.clone().unwrap_or_else(|| Memory::fresh(now));
+    let previous = memory.state;
+
+    // 1. Readings.
+    let level = match &input.signal {
+        Signal::Reading(reading) => {
+            let level = assess(reading, t);
+            memory.failed_reads = 0;
+            remember(&mut memory.recent, RecentEntry { at: now, level }, t);
+            Some(level)
+        }
+        Signal::Failed(_) => {
+            memory.failed_reads = memory.failed_reads.saturating_add(1);
+            memory.recent.clear();
+            None
+        }
+    };
+
+    let pin = input.pin.as_ref().filter(|p| p.expires_at > now);
+    let mut step = match pin {
+        // 2. An active pin decides at once.
+        Some(pin) => pinned(&mut memory, pin, now),
+        // 3. A failed read without a pin: hold once, then release.
+        None if level.is_none() => signal_lost(&mut memory, now, t),
+        // 4. The automatic rules.
+        None => automatic(&mut memory, now, t),
+    };
+    if fresh && step.cause == Cause::Hold {
+        step.cause = Cause::Fresh;
+    }
+
+    // 5. Emergency stage throttles.
+    let throttles = throttle_intent(&mut memory, &step, pin.is_some(), input.throttles_enabled, now, t);
+
+    // 6. Factors of the resulting state.
+    let state = memory.state;
+    let changed = state != previous;
+    let explanation = explain(&step, previous, state, level, throttles, pin, &memory);
+    Decision {
+        state,
+        factors: factors_of(state, t),
+        changed,
+        previous,
+        cause: step.cause,
+        level,
+        pending: step.pending,
+        throttles,
+        supporting: step.supporting,
+        memory,
+        explanation,
+    }
+}
+
+/// The factors of a state under these thresholds.
+pub fn factors_of(state: State, t: &Thresholds) -> Factors {
+    match state {
+        State::Normal => t.factors.normal,
+        State::Constrained => t.factors.constrained,
+        State::Critical => t.factors.critical,
+        State::Emergency => t.factors.emergency,
+    }
+}
+
+/// What the rules of this tick concluded, before the throttles.
+struct Step {
+    cause: Cause,
+    pending: Option<State>,
+    supporting: Vec<RecentEntry>,
+    /// This tick asks for the throttles to be released whatever the state.
+    release_throttles: bool,
+}
+
+impl Step {
+    fn new(cause: Cause) -> Step {
+        Step { cause, pending: None, supporting: Vec::new(), release_throttles: false }
+    }
+}
+
+/// Appends a reading: the same minute replaces the newest entry, a gap (or time going
+/// backwards) breaks the streak, and only the newest entries the rules need are kept.
+fn remember(recent: &mut Vec<RecentEntry>, entry: RecentEntry, t: &Thresholds) {
+    if let Some(newest) = recent.last().copied() {
+        if newest.at.div_euclid(60) == entry.at.div_euclid(60) {
+            recent.pop();
+        } else if entry.at < newest.at || entry.at.saturating_sub(newest.at) > i64::from(t.max_gap_s) {
+            recent.clear();
+        }
+    }
+    recent.push(entry);
+    let keep = t.escalate_readings.max(t.recover_readings) as usize;
+    if recent.len() > keep {
+        recent.drain(..recent.len() - keep);
+    }
+}
+
+fn pinned(memory: &mut Memory, pin: &Pin, now: Instant) -> Step {
+    if memory.state != pin.state {
+        memory.state = pin.state;
+        memory.state_since = now;
+    }
+    Step::new(Cause::Pinned)
+}
+
+fn signal_lost(memory: &mut Memory, now: Instant, t: &Thresholds) -> Step {
+    if memory.failed_reads < t.release_after_failed_reads {
+        return Step::new(Cause::SignalHeld);
+    }
+    if memory.state != State::Normal {
+        memory.state = State::Normal;
+        memory.state_since = now;
+        memory.last_auto_change = Some(now);
+    }
+    Step { release_throttles: true, ..Step::new(Cause::SignalLostRelease) }
+}
+
+/// The newest `n` entries, when there are at least `n`.
+fn newest(recent: &[RecentEntry], n: u32) -> Option<&[RecentEntry]> {
+    let n = n as usize;
+    (n > 0 && recent.len() >= n).then(|| &recent[recent.len() - n..])
+}
+
+fn elapsed(now: Instant, since: Instant) -> i64 {
+    now.saturating_sub(since)
+}
+
+fn automatic(memory: &mut Memory, now: Instant, t: &Thresholds) -> Step {
+    let state = memory.state;
+    let qualified = escalation(memory, now, t).or_else(|| recovery(memory, t));
+    let Some((cause, target, supporting)) = qualified else {
+        return Step::new(Cause::Hold);
+    };
+    let spacing_ok = memory
+        .last_auto_change
+        .is_none_or(|last| elapsed(now, last) >= i64::from(t.spacing_s));
+    if !spacing_ok {
+        return Step { pending: Some(target), supporting, ..Step::new(Cause::SpacingWait) };
+    }
+    if cause == Cause::Recover && state == State::Emergency && memory.throttles_engaged {
+        return Step { supporting, release_throttles: true, ..Step::new(Cause::RestoreThrottlesFirst) };
+    }
+    memory.state = target;
+    memory.state_since = now;
+    memory.last_auto_change = Some(now);
+    Step { supporting, ..Step::new(cause) }
+}
+
+/// Escalation (straight to the lowest level of the newest readings) or emergency (critical
+/// held long enough, with critical readings). Never from emergency; never to emergency except
+/// from critical (INV-02).
+fn escalation(memory: &Memory, now: Instant, t: &Thresholds) -> Option<(Cause, State, Vec<RecentEntry>)> {
+    let window = newest(&memory.recent, t.escalate_readings)?;
+    let lowest = window.iter().map(|e| e.level).min()?;
+    match memory.state {
+        State::Emergency => None,
+        State::Critical => (lowest == Level::Critical
+            && elapsed(now, memory.state_since) >= i64::from(t.emergency_after_s))
+        .then(|| (Cause::Emergency, State::Emergency, window.to_vec())),
+        state => (lowest.as_state() > state).then(|| (Cause::Escalate, lowest.as_state(), window.to_vec())),
+    }
+}
+
+/// Recovery by one rank when every one of the newest readings is below min(state, critical).
+fn recovery(memory: &Memory, t: &Thresholds) -> Option<(Cause, State, Vec<RecentEntry>)> {
+    let window = newest(&memory.recent, t.recover_readings)?;
+    let bar = memory.state.min(State::Critical).rank();
+    window
+        .iter()
+        .all(|e| e.level.rank() < bar)
+        .then(|| (Cause::Recover, memory.state.step_down(), window.to_vec()))
+}
+
+fn throttle_intent(
+    memory: &mut Memory,
+    step: &Step,
+    pinned: bool,
+    enabled: bool,
+    now: Instant,
+    t: &Thresholds,
+) -> ThrottleIntent {
+    if memory.throttles_engaged {
+        let release = step.release_throttles || !enabled || memory.state != State::Emergency;
+        if release {
+            memory.throttles_engaged = false;
+            return ThrottleIntent::Release;
+        }
+        return ThrottleIntent::None;
+    }
+    let sustained = memory.state == State::Emergency
+        && elapsed(now, memory.state_since) >= i64::from(t.throttle_after_s);
+    let pressured = pinned
+        || newest(&memory.recent, t.escalate_readings)
+            .is_some_and(|w| w.iter().all(|e| e.level == Level::Critical));
+    if enabled && sustained && pressured && !step.release_throttles {
+        memory.throttles_engaged = true;
+        return ThrottleIntent::Engage;
+    }
+    ThrottleIntent::None
+}
+
+fn explain(
+    step: &Step,
+    previous: State,
+    state: State,
+    level: Option<Level>,
+    throttles: ThrottleIntent,
+    pin: Option<&Pin>,
+    memory: &Memory,
+) -> String {
+    let mut line = if previous == state {
+        format!("{} held ({})", state.name(), step.cause.name())
+    } else {
+        format!("{} -> {} ({})", previous.name(), state.name(), step.cause.name())
+    };
+    match level {
+        Some(level) => line.push_str(&format!("; reading {}", level.name())),
+        None => line.push_str(&format!("; read failed ({} in a row)", memory.failed_reads)),
+    }
+    if !step.supporting.is_empty() {
+        let levels: Vec<&str> = step.supporting.iter().map(|e| e.level.name()).collect();
+        line.push_str(&format!("; newest readings {}", levels.join(",")));
+    }
+    if let Some(target) = step.pending {
+        line.push_str(&format!("; {} pending until spacing allows", target.name()));
+    }
+    if let Some(pin) = pin {
+        line.push_str(&format!("; pinned by {} until {}", pin.actor, pin.expires_at));
+    }
+    match throttles {
+        ThrottleIntent::Engage => line.push_str("; engage stage throttles"),
+        ThrottleIntent::Release => line.push_str("; release stage throttles"),
+        ThrottleIntent::None => {}
+    }
+    line
+}

@@ -1,0 +1,72 @@
+//! Admission exports: conversions between the generated records and the pure ones.
+
+use super::Component;
+use super::exports::capacity::sentinel::admission::Guest;
+use super::exports::capacity::sentinel::admission_types as wit;
+use crate::admission::{self as core, Outcome};
+use crate::planner;
+
+impl Guest for Component {
+    fn resolve_budget(r: wit::AdmissionRequest) -> wit::AdmissionResult {
+        let result = core::resolve_budget(&core::AdmissionRequest {
+            factor: r.factor,
+            cluster_batches: r.cluster_batches,
+            service_batches: r.service_batches,
+            share: r.share,
+            cluster_in_flight: r.cluster_in_flight,
+            service_in_flight: r.service_in_flight,
+            workspace_in_flight: r.workspace_in_flight,
+        });
+        wit::AdmissionResult {
+            admit: result.admit,
+            outcome: outcome(result.outcome),
+            factor_used: result.factor_used,
+            factor_read_failed: result.factor_read_failed,
+            cluster_budget: result.cluster_budget,
+            service_budget: result.service_budget,
+            workspace_ceiling: result.workspace_ceiling,
+        }
+    }
+
+    fn plan(r: wit::PlanRequest) -> wit::AdmissionPlan {
+        let plan = planner::plan(&planner::PlanRequest {
+            factor: r.factor,
+            cluster_batches: r.cluster_batches,
+            service_batches: r.service_batches,
+            cluster_in_flight: r.cluster_in_flight,
+            service_in_flight: r.service_in_flight,
+            workspaces: r
+                .workspaces
+                .into_iter()
+                .map(|w| planner::WorkspaceLoad { workspace: w.workspace, share: w.share, in_flight: w.in_flight })
+                .collect(),
+            queue: r
+                .queue
+                .into_iter()
+                .map(|b| planner::QueuedBatch { id: b.id, workspace: b.workspace, enqueued_at: b.enqueued_at })
+                .collect(),
+        });
+        wit::AdmissionPlan {
+            admitted: plan.admitted,
+            waiting: plan
+                .waiting
+                .into_iter()
+                .map(|w| wit::WaitingBatch { id: w.id, outcome: outcome(w.outcome) })
+                .collect(),
+            factor_used: plan.factor_used,
+            factor_read_failed: plan.factor_read_failed,
+            cluster_budget: plan.cluster_budget,
+            service_budget: plan.service_budget,
+        }
+    }
+}
+
+fn outcome(o: Outcome) -> wit::AdmissionOutcome {
+    match o {
+        Outcome::Admit => wit::AdmissionOutcome::Admit,
+        Outcome::WaitClusterFull => wit::AdmissionOutcome::WaitClusterFull,
+        Outcome::WaitServiceFull => wit::AdmissionOutcome::WaitServiceFull,
+        Outcome::WaitWorkspaceFull => wit::AdmissionOutcome::WaitWorkspaceFull,
+        Outcome::WaitCapacityZero => wit::AdmissionOutcome::WaitCapacityZero,
+    }
+}

@@ -1,0 +1,215 @@
+//! Policy exports: decision, baseline, pins and info, converted to and from the pure types.
+
+use super::Component;
+use super::exports::capacity::sentinel::types as wit;
+use super::exports::capacity::sentinel::{baseline, decision, info, pins};
+use crate::embedded::{NAME, THRESHOLDS, VERSION};
+use crate::model::{self as core, Cause, Level, State, ThrottleIntent};
+use crate::thresholds as th;
+use crate::{assess, baseline as base, decide, pin};
+
+impl decision::Guest for Component {
+    fn decide(input: wit::DecisionInput) -> wit::Decision {
+        decision_out(decide::decide(&input_in(input), &THRESHOLDS))
+    }
+
+    fn assess(reading: wit::Reading) -> wit::Level {
+        level_out(assess::assess(&reading_in(reading), &THRESHOLDS))
+    }
+}
+
+impl baseline::Guest for Component {
+    fn compute(hour: wit::Instant, samples: Vec<wit::ApiSamples>) -> Vec<wit::ApiBaseline> {
+        let groups: Vec<core::ApiSamples> = samples
+            .into_iter()
+            .map(|g| core::ApiSamples {
+                api: g.api,
+                samples: g.samples.into_iter().map(|s| core::LatencySample { at: s.at, p95_ms: s.p95_ms }).collect(),
+            })
+            .collect();
+        base::compute(hour, &groups, &THRESHOLDS)
+            .into_iter()
+            .map(|b| wit::ApiBaseline { api: b.api, baseline_ms: b.baseline_ms, samples: b.samples })
+            .collect()
+    }
+}
+
+impl pins::Guest for Component {
+    fn validate(r: pins::PinRequest, now: wit::Instant) -> Result<wit::Pin, pins::PinError> {
+        let request = pin::PinRequest { state: r.state, reason: r.reason, expires_at: r.expires_at, actor: r.actor };
+        pin::validate(&request, now, &THRESHOLDS).map(pin_out).map_err(|e| pins::PinError {
+            field: match e.field {
+                pin::PinField::State => pins::PinField::State,
+                pin::PinField::Reason => pins::PinField::Reason,
+                pin::PinField::ExpiresAt => pins::PinField::ExpiresAt,
+                pin::PinField::Actor => pins::PinField::Actor,
+            },
+            message: e.message,
+        })
+    }
+}
+
+impl info::Guest for Component {
+    fn describe() -> info::PolicyDescription {
+        let t = THRESHOLDS;
+        let bounds = |l: th::LevelThresholds| info::LevelThresholds { constrained: l.constrained, critical: l.critical };
+        info::PolicyDescription {
+            name: NAME.into(),
+            version: VERSION.into(),
+            thresholds: info::Thresholds {
+                cpu_pct: bounds(t.cpu_pct),
+                connections_pct: bounds(t.connections_pct),
+                latency_ratio: bounds(t.latency_ratio),
+                spacing_s: t.spacing_s,
+                escalate_readings: t.escalate_readings,
+                recover_readings: t.recover_readings,
+                emergency_after_s: t.emergency_after_s,
+                throttle_after_s: t.throttle_after_s,
+                max_gap_s: t.max_gap_s,
+                release_after_failed_reads: t.release_after_failed_reads,
+                baseline_min_samples: t.baseline_min_samples,
+                pin_max_ahead_s: t.pin_max_ahead_s,
+                pin_reason_max_chars: t.pin_reason_max_chars,
+                factors: info::StateFactors {
+                    normal: factors_out(t.factors.normal),
+                    constrained: factors_out(t.factors.constrained),
+                    critical: factors_out(t.factors.critical),
+                    emergency: factors_out(t.factors.emergency),
+                },
+            },
+        }
+    }
+}
+
+fn state_in(s: wit::ProtectionState) -> State {
+    match s {
+        wit::ProtectionState::Normal => State::Normal,
+        wit::ProtectionState::Constrained => State::Constrained,
+        wit::ProtectionState::Critical => State::Critical,
+        wit::ProtectionState::Emergency => State::Emergency,
+    }
+}
+
+fn state_out(s: State) -> wit::ProtectionState {
+    match s {
+        State::Normal => wit::ProtectionState::Normal,
+        State::Constrained => wit::ProtectionState::Constrained,
+        State::Critical => wit::ProtectionState::Critical,
+        State::Emergency => wit::ProtectionState::Emergency,
+    }
+}
+
+fn level_in(l: wit::Level) -> Level {
+    match l {
+        wit::Level::Normal => Level::Normal,
+        wit::Level::Constrained => Level::Constrained,
+        wit::Level::Critical => Level::Critical,
+    }
+}
+
+fn level_out(l: Level) -> wit::Level {
+    match l {
+        Level::Normal => wit::Level::Normal,
+        Level::Constrained => wit::Level::Constrained,
+        Level::Critical => wit::Level::Critical,
+    }
+}
+
+fn factors_out(f: th::Factors) -> wit::Factors {
+    wit::Factors { bulk: f.bulk, heavy: f.heavy, write: f.write, read: f.read }
+}
+
+fn reading_in(r: wit::Reading) -> core::Reading {
+    core::Reading {
+        cpu_pct: r.cpu_pct,
+        connections_pct: r.connections_pct,
+        scaling: r.scaling,
+        latency: r
+            .latency
+            .into_iter()
+            .map(|l| core::ApiLatency { api: l.api, p95_ms: l.p95_ms, baseline_ms: l.baseline_ms })
+            .collect(),
+    }
+}
+
+fn entry_in(e: wit::RecentEntry) -> core::RecentEntry {
+    core::RecentEntry { at: e.at, level: level_in(e.level) }
+}
+
+fn entry_out(e: core::RecentEntry) -> wit::RecentEntry {
+    wit::RecentEntry { at: e.at, level: level_out(e.level) }
+}
+
+fn memory_in(m: wit::Memory) -> core::Memory {
+    core::Memory {
+        state: state_in(m.state),
+        state_since: m.state_since,
+        last_auto_change: m.last_auto_change,
+        recent: m.recent.into_iter().map(entry_in).collect(),
+        failed_reads: m.failed_reads,
+        throttles_engaged: m.throttles_engaged,
+    }
+}
+
+fn memory_out(m: core::Memory) -> wit::Memory {
+    wit::Memory {
+        state: state_out(m.state),
+        state_since: m.state_since,
+        last_auto_change: m.last_auto_change,
+        recent: m.recent.into_iter().map(entry_out).collect(),
+        failed_reads: m.failed_reads,
+        throttles_engaged: m.throttles_engaged,
+    }
+}
+
+fn pin_in(p: wit::Pin) -> core::Pin {
+    core::Pin { state: state_in(p.state), reason: p.reason, expires_at: p.expires_at, actor: p.actor }
+}
+
+fn pin_out(p: core::Pin) -> wit::Pin {
+    wit::Pin { state: state_out(p.state), reason: p.reason, expires_at: p.expires_at, actor: p.actor }
+}
+
+fn input_in(i: wit::DecisionInput) -> core::DecisionInput {
+    core::DecisionInput {
+        now: i.now,
+        signal: match i.signal {
+            wit::Signal::Reading(r) => core::Signal::Reading(reading_in(r)),
+            wit::Signal::Failed(why) => core::Signal::Failed(why),
+        },
+        memory: i.memory.map(memory_in),
+        pin: i.pin.map(pin_in),
+        throttles_enabled: i.throttles_enabled,
+    }
+}
+
+fn decision_out(d: core::Decision) -> wit::Decision {
+    wit::Decision {
+        state: state_out(d.state),
+        factors: factors_out(d.factors),
+        changed: d.changed,
+        previous: state_out(d.previous),
+        cause: match d.cause {
+            Cause::Pinned => wit::Cause::Pinned,
+            Cause::SignalHeld => wit::Cause::SignalHeld,
+            Cause::SignalLostRelease => wit::Cause::SignalLostRelease,
+            Cause::Escalate => wit::Cause::Escalate,
+            Cause::Emergency => wit::Cause::Emergency,
+            Cause::Recover => wit::Cause::Recover,
+            Cause::SpacingWait => wit::Cause::SpacingWait,
+            Cause::RestoreThrottlesFirst => wit::Cause::RestoreThrottlesFirst,
+            Cause::Fresh => wit::Cause::Fresh,
+            Cause::Hold => wit::Cause::Hold,
+        },
+        level: d.level.map(level_out),
+        pending: d.pending.map(state_out),
+        throttles: match d.throttles {
+            ThrottleIntent::Engage => wit::ThrottleIntent::Engage,
+            ThrottleIntent::Release => wit::ThrottleIntent::Release,
+            ThrottleIntent::None => wit::ThrottleIntent::None,
+        },
+        supporting: d.supporting.into_iter().map(entry_out).collect(),
+        memory: memory_out(d.memory),
+        explanation: d.explanation,
+    }
+}

@@ -1,0 +1,133 @@
+//! Every number a policy version decides with, as data.
+//!
+//! This file stands alone (it names nothing else in the crate) because the build script
+//! includes it too: it reads a version's `policy.toml` into [`PolicyFile`], checks it, and
+//! writes the values into the component as a constant. The host reads the same files into the
+//! same types for the native modules, so the numbers exist once, in `policies/`.
+
+use serde::{Deserialize, Serialize};
+
+/// The two boundaries of one signal.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelThresholds {
+    /// At or above: at least constrained.
+    pub constrained: f64,
+    /// At or above: critical.
+    pub critical: f64,
+}
+
+/// Multipliers for each work lane, each in [0, 1].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Factors {
+    pub bulk: f64,
+    pub heavy: f64,
+    pub write: f64,
+    pub read: f64,
+}
+
+/// The factors of each state.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateFactors {
+    pub normal: Factors,
+    pub constrained: Factors,
+    pub critical: Factors,
+    pub emergency: Factors,
+}
+
+/// Every threshold of SPEC sections 2 to 8.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thresholds {
+    pub cpu_pct: LevelThresholds,
+    pub connections_pct: LevelThresholds,
+    pub latency_ratio: LevelThresholds,
+    pub spacing_s: u32,
+    pub escalate_readings: u32,
+    pub recover_readings: u32,
+    pub emergency_after_s: u32,
+    pub throttle_after_s: u32,
+    pub max_gap_s: u32,
+    pub release_after_failed_reads: u32,
+    pub baseline_min_samples: u32,
+    pub pin_max_ahead_s: u32,
+    pub pin_reason_max_chars: u32,
+    pub factors: StateFactors,
+}
+
+/// A version's `policy.toml`: who it is and its numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyFile {
+    pub name: String,
+    pub version: String,
+    pub thresholds: Thresholds,
+}
+
+impl PolicyFile {
+    /// Checks every value; the error names the first key that is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err("name: must not be blank".into());
+        }
+        check_semver(&self.version).map_err(|e| format!("version: {e}"))?;
+        self.thresholds.check()
+    }
+}
+
+impl Thresholds {
+    /// Checks every value; the error names the first key that is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        let t = self;
+        for (key, l) in [
+            ("thresholds.cpu_pct", t.cpu_pct),
+            ("thresholds.connections_pct", t.connections_pct),
+            ("thresholds.latency_ratio", t.latency_ratio),
+        ] {
+            if !(l.constrained.is_finite() && l.critical.is_finite() && l.constrained > 0.0) {
+                return Err(format!("{key}: boundaries must be finite and above 0"));
+            }
+            if l.constrained > l.critical {
+                return Err(format!("{key}: constrained must not exceed critical"));
+            }
+        }
+        for (key, n) in [
+            ("thresholds.escalate_readings", t.escalate_readings),
+            ("thresholds.recover_readings", t.recover_readings),
+            ("thresholds.release_after_failed_reads", t.release_after_failed_reads),
+            ("thresholds.max_gap_s", t.max_gap_s),
+            ("thresholds.pin_max_ahead_s", t.pin_max_ahead_s),
+            ("thresholds.pin_reason_max_chars", t.pin_reason_max_chars),
+        ] {
+            if n == 0 {
+                return Err(format!("{key}: must be at least 1"));
+            }
+        }
+        if t.escalate_readings > 60 || t.recover_readings > 60 {
+            return Err("thresholds: escalate_readings and recover_readings must be at most 60".into());
+        }
+        for (key, f) in [
+            ("thresholds.factors.normal", t.factors.normal),
+            ("thresholds.factors.constrained", t.factors.constrained),
+            ("thresholds.factors.critical", t.factors.critical),
+            ("thresholds.factors.emergency", t.factors.emergency),
+        ] {
+            for v in [f.bulk, f.heavy, f.write, f.read] {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(format!("{key}: every factor must be within [0, 1]"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `MAJOR.MINOR.PATCH`, digits only.
+fn check_semver(v: &str) -> Result<(), String> {
+    let parts: Vec<&str> = v.split('.').collect();
+    let ok = parts.len() == 3
+        && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if ok { Ok(()) } else { Err(format!("`{v}` is not MAJOR.MINOR.PATCH")) }
+}

@@ -1,0 +1,148 @@
+//! A policy shipped as a WebAssembly component: compiled once, pre-instantiated against the
+//! `policy` world, run in one long-lived instance bounded by an epoch deadline and a memory
+//! cap. A trap or timeout is an error naming the policy, never a crash; the instance is then
+//! dropped (a trapped instance is poisoned) and the next call starts a fresh one.
+
+use super::runtime::Runtime;
+use super::{Policy, PolicyError, PolicyIdentity};
+use crate::bindings::{
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin,
+    PinError, PinRequest, PlanRequest, PolicyDescription, PolicyPre, Policy as World,
+};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::sync::Arc;
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Store, StoreLimits, StoreLimitsBuilder, Trap};
+
+/// What each store carries: only its resource limits (the policy imports nothing).
+pub struct StoreState {
+    limits: StoreLimits,
+}
+
+pub struct ComponentPolicy {
+    identity: PolicyIdentity,
+    runtime: Arc<Runtime>,
+    pre: PolicyPre<StoreState>,
+    live: Option<(Store<StoreState>, World)>,
+}
+
+impl ComponentPolicy {
+    /// Loads, checks and instantiates a component file.
+    pub fn load(runtime: &Arc<Runtime>, path: &Path, label: Option<&str>) -> Result<ComponentPolicy, PolicyError> {
+        let bytes = std::fs::read(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
+        Self::from_bytes(runtime, path, &bytes, label)
+    }
+
+    pub fn from_bytes(
+        runtime: &Arc<Runtime>,
+        path: &Path,
+        bytes: &[u8],
+        label: Option<&str>,
+    ) -> Result<ComponentPolicy, PolicyError> {
+        let engine = runtime.engine();
+        let component = Component::from_binary(engine, bytes)
+            .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
+        let imports: Vec<String> = component.component_type().imports(engine).map(|(name, _)| name.to_string()).collect();
+        if !imports.is_empty() {
+            return Err(PolicyError::HasImports { path: path.into(), imports });
+        }
+        let linker = Linker::<StoreState>::new(engine);
+        let instance_pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
+        let pre = PolicyPre::new(instance_pre)
+            .map_err(|e| PolicyError::WrongWorld { path: path.into(), message: format!("{e:#}") })?;
+        let digest = hex::encode(Sha256::digest(bytes));
+        let provisional = path.display().to_string();
+        let mut policy = ComponentPolicy {
+            identity: PolicyIdentity {
+                label: provisional.clone(),
+                name: String::new(),
+                version: String::new(),
+                digest,
+                kind: "component",
+            },
+            runtime: runtime.clone(),
+            pre,
+            live: None,
+        };
+        let description = policy.describe()?;
+        policy.identity.label = label.map(str::to_string).unwrap_or_else(|| description.version.clone());
+        policy.identity.name = description.name;
+        policy.identity.version = description.version;
+        Ok(policy)
+    }
+
+    fn instance(&mut self) -> Result<&mut (Store<StoreState>, World), PolicyError> {
+        if self.live.is_none() {
+            let limits = StoreLimitsBuilder::new()
+                .memory_size(self.runtime.limits().memory_bytes)
+                .trap_on_grow_failure(true)
+                .build();
+            let mut store = Store::new(self.runtime.engine(), StoreState { limits });
+            store.limiter(|s| &mut s.limits);
+            store.set_epoch_deadline(self.runtime.deadline_ticks());
+            let world = self.pre.instantiate(&mut store).map_err(|e| PolicyError::Instantiate {
+                policy: self.identity.label.clone(),
+                message: format!("{e:#}"),
+            })?;
+            self.live = Some((store, world));
+        }
+        Ok(self.live.as_mut().expect("instance was just created"))
+    }
+
+    /// Runs one export under the deadline; any failure discards the instance.
+    fn call<R>(
+        &mut self,
+        call: &'static str,
+        f: impl FnOnce(&World, &mut Store<StoreState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PolicyError> {
+        let ticks = self.runtime.deadline_ticks();
+        let (store, world) = self.instance()?;
+        store.set_epoch_deadline(ticks);
+        match f(world, store) {
+            Ok(value) => Ok(value),
+            Err(e) => {
+                self.live = None;
+                let policy = self.identity.label.clone();
+                if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+                    Err(PolicyError::Timeout { policy, call })
+                } else {
+                    Err(PolicyError::Trap { policy, call, message: format!("{e:#}") })
+                }
+            }
+        }
+    }
+}
+
+impl Policy for ComponentPolicy {
+    fn identity(&self) -> &PolicyIdentity {
+        &self.identity
+    }
+
+    fn describe(&mut self) -> Result<PolicyDescription, PolicyError> {
+        self.call("describe", |w, s| w.capacity_sentinel_info().call_describe(s))
+    }
+
+    fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError> {
+        self.call("decide", |w, s| w.capacity_sentinel_decision().call_decide(s, input))
+    }
+
+    fn compute_baselines(&mut self, hour: Instant, samples: &[ApiSamples]) -> Result<Vec<ApiBaseline>, PolicyError> {
+        self.call("baseline.compute", |w, s| w.capacity_sentinel_baseline().call_compute(s, hour, samples))
+    }
+
+    fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError> {
+        self.call("pins.validate", |w, s| w.capacity_sentinel_pins().call_validate(s, request, now))
+    }
+
+    fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError> {
+        self.call("admission.resolve-budget", |w, s| w.capacity_sentinel_admission().call_resolve_budget(s, *request))
+    }
+
+    fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError> {
+        self.call("admission.plan", |w, s| w.capacity_sentinel_admission().call_plan(s, request))
+    }
+}
+

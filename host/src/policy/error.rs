@@ -1,0 +1,28 @@
+//! What can go wrong with a policy, each naming the policy and what to do.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("cannot set up the WebAssembly engine: {message}")]
+    Engine { message: String },
+    #[error("cannot read policy {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("policy file {path} is invalid: {message}")]
+    InvalidFile { path: PathBuf, message: String },
+    #[error("{path} is not a loadable component: {message}")]
+    Compile { path: PathBuf, message: String },
+    #[error(
+        "{path} does not export the `policy` world ({message}); build it with `cargo policies` \
+         (an admission-only component cannot decide)"
+    )]
+    WrongWorld { path: PathBuf, message: String },
+    #[error("{path} imports {imports:?}; a policy component must import nothing")]
+    HasImports { path: PathBuf, imports: Vec<String> },
+    #[error("policy {policy} trapped in {call}: {message}; its instance was discarded")]
+    Trap { policy: String, call: &'static str, message: String },
+    #[error("policy {policy} ran past its deadline in {call}; its instance was discarded")]
+    Timeout { policy: String, call: &'static str },
+    #[error("policy {policy} could not be instantiated: {message}")]
+    Instantiate { policy: String, message: String },
+}

@@ -1,0 +1,74 @@
+//! `sentinel policy info`: what a component file is, read from the file itself.
+
+use super::runtime::Runtime;
+use super::{ComponentPolicy, Policy, PolicyError};
+use crate::bindings::Thresholds;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::sync::Arc;
+use wasmtime::component::Component;
+
+/// What `sentinel policy info` prints.
+#[derive(Debug, Serialize)]
+pub struct ComponentInfo {
+    pub file: String,
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub sha256: String,
+    pub size: usize,
+    /// `policy`, `admission-only`, or `unknown`.
+    pub world: String,
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
+    pub thresholds: Option<Thresholds>,
+}
+
+const DECISION_EXPORT: &str = "capacity:sentinel/decision@1.0.0";
+const ADMISSION_EXPORT: &str = "capacity:sentinel/admission@1.0.0";
+
+/// Reads a component's imports and exports, and for a policy its description. An admission
+/// component has no description: its name and version come from the manifest beside it.
+pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<ComponentInfo, PolicyError> {
+    let bytes = std::fs::read(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
+    let engine = runtime.engine();
+    let component = Component::from_binary(engine, &bytes)
+        .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
+    let ty = component.component_type();
+    let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
+    let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
+    let has = |name: &str| exports.iter().any(|e| e == name);
+    let world = if has(DECISION_EXPORT) {
+        "policy"
+    } else if has(ADMISSION_EXPORT) {
+        "admission-only"
+    } else {
+        "unknown"
+    };
+    let (mut name, mut version, mut thresholds) = (None, None, None);
+    if world == "policy" && imports.is_empty() {
+        let description = ComponentPolicy::from_bytes(runtime, path, &bytes, None)?.describe()?;
+        name = Some(description.name);
+        version = Some(description.version);
+        thresholds = Some(description.thresholds);
+    } else if let Some(manifest) = manifest_beside(path) {
+        name = manifest.get("name").and_then(|v| v.as_str()).map(str::to_string);
+        version = manifest.get("version").and_then(|v| v.as_str()).map(str::to_string);
+    }
+    Ok(ComponentInfo {
+        file: path.display().to_string(),
+        name,
+        version,
+        sha256: hex::encode(Sha256::digest(&bytes)),
+        size: bytes.len(),
+        world: world.to_string(),
+        imports,
+        exports,
+        thresholds,
+    })
+}
+
+fn manifest_beside(path: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(path.with_extension("manifest.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}

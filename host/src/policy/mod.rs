@@ -1,0 +1,66 @@
+//! Policies: the active decision logic, either a WebAssembly component (what ships) or the
+//! native modules of the same rules (for comparison and benchmarks). Both answer through
+//! [`Policy`], in the generated WIT types.
+
+mod component;
+mod convert;
+mod error;
+mod inspect;
+mod native;
+mod runtime;
+
+pub use component::ComponentPolicy;
+pub use error::PolicyError;
+pub use inspect::{ComponentInfo, inspect_component};
+pub use native::NativePolicy;
+pub use runtime::{Limits, Runtime};
+
+use crate::bindings::{
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin,
+    PinError, PinRequest, PlanRequest, PolicyDescription,
+};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Which policy answered: every decision names version and digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyIdentity {
+    /// Short name for reports and replay lines (the version unless given as `LABEL=PATH`).
+    pub label: String,
+    pub name: String,
+    pub version: String,
+    /// sha256 of the component file, or of the policy.toml for native modules.
+    pub digest: String,
+    /// `component` or `native`.
+    pub kind: &'static str,
+}
+
+/// One loaded policy version. Calls take `&mut self`: a component keeps one long-lived
+/// instance and replaces it after a trap.
+pub trait Policy: Send {
+    fn identity(&self) -> &PolicyIdentity;
+    fn describe(&mut self) -> Result<PolicyDescription, PolicyError>;
+    fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError>;
+    fn compute_baselines(&mut self, hour: Instant, samples: &[ApiSamples]) -> Result<Vec<ApiBaseline>, PolicyError>;
+    /// The outer error is the policy failing; the inner one the pin refused.
+    fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError>;
+    fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError>;
+    fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError>;
+}
+
+/// Opens a policy from `[LABEL=]PATH`: a `.wasm` file is loaded as a component; a
+/// `policy.toml` (or a folder holding one) runs the native modules with those thresholds.
+pub fn open(spec: &str, runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>, PolicyError> {
+    let (label, path) = match spec.split_once('=') {
+        Some((label, path)) if !label.is_empty() && !label.contains('/') => (Some(label), path),
+        _ => (None, spec),
+    };
+    let path = Path::new(path);
+    let policy: Box<dyn Policy> = if path.extension().is_some_and(|e| e == "wasm") {
+        Box::new(ComponentPolicy::load(runtime, path, label)?)
+    } else {
+        let toml = if path.is_dir() { path.join("policy.toml") } else { path.to_path_buf() };
+        Box::new(NativePolicy::load(&toml, label)?)
+    };
+    Ok(policy)
+}

@@ -1,0 +1,62 @@
+//! SPEC section 8 during replay: every reading's p95 samples are kept for 24 hours, and at the
+//! first reading of each clock hour the policy recomputes the baselines from them. A reading
+//! whose API has no `baseline_ms` gets the learnt one (or none, and is not assessed on latency).
+
+use crate::bindings::{ApiSamples, Instant, LatencySample, Reading};
+use crate::policy::{Policy, PolicyError};
+use std::collections::{BTreeMap, VecDeque};
+
+const HOUR: Instant = 3600;
+const WINDOW: Instant = 24 * HOUR;
+
+#[derive(Debug, Default)]
+pub struct Baselines {
+    samples: BTreeMap<String, VecDeque<LatencySample>>,
+    hour: Option<Instant>,
+    learnt: BTreeMap<String, f64>,
+}
+
+impl Baselines {
+    /// Records the reading's samples and returns it with learnt baselines filled in.
+    pub fn observe(&mut self, policy: &mut dyn Policy, at: Instant, reading: &Reading) -> Result<Reading, PolicyError> {
+        let hour = at.div_euclid(HOUR) * HOUR;
+        if self.hour != Some(hour) {
+            self.hour = Some(hour);
+            self.recompute(policy, hour)?;
+        }
+        let mut reading = reading.clone();
+        for latency in &mut reading.latency {
+            if latency.baseline_ms.is_none() {
+                latency.baseline_ms = self.learnt.get(&latency.api).copied();
+            }
+            if let Some(p95) = latency.p95_ms.filter(|v| v.is_finite()) {
+                self.samples.entry(latency.api.clone()).or_default().push_back(LatencySample { at, p95_ms: p95 });
+            }
+        }
+        Ok(reading)
+    }
+
+    fn recompute(&mut self, policy: &mut dyn Policy, hour: Instant) -> Result<(), PolicyError> {
+        for series in self.samples.values_mut() {
+            while series.front().is_some_and(|s| s.at < hour - WINDOW) {
+                series.pop_front();
+            }
+        }
+        self.samples.retain(|_, s| !s.is_empty());
+        if self.samples.is_empty() {
+            self.learnt.clear();
+            return Ok(());
+        }
+        let groups: Vec<ApiSamples> = self
+            .samples
+            .iter()
+            .map(|(api, s)| ApiSamples { api: api.clone(), samples: s.iter().copied().collect() })
+            .collect();
+        self.learnt = policy
+            .compute_baselines(hour, &groups)?
+            .into_iter()
+            .filter_map(|b| b.baseline_ms.map(|ms| (b.api, ms)))
+            .collect();
+        Ok(())
+    }
+}

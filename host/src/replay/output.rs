@@ -1,0 +1,148 @@
+//! How replay results are printed: the SPEC section 10 JSON line per tick, and summary tables
+//! (plain text or markdown) with a comparison when two policies ran.
+
+use super::Tick;
+use super::compare::Summary;
+use crate::bindings::Factors;
+use crate::instants::format_rfc3339;
+use crate::names;
+use serde::Serialize;
+
+/// One tick as SPEC section 10 prints it.
+#[derive(Debug, Serialize)]
+pub struct TickLine<'a> {
+    pub policy: &'a str,
+    pub at: String,
+    pub state: &'static str,
+    pub changed: bool,
+    pub cause: &'static str,
+    pub level: Option<&'static str>,
+    pub factors: Factors,
+    pub throttles: &'static str,
+}
+
+pub fn tick_line(policy: &str, tick: &Tick<'_>) -> String {
+    let d = tick.decision;
+    let line = TickLine {
+        policy,
+        at: format_rfc3339(tick.at),
+        state: names::state(d.state),
+        changed: d.changed,
+        cause: names::cause(d.cause),
+        level: d.level.map(names::level),
+        factors: d.factors,
+        throttles: names::throttles(d.throttles),
+    };
+    serde_json::to_string(&line).expect("a tick line always serializes")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableStyle {
+    Plain,
+    Markdown,
+}
+
+/// The rows of a summary: metric name and its value as text, plus a number for differences.
+fn rows(s: &Summary) -> Vec<(&'static str, String, Option<f64>)> {
+    let m = |n: u64| (n.to_string(), Some(n as f64));
+    let mut rows = vec![
+        ("ticks", m(s.ticks)),
+        ("transitions", m(s.transitions)),
+        ("flaps (undone within 15 min)", m(s.flaps)),
+        ("minutes normal", m(s.minutes[0])),
+        ("minutes constrained", m(s.minutes[1])),
+        ("minutes critical", m(s.minutes[2])),
+        ("minutes emergency", m(s.minutes[3])),
+        (
+            "minutes from first critical reading to protection",
+            match s.minutes_to_protect {
+                Some(v) => (v.to_string(), Some(v as f64)),
+                None => ("-".into(), None),
+            },
+        ),
+        ("bulk capacity-minutes", (format!("{:.1}", s.bulk_capacity_minutes), Some(s.bulk_capacity_minutes))),
+        ("failed reads", m(s.failed_reads)),
+        ("throttle engagements", m(s.throttle_engagements)),
+        ("invariant violations", m(s.violations.len() as u64)),
+    ]
+    .into_iter()
+    .map(|(name, (text, value))| (name, text, value))
+    .collect::<Vec<_>>();
+    rows.shrink_to_fit();
+    rows
+}
+
+/// A table of one or more summaries of the same trace, side by side; with exactly two, a
+/// difference column (second minus first), then the second's violations listed.
+pub fn table(trace: &str, summaries: &[Summary], style: TableStyle) -> String {
+    let mut header = vec![format!("trace {trace}")];
+    header.extend(summaries.iter().map(|s| s.policy.clone()));
+    let two = summaries.len() == 2;
+    if two {
+        header.push("difference".into());
+    }
+    let per_policy: Vec<_> = summaries.iter().map(rows).collect();
+    let mut body: Vec<Vec<String>> = Vec::new();
+    for (i, (name, _, _)) in per_policy[0].iter().enumerate() {
+        let mut row = vec![name.to_string()];
+        row.extend(per_policy.iter().map(|r| r[i].1.clone()));
+        if two {
+            row.push(match (per_policy[0][i].2, per_policy[1][i].2) {
+                (Some(a), Some(b)) => signed(b - a),
+                _ => "-".into(),
+            });
+        }
+        body.push(row);
+    }
+    let mut out = render(&header, &body, style);
+    for s in summaries {
+        for v in &s.violations {
+            out.push_str(&format!("{}: {} at {}: {}\n", s.policy, v.invariant, v.at, v.detail));
+        }
+    }
+    out
+}
+
+fn signed(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.fract() == 0.0 {
+        format!("{v:+}")
+    } else {
+        format!("{v:+.1}")
+    }
+}
+
+fn render(header: &[String], body: &[Vec<String>], style: TableStyle) -> String {
+    let mut out = String::new();
+    match style {
+        TableStyle::Markdown => {
+            out.push_str(&format!("| {} |\n", header.join(" | ")));
+            out.push_str(&format!("|{}\n", header.iter().enumerate().map(|(i, _)| if i == 0 { "---|" } else { "---:|" }).collect::<String>()));
+            for row in body {
+                out.push_str(&format!("| {} |\n", row.join(" | ")));
+            }
+        }
+        TableStyle::Plain => {
+            let widths: Vec<usize> = (0..header.len())
+                .map(|c| std::iter::once(&header[c]).chain(body.iter().map(|r| &r[c])).map(|s| s.chars().count()).max().unwrap_or(0))
+                .collect();
+            let line = |cells: &[String]| {
+                cells
+                    .iter()
+                    .enumerate()
+                    .map(|(c, s)| if c == 0 { format!("{s:<w$}", w = widths[c]) } else { format!("{s:>w$}", w = widths[c]) })
+                    .collect::<Vec<_>>()
+                    .join("  ")
+                    .trim_end()
+                    .to_string()
+                    + "\n"
+            };
+            out.push_str(&line(header));
+            for row in body {
+                out.push_str(&line(row));
+            }
+        }
+    }
+    out
+}

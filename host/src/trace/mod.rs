@@ -1,0 +1,166 @@
+//! Traces (SPEC section 10): JSON Lines, one event a line, in time order.
+//!
+//! ```text
+//! {"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":72.5,"connections_pct":40,"scaling":false,"latency":[{"api":"crm","p95_ms":180,"baseline_ms":120}]}}
+//! {"at":"2026-10-20T14:04:00Z","read_error":"timeout"}
+//! {"at":"2026-10-20T14:04:30Z","pin":{"state":"emergency","reason":"incident 4411","expires_at":"2026-10-20T16:00:00Z","actor":"ops@example.com"}}
+//! {"at":"2026-10-20T15:00:00Z","pin":null}
+//! {"at":"2026-10-20T15:00:00Z","throttles_enabled":true}
+//! ```
+//!
+//! [`parse_trace`] checks every field by hand so that an error names the file, the line and the
+//! exact field; [`write_event`] writes the same format back. [`import`] turns `timestamp,value`
+//! CSV exports into traces with one reading a minute.
+
+pub mod import;
+mod parse;
+mod write;
+
+use std::path::Path;
+
+pub use import::{ImportError, ImportSignal, ParseImportSignalError, import_csv};
+pub use write::write_event;
+
+use crate::bindings::{Instant, Pin, Signal};
+
+/// One line of a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceEvent {
+    /// A `reading` or `read_error` line: one tick at `at`.
+    Tick { at: Instant, signal: Signal },
+    /// A `pin` line: the pin of the ticks from `at` on (`None`: no pin). Replay applies it as
+    /// recorded, without validating it again.
+    Pin { at: Instant, pin: Option<Pin> },
+    /// A `throttles_enabled` line: the stage-throttle switch of the ticks from `at` on.
+    Throttles { at: Instant, enabled: bool },
+}
+
+impl TraceEvent {
+    /// When the event happens.
+    pub fn at(&self) -> Instant {
+        match self {
+            TraceEvent::Tick { at, .. }
+            | TraceEvent::Pin { at, .. }
+            | TraceEvent::Throttles { at, .. } => *at,
+        }
+    }
+}
+
+/// A parsed trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// The trace's name: the file stem (`incident` for `traces/incident.jsonl`).
+    pub name: String,
+    /// The events in file order (never going back in time).
+    pub events: Vec<TraceEvent>,
+}
+
+/// Why a trace could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be read.
+    #[error("{file}: {error}")]
+    Io { file: String, error: std::io::Error },
+    /// A line is not a valid event: `traces/incident.jsonl:14: reading.cpu_pct: expected a number
+    /// between 0 and 100, got "high"`. `field` is the dotted path of the offending field, empty
+    /// when the line as a whole is wrong (not JSON, not an object, no event).
+    #[error("{file}:{line}: {}{message}", field_prefix(.field))]
+    Invalid {
+        file: String,
+        line: usize,
+        field: String,
+        message: String,
+    },
+}
+
+fn field_prefix(field: &str) -> String {
+    if field.is_empty() {
+        String::new()
+    } else {
+        format!("{field}: ")
+    }
+}
+
+/// Reads and parses the trace at `path`; its name is the file stem, errors name the path.
+pub fn read_trace(path: &Path) -> Result<Trace, TraceError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| TraceError::Io {
+        file: file.clone(),
+        error,
+    })?;
+    let name = path
+        .file_stem()
+        .map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
+    Ok(Trace {
+        name,
+        events: parse::parse_lines(&file, &text)?,
+    })
+}
+
+/// Parses trace text; `name` is the trace's name and what errors call the file.
+pub fn parse_trace(name: &str, text: &str) -> Result<Trace, TraceError> {
+    Ok(Trace {
+        name: name.to_owned(),
+        events: parse::parse_lines(name, text)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_trace_names_by_stem() {
+        let dir = std::env::temp_dir().join(format!("sentinel-trace-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("incident.jsonl");
+        std::fs::write(
+            &path,
+            "{\"at\":\"2026-10-20T14:04:00Z\",\"read_error\":\"timeout\"}\n",
+        )
+        .unwrap();
+        let trace = read_trace(&path).unwrap();
+        assert_eq!(trace.name, "incident");
+        assert_eq!(
+            trace.events,
+            vec![TraceEvent::Tick {
+                at: 1_792_505_040,
+                signal: Signal::Failed("timeout".into())
+            }]
+        );
+
+        std::fs::write(&path, "\n{\"at\":\"2026-10-20T14:04:00Z\"}\n").unwrap();
+        let err = read_trace(&path).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}:2: expected one of reading, read_error, pin, throttles_enabled besides at",
+                path.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn io_error_names_the_file() {
+        let err = read_trace(Path::new("traces/does-not-exist.jsonl")).unwrap_err();
+        assert!(matches!(err, TraceError::Io { .. }));
+        assert!(
+            err.to_string().starts_with("traces/does-not-exist.jsonl: "),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn event_at() {
+        assert_eq!(
+            TraceEvent::Throttles {
+                at: 7,
+                enabled: true
+            }
+            .at(),
+            7
+        );
+        assert_eq!(TraceEvent::Pin { at: 8, pin: None }.at(), 8);
+    }
+}

@@ -1,0 +1,60 @@
+//! Installs a built component: refuses one that imports anything, copies it, digests it.
+
+use crate::manifest::Manifest;
+use anyhow::{Context, Result, bail};
+use capacity_guest::thresholds::Thresholds;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use wasmparser::{Parser, Payload};
+
+pub fn install(
+    built: &Path,
+    dest: &Path,
+    world: &str,
+    name: &str,
+    version: &str,
+    thresholds: Option<&Thresholds>,
+) -> Result<Manifest> {
+    let bytes = std::fs::read(built).with_context(|| format!("reading {}", built.display()))?;
+    let imports = top_level_imports(&bytes).with_context(|| format!("parsing {}", built.display()))?;
+    if !imports.is_empty() {
+        bail!(
+            "{} imports {imports:?}: a policy component must import nothing (build for \
+             wasm32-unknown-unknown with wasm-component-ld, and export every types interface it uses)",
+            built.display()
+        );
+    }
+    std::fs::write(dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
+    Ok(Manifest {
+        name: name.to_string(),
+        version: version.to_string(),
+        file: dest.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string(),
+        sha256: hex::encode(Sha256::digest(&bytes)),
+        size: bytes.len() as u64,
+        world: world.to_string(),
+        imports,
+        thresholds: thresholds.copied(),
+    })
+}
+
+/// The names the component itself imports (not those of its inner core modules).
+pub fn top_level_imports(bytes: &[u8]) -> Result<Vec<String>> {
+    let mut depth = 0usize;
+    let mut imports = Vec::new();
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload? {
+            Payload::Version { encoding: wasmparser::Encoding::Module, .. } if depth == 0 => {
+                bail!("this is a core module, not a component")
+            }
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(reader) if depth == 0 => {
+                for import in reader {
+                    imports.push(import?.name.0.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(imports)
+}

@@ -1,0 +1,90 @@
+//! `cargo policies`: builds every version under `policies/` into its own component.
+//!
+//! For each `policies/<version>/policy.toml` it builds the guest for `wasm32-unknown-unknown`
+//! with that file baked in (`CAPACITY_POLICY`), and writes
+//! `target/policies/capacity-policy-<version>.wasm` with a manifest beside it. It also builds
+//! the admission world once, `capacity-admission-<guest version>.wasm`. The build fails when a
+//! component imports anything: a policy must have no file, network or clock access.
+
+mod component;
+mod manifest;
+
+use anyhow::{Context, Result, bail};
+use capacity_guest::thresholds::PolicyFile;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() -> Result<()> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("workspace root")?.to_path_buf();
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let out = target.join("policies");
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+
+    let versions = policy_files(&root.join("policies"))?;
+    if versions.is_empty() {
+        bail!("no policies/<version>/policy.toml found under {}", root.display());
+    }
+    for path in &versions {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let file: PolicyFile = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        file.check().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let folder = path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or_default();
+        if folder != file.version {
+            bail!("{}: version {} does not match its folder {folder}", path.display(), file.version);
+        }
+        let wasm = build_world(&root, &target, "world-policy", Some(path))?;
+        let dest = out.join(format!("capacity-policy-{}.wasm", file.version));
+        let manifest = component::install(&wasm, &dest, "policy", &file.name, &file.version, Some(&file.thresholds))?;
+        manifest::write(&dest, &manifest)?;
+        println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
+    }
+
+    let version = capacity_guest::VERSION;
+    let wasm = build_world(&root, &target, "world-admission", None)?;
+    let dest = out.join(format!("capacity-admission-{version}.wasm"));
+    let manifest = component::install(&wasm, &dest, "admission-only", "capacity-admission", version, None)?;
+    manifest::write(&dest, &manifest)?;
+    println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
+    Ok(())
+}
+
+/// Every `policies/*/policy.toml`, in version order.
+fn policy_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = entry?.path().join("policy.toml");
+        if path.is_file() {
+            found.push(path);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Builds the guest for one world and returns the built file.
+fn build_world(root: &Path, target: &Path, feature: &str, policy: Option<&Path>) -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root).args([
+        "build",
+        "--quiet",
+        "-p",
+        "capacity-guest",
+        "--lib",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--profile",
+        "guest",
+        "--features",
+        feature,
+    ]);
+    match policy {
+        Some(p) => cmd.env("CAPACITY_POLICY", p),
+        None => cmd.env_remove("CAPACITY_POLICY"),
+    };
+    let status = cmd.status().context("running cargo to build the guest")?;
+    if !status.success() {
+        bail!("building the guest ({feature}) failed: {status}");
+    }
+    Ok(target.join("wasm32-unknown-unknown/guest/capacity_guest.wasm"))
+}
