@@ -89,7 +89,7 @@ pub fn validate(request: &PinRequest, now: Instant, t: &Thresholds) -> Result<Pi
 }
 
 fn hours(seconds: u32) -> String {
-    if seconds % 3600 == 0 {
+    if seconds.is_multiple_of(3600) {
         let h = seconds / 3600;
         if h == 1 { "1 hour".into() } else { format!("{h} hours") }
     } else {

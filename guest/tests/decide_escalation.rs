@@ -5,7 +5,7 @@
 mod common;
 
 use capacity_guest::decide::factors_of;
-use capacity_guest::model::{Cause, Level, Reading, State};
+use capacity_guest::model::{Cause, Level, Reading, Signal, State};
 use common::*;
 
 use Level::{Constrained as C, Critical as X, Normal as N};
@@ -191,7 +191,7 @@ fn from_fresh_critical_pressure_reaches_critical_then_emergency_after_spacing() 
 fn scaling_alone_never_escalates_above_constrained() {
     let scaling = Reading { scaling: Some(true), cpu_pct: Some(20.0), ..Reading::default() };
     let mut sim = Sim::fresh().throttles(true);
-    let ds: Vec<_> = (0..60).map(|_| sim.tick(capacity_guest::model::Signal::Reading(scaling.clone()))).collect();
+    let ds: Vec<_> = (0..60).map(|_| sim.tick(Signal::Reading(scaling.clone()))).collect();
     assert_eq!(ds[2].state, State::Constrained);
     assert!(ds.iter().all(|d| d.state <= State::Constrained));
     assert_eq!(sim.state(), State::Constrained);
@@ -201,7 +201,7 @@ fn scaling_alone_never_escalates_above_constrained() {
 fn latency_alone_can_escalate_to_critical() {
     let slow = Reading { latency: vec![latency("crm", Some(300.0), Some(100.0))], ..Reading::default() };
     let mut sim = Sim::fresh();
-    let d = (0..3).map(|_| sim.tick(capacity_guest::model::Signal::Reading(slow.clone()))).last().unwrap();
+    let d = (0..3).map(|_| sim.tick(Signal::Reading(slow.clone()))).last().unwrap();
     assert_eq!(d.state, State::Critical);
 }
 
@@ -210,7 +210,7 @@ fn latency_without_a_baseline_never_escalates() {
     let slow = Reading { latency: vec![latency("crm", Some(9000.0), None)], ..Reading::default() };
     let mut sim = Sim::fresh();
     for _ in 0..10 {
-        assert_eq!(sim.tick(capacity_guest::model::Signal::Reading(slow.clone())).state, State::Normal);
+        assert_eq!(sim.tick(Signal::Reading(slow.clone())).state, State::Normal);
     }
 }
 
@@ -219,7 +219,7 @@ fn non_finite_readings_never_escalate() {
     let nan = Reading { cpu_pct: Some(f64::NAN), connections_pct: Some(f64::INFINITY), ..Reading::default() };
     let mut sim = Sim::fresh();
     for _ in 0..10 {
-        let d = sim.tick(capacity_guest::model::Signal::Reading(nan.clone()));
+        let d = sim.tick(Signal::Reading(nan.clone()));
         assert_eq!(d.level, Some(N));
         assert_eq!(d.state, State::Normal);
     }

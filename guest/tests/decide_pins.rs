@@ -81,7 +81,7 @@ fn a_pin_overrides_spacing() {
 fn a_pin_overrides_failed_reads_which_are_still_counted() {
     let mut sim = Sim::from(memory_in(State::Critical));
     sim.pin = Some(pin(State::Emergency, T0 + HOUR));
-    let ds = vec![sim.fail(), sim.fail(), sim.fail()];
+    let ds = [sim.fail(), sim.fail(), sim.fail()];
     assert!(ds.iter().all(|d| d.state == State::Emergency && d.cause == Cause::Pinned));
     assert_eq!(sim.mem().failed_reads, 3);
     assert!(sim.mem().recent.is_empty());

@@ -188,4 +188,22 @@ proptest! {
     fn the_planner_is_deterministic(r in plan_request()) {
         prop_assert_eq!(plan(&r), plan(&r.clone()));
     }
+
+    #[test]
+    fn with_unique_ids_the_queue_order_does_not_change_what_is_admitted(
+        (r, shuffled) in plan_request().prop_flat_map(|r| {
+            let queue = r.queue.clone();
+            (Just(r), Just(queue).prop_shuffle())
+        }),
+    ) {
+        let a = plan(&r);
+        let b = plan(&PlanRequest { queue: shuffled, ..r.clone() });
+        prop_assert_eq!(&a.admitted, &b.admitted);
+        let waiting = |p: &capacity_guest::planner::Plan| {
+            let mut w: Vec<(String, Outcome)> = p.waiting.iter().map(|w| (w.id.clone(), w.outcome)).collect();
+            w.sort_by(|x, y| x.0.cmp(&y.0));
+            w
+        };
+        prop_assert_eq!(waiting(&a), waiting(&b));
+    }
 }

@@ -83,8 +83,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         violations += summaries.iter().map(|s| s.violations.len()).sum::<usize>();
         match args.format {
             Format::Jsonl => {}
-            Format::Table => write!(out, "{}\n", output::table(&trace.name, &summaries, TableStyle::Plain))?,
-            Format::Markdown => write!(out, "{}\n", output::table(&trace.name, &summaries, TableStyle::Markdown))?,
+            Format::Table => writeln!(out, "{}", output::table(&trace.name, &summaries, TableStyle::Plain))?,
+            Format::Markdown => writeln!(out, "{}", output::table(&trace.name, &summaries, TableStyle::Markdown))?,
         }
     }
     out.flush()?;
