@@ -58,3 +58,29 @@ pub fn top_level_imports(bytes: &[u8]) -> Result<Vec<String>> {
     }
     Ok(imports)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::top_level_imports;
+
+    #[test]
+    fn a_component_importing_a_clock_is_seen_importing_it() {
+        let bytes = wat::parse_str(r#"(component (import "wasi:clocks/wall-clock@0.2.0" (instance)))"#).unwrap();
+        assert_eq!(top_level_imports(&bytes).unwrap(), vec!["wasi:clocks/wall-clock@0.2.0".to_string()]);
+    }
+
+    #[test]
+    fn imports_of_inner_core_modules_do_not_count() {
+        let bytes = wat::parse_str(
+            r#"(component (core module (import "env" "memory" (memory 1))))"#,
+        )
+        .unwrap();
+        assert!(top_level_imports(&bytes).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_core_module_is_not_a_component() {
+        let bytes = wat::parse_str("(module)").unwrap();
+        assert!(top_level_imports(&bytes).unwrap_err().to_string().contains("not a component"));
+    }
+}

@@ -1,1 +1,17 @@
+//! Support for the integration tests under `tests/tests/`: where the workspace, the built
+//! components and the shared data are, how to open a policy (native modules or component) and
+//! replay a trace through it, how golden files are compared and blessed, and how the `sentinel`
+//! binary is built and found.
+//!
+//! Everything here panics with a message that says what to do (`run `cargo policies` first`),
+//! because its only callers are tests.
 
+pub mod golden;
+pub mod json;
+pub mod paths;
+pub mod policies;
+pub mod sentinel_bin;
+
+pub use golden::{bless, first_difference};
+pub use paths::{cloudwatch_dir, component_path, workspace};
+pub use policies::{component, native, replay_decisions, replay_lines, runtime};

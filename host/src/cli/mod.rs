@@ -1,7 +1,11 @@
 //! The commands of `sentinel` (clap derive) and their dispatch.
 
+mod check;
+mod pin;
 mod policy;
 mod replay;
+mod run;
+mod tick;
 mod trace;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -25,6 +29,14 @@ pub enum LogFormat {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the minute loop.
+    Run(run::RunArgs),
+    /// Run one tick, then exit (for cron or a scheduler).
+    Tick(tick::TickArgs),
+    /// Staff pins: set, clear, show, audit.
+    Pin(pin::PinArgs),
+    /// Validate the config and the policy and print what would run.
+    Check(check::CheckArgs),
     /// Inspect policy components.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
@@ -37,9 +49,12 @@ pub enum Command {
 
 /// Logs go to stderr; `RUST_LOG` filters them (default `info`).
 pub fn init_logging(cli: &Cli) {
+    // `sentinel run` in a terminal shows a live line per tick; logs then default to warnings.
+    let live = matches!(cli.command, Command::Run(_)) && std::io::IsTerminal::is_terminal(&std::io::stdout());
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(if live { "warn" } else { "info" }));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr);
     match cli.log_format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
@@ -48,8 +63,42 @@ pub fn init_logging(cli: &Cli) {
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Tick(args) => tick::run(args),
+        Command::Pin(args) => pin::run(args),
+        Command::Check(args) => check::run(args),
         Command::Policy(cmd) => policy::run(cmd),
         Command::Replay(args) => replay::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     }
+}
+
+/// Exit codes beyond 0 (success) and 2 (an error with its message).
+pub mod exit {
+    /// The tick failed: both channels, the store or the policy.
+    pub const TICK_FAILED: u8 = 1;
+    /// Input was refused (a pin, a flag); nothing changed.
+    pub const INVALID_INPUT: u8 = 4;
+    /// Another sentinel holds the lock; this one did not decide or publish.
+    pub const LOCK_HELD: u8 = 3;
+}
+
+/// The wall clock, in whole seconds.
+pub fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// The current minute (the wall clock rounded down to the minute).
+pub fn current_minute() -> i64 {
+    now_seconds().div_euclid(60) * 60
+}
+
+/// How long until the next minute boundary.
+pub fn until_next_minute() -> std::time::Duration {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let into = now.as_millis() % 60_000;
+    std::time::Duration::from_millis((60_000 - into) as u64)
 }

@@ -45,7 +45,7 @@ pub enum TableStyle {
 /// The rows of a summary: metric name and its value as text, plus a number for differences.
 fn rows(s: &Summary) -> Vec<(&'static str, String, Option<f64>)> {
     let m = |n: u64| (n.to_string(), Some(n as f64));
-    let rows = vec![
+    vec![
         ("ticks", m(s.ticks)),
         ("transitions", m(s.transitions)),
         ("flaps (undone within 15 min)", m(s.flaps)),
@@ -67,8 +67,7 @@ fn rows(s: &Summary) -> Vec<(&'static str, String, Option<f64>)> {
     ]
     .into_iter()
     .map(|(name, (text, value))| (name, text, value))
-    .collect();
-    rows
+    .collect()
 }
 
 /// A table of one or more summaries of the same trace, side by side; with exactly two, a

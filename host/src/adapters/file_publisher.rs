@@ -1,0 +1,86 @@
+//! The embedded publisher: the state document as a JSON file, written atomically (a temp file
+//! in the same folder, synced, then renamed over the old one), so a reader never sees half.
+
+use crate::ports::publisher::{PublishError, Publisher, StateDocument};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub struct FilePublisher {
+    channel: String,
+    path: PathBuf,
+}
+
+impl FilePublisher {
+    pub fn new(channel: &str, path: &Path) -> FilePublisher {
+        FilePublisher { channel: channel.to_string(), path: path.to_path_buf() }
+    }
+
+    fn write(&self, document: &StateDocument) -> std::io::Result<()> {
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
+        serde_json::to_writer_pretty(&mut tmp, document)?;
+        tmp.write_all(b"\n")?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl Publisher for FilePublisher {
+    fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    fn target(&self) -> String {
+        format!("file {}", self.path.display())
+    }
+
+    async fn publish(&self, document: &StateDocument) -> Result<(), PublishError> {
+        self.write(document).map_err(|e| PublishError {
+            channel: self.channel.clone(),
+            target: self.target(),
+            message: format!("{e} (check that the folder exists and is writable)"),
+        })
+    }
+}
+
+/// Prints the document as one JSON line on stdout.
+pub struct StdoutPublisher {
+    channel: String,
+}
+
+impl StdoutPublisher {
+    pub fn new(channel: &str) -> StdoutPublisher {
+        StdoutPublisher { channel: channel.to_string() }
+    }
+}
+
+#[async_trait::async_trait]
+impl Publisher for StdoutPublisher {
+    fn channel(&self) -> &str {
+        &self.channel
+    }
+
+    fn target(&self) -> String {
+        "stdout".into()
+    }
+
+    async fn publish(&self, document: &StateDocument) -> Result<(), PublishError> {
+        let line = serde_json::to_string(document).map_err(|e| PublishError {
+            channel: self.channel.clone(),
+            target: self.target(),
+            message: e.to_string(),
+        })?;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{line}").and_then(|_| out.flush()).map_err(|e| PublishError {
+            channel: self.channel.clone(),
+            target: self.target(),
+            message: e.to_string(),
+        })
+    }
+}

@@ -1,0 +1,7 @@
+//! One implementation of the ports per real system, and the embedded defaults.
+
+pub mod sqlite;
+pub mod file_publisher;
+pub mod log_stages;
+pub mod synthetic;
+pub mod trace_metrics;

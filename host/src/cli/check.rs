@@ -1,0 +1,52 @@
+//! `sentinel check`: validates the config and the policy and prints what would run.
+
+use crate::config::{ChannelConfig, Config, MetricsConfig, StoreConfig};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let config = Config::load(args.config.as_deref())?;
+    let policy = crate::setup::load_policy(&config)?;
+    let (identity, thresholds) = {
+        let mut p = policy.lock().expect("policy lock poisoned");
+        let description = p.describe()?;
+        (p.identity().clone(), description.thresholds)
+    };
+    let metrics = crate::setup::metrics_source(&config, super::current_minute())?;
+    let channel = |c: &ChannelConfig| match c {
+        ChannelConfig::File { path } => format!("file {}", path.display()),
+        ChannelConfig::Stdout => "stdout".into(),
+    };
+    let report = serde_json::json!({
+        "config": config.source,
+        "policy": {
+            "file": config.policy.display().to_string(),
+            "name": identity.name,
+            "version": identity.version,
+            "digest": identity.digest,
+            "deadline": humantime::format_duration(config.policy_deadline).to_string(),
+            "memory_mib": config.policy_memory_bytes >> 20,
+            "thresholds": thresholds,
+        },
+        "store": match &config.store { StoreConfig::Sqlite { path } => format!("sqlite {}", path.display()) },
+        "metrics": metrics.describe(),
+        "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace" },
+        "read_timeout": humantime::format_duration(config.read_timeout).to_string(),
+        "publish": { "cache": channel(&config.cache), "parameter": channel(&config.parameter),
+                      "timeout": humantime::format_duration(config.publish_timeout).to_string() },
+        "tick_deadline": humantime::format_duration(config.tick_deadline).to_string(),
+        "throttles_enabled": config.throttles_enabled,
+        "stage_targets": config.stage_targets.iter().map(|t| t.id()).collect::<Vec<_>>(),
+        "malformed_stage_targets": config.malformed_targets.iter()
+            .map(|m| format!("stages.targets[{}]: {}", m.index, m.message)).collect::<Vec<_>>(),
+    });
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,100 @@
+//! `sentinel pin set|clear|show|audit`: staff pins against the configured store, validated by
+//! the policy's exported function.
+
+use crate::config::Config;
+use crate::pin_service::{PinAsk, PinService, PinServiceError};
+use crate::tick::SharedPolicy;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct PinArgs {
+    /// The config file (default: the embedded default).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: PinCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PinCommand {
+    /// Pin the state until the pin expires (replaces any pin).
+    Set {
+        #[arg(long)]
+        state: String,
+        #[arg(long)]
+        reason: String,
+        /// How long from now, e.g. 2h or 30m (at most 24 h).
+        #[arg(long, value_parser = humantime::parse_duration)]
+        expires_in: Duration,
+        /// Who pins (recorded in the audit).
+        #[arg(long)]
+        actor: String,
+    },
+    /// Remove the pin.
+    Clear {
+        #[arg(long)]
+        actor: String,
+    },
+    /// Print the stored pin as JSON (null when none).
+    Show,
+    /// Print audit records as JSON lines, newest first.
+    Audit {
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        /// Only records with ids below this (the next page).
+        #[arg(long)]
+        before: Option<i64>,
+    },
+}
+
+pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
+    let config = Config::load(args.config.as_deref())?;
+    let policy: SharedPolicy = crate::setup::load_policy(&config)?;
+    let store = crate::setup::open_store(&config)?;
+    let service = PinService::new(store, policy);
+    let now = super::now_seconds();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let result = runtime.block_on(async {
+        match args.command {
+            PinCommand::Set { state, reason, expires_in, actor } => {
+                let expires_at = now.saturating_add(i64::try_from(expires_in.as_secs()).unwrap_or(i64::MAX));
+                let record = service.set(PinAsk { state, reason, expires_at, actor }, now).await?;
+                println!("{}", serde_json::to_string(&record).expect("audit records serialize"));
+            }
+            PinCommand::Clear { actor } => match service.clear(&actor, now).await? {
+                Some(record) => println!("{}", serde_json::to_string(&record).expect("audit records serialize")),
+                None => eprintln!("no pin was set; nothing changed"),
+            },
+            PinCommand::Show => {
+                let pin = service.show().await?;
+                let view = pin.map(|p| {
+                    serde_json::json!({
+                        "state": crate::names::state(p.state),
+                        "reason": p.reason,
+                        "expires_at": crate::instants::format_rfc3339(p.expires_at),
+                        "actor": p.actor,
+                        "active": p.expires_at > now,
+                    })
+                });
+                println!("{}", serde_json::to_string_pretty(&view).expect("json"));
+            }
+            PinCommand::Audit { limit, before } => {
+                for record in service.audit(limit, before).await? {
+                    println!("{}", serde_json::to_string(&record).expect("audit records serialize"));
+                }
+            }
+        }
+        Ok::<_, PinServiceError>(())
+    });
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e @ PinServiceError::Invalid { .. }) => {
+            eprintln!("error: pin refused, nothing changed: {e}");
+            Ok(ExitCode::from(super::exit::INVALID_INPUT))
+        }
+        Err(e) => Err(e.into()),
+    }
+}

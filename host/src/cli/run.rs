@@ -1,0 +1,173 @@
+//! `sentinel run`: the minute loop. In real time each tick falls on a minute boundary; with
+//! `--speed X` the clock is simulated (a minute every 60/X seconds), starting where the metrics
+//! source starts (a trace's first minute, the synthetic incident's beginning). SIGINT/SIGTERM
+//! stop the loop after the tick in flight.
+
+use super::exit;
+use crate::config::Config;
+use crate::names;
+use crate::tick::{TickError, TickReport};
+use clap::Args;
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Stop after this many ticks.
+    #[arg(long)]
+    pub ticks: Option<u64>,
+    /// Run the clock this many times faster than real time (a trace or the synthetic workload).
+    #[arg(long)]
+    pub speed: Option<f64>,
+    /// Serve Prometheus metrics here (e.g. 127.0.0.1:9898).
+    #[arg(long)]
+    pub metrics_addr: Option<SocketAddr>,
+    /// Wait this long each tick for another sentinel's lock instead of exiting.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub wait: Option<Duration>,
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(speed) = args.speed
+        && !(speed.is_finite() && (1.0..=100_000.0).contains(&speed))
+    {
+        anyhow::bail!("--speed must be between 1 and 100000, got {speed}");
+    }
+    let config = Config::load(args.config.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(run_loop(args, config))
+}
+
+async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
+    let start_minute = super::current_minute();
+    let (sentinel, _) = crate::setup::sentinel(&config, start_minute, args.wait)?;
+    if let Some(addr) = args.metrics_addr {
+        crate::exporter::serve(addr, sentinel.telemetry.clone()).await?;
+    }
+    let stopping = Arc::new(AtomicBool::new(false));
+    let wake = Arc::new(Notify::new());
+    listen_for_shutdown(stopping.clone(), wake.clone());
+
+    let span = sentinel.ports.metrics.span();
+    let simulated = args.speed.is_some();
+    let mut now = match (simulated, span) {
+        (true, Some((first, _))) => first,
+        _ => start_minute,
+    };
+    // A sped-up recording stops after its last minute.
+    let last = if simulated && matches!(config.metrics, crate::config::MetricsConfig::Trace { .. }) { span.map(|s| s.1) } else { None };
+    let total = match (args.ticks, last) {
+        (Some(n), _) => Some(n),
+        (None, Some(last)) => Some(((last - now) / 60 + 1) as u64),
+        _ => None,
+    };
+    let terminal = std::io::stdout().is_terminal();
+    tracing::info!(
+        policy = %config.policy.display(),
+        metrics = %sentinel.ports.metrics.describe(),
+        speed = args.speed.unwrap_or(1.0),
+        "sentinel running ({})",
+        config.source
+    );
+    let mut done = 0u64;
+    let mut failures = 0u64;
+    loop {
+        if stopping.load(Ordering::SeqCst) || total.is_some_and(|t| done >= t) {
+            break;
+        }
+        if !simulated {
+            // Real time: wait for the minute boundary.
+            let wait = super::until_next_minute();
+            if sleep_or_stop(wait, &stopping, &wake).await {
+                break;
+            }
+            now = super::current_minute();
+        }
+        let started = std::time::Instant::now();
+        match sentinel.tick(now).await {
+            Ok(report) => {
+                if terminal {
+                    live_line(&report, done + 1, total);
+                }
+            }
+            Err(e @ TickError::Lock(_)) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(exit::LOCK_HELD));
+            }
+            Err(e) => {
+                failures += 1;
+                tracing::error!("tick at {} failed: {e}", crate::instants::format_rfc3339(now));
+            }
+        }
+        done += 1;
+        if let Some(speed) = args.speed {
+            now += 60;
+            let pause = Duration::from_secs_f64(60.0 / speed).saturating_sub(started.elapsed());
+            if sleep_or_stop(pause, &stopping, &wake).await {
+                break;
+            }
+        }
+    }
+    tracing::info!(ticks = done, failed = failures, "sentinel stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Sleeps; true when a shutdown signal came first.
+async fn sleep_or_stop(pause: Duration, stopping: &AtomicBool, wake: &Notify) -> bool {
+    if stopping.load(Ordering::SeqCst) {
+        return true;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep(pause) => stopping.load(Ordering::SeqCst),
+        _ = wake.notified() => true,
+    }
+}
+
+fn listen_for_shutdown(stopping: Arc<AtomicBool>, wake: Arc<Notify>) {
+    tokio::spawn(async move {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        tracing::info!("shutdown requested: finishing the tick in flight");
+        stopping.store(true, Ordering::SeqCst);
+        wake.notify_waiters();
+        wake.notify_one();
+    });
+}
+
+fn live_line(r: &TickReport, n: u64, total: Option<u64>) {
+    let d = &r.decision;
+    let time = r.document.decided_at.get(11..16).unwrap_or("");
+    let progress = total.map(|t| format!("[{n}/{t}] ")).unwrap_or_default();
+    let level = d.level.map(names::level).unwrap_or("read-failed");
+    let channels: String = r.outcomes.iter().map(|o| if o.ok { '+' } else { '!' }).collect();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "{progress}{time} {:<11} level {:<11} bulk {:.2} heavy {:.2} write {:.2} read {:.2}  {:<23} seq {} {channels}",
+        names::state(d.state),
+        level,
+        d.factors.bulk,
+        d.factors.heavy,
+        d.factors.write,
+        d.factors.read,
+        names::cause(d.cause),
+        r.sequence,
+    );
+}

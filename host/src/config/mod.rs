@@ -1,0 +1,189 @@
+//! The sentinel's configuration: one TOML file, typed and checked, every error naming its key.
+//! With no file, the embedded default runs: SQLite in `sentinel-state/`, the synthetic
+//! workload, both channels as files. Environment variables are read here only, for secrets.
+
+mod raw;
+
+use crate::ports::stages::StageTarget;
+use raw::{RawChannel, RawConfig, RawMetrics, RawStageController, RawStore};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("config {path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreConfig {
+    Sqlite { path: PathBuf },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetricsConfig {
+    Synthetic,
+    Trace { path: PathBuf },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChannelConfig {
+    File { path: PathBuf },
+    Stdout,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum StageControllerConfig {
+    Log,
+}
+
+/// A declared stage target that could not be read, kept to log it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MalformedTarget {
+    pub index: usize,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Where it came from (`embedded default` without a file).
+    pub source: String,
+    pub policy: PathBuf,
+    pub policy_deadline: Duration,
+    pub policy_memory_bytes: usize,
+    pub tick_deadline: Duration,
+    pub throttles_enabled: bool,
+    pub store: StoreConfig,
+    pub metrics: MetricsConfig,
+    pub read_timeout: Duration,
+    pub cache: ChannelConfig,
+    pub parameter: ChannelConfig,
+    pub publish_timeout: Duration,
+    pub stage_controller: StageControllerConfig,
+    pub stage_targets: Vec<StageTarget>,
+    pub malformed_targets: Vec<MalformedTarget>,
+}
+
+/// The policy the embedded default runs: the 1.0.0 component `cargo policies` builds.
+pub fn default_policy() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies/capacity-policy-1.0.0.wasm")
+}
+
+const STATE_DIR: &str = "sentinel-state";
+
+impl Config {
+    /// Reads `path`, or the embedded default when `None`.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        match path {
+            None => Config::from_raw(RawConfig::default(), "embedded default", None),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+                Config::parse(&text, path)
+            }
+        }
+    }
+
+    /// Parses a config's text; relative paths in it are relative to the file's folder.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let raw: RawConfig = toml::from_str(text)
+            .map_err(|e| ConfigError::Invalid { path: path.display().to_string(), message: e.to_string() })?;
+        let base = path.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf);
+        Config::from_raw(raw, &path.display().to_string(), base.as_deref())
+    }
+
+    fn from_raw(raw: RawConfig, source: &str, base: Option<&Path>) -> Result<Config, ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid { path: source.to_string(), message: format!("{key}: {message}") };
+        let resolve = |p: PathBuf| match base {
+            Some(base) if p.is_relative() => base.join(p),
+            _ => p,
+        };
+        let in_range = |key: &str, d: Duration, min: Duration, max: Duration| {
+            if d < min || d > max {
+                Err(invalid(key, format!("must be between {} and {}", humantime::format_duration(min), humantime::format_duration(max))))
+            } else {
+                Ok(d)
+            }
+        };
+        let tick_deadline =
+            in_range("tick_deadline", raw.tick_deadline.unwrap_or(Duration::from_secs(20)), Duration::from_secs(1), Duration::from_secs(50))?;
+        let policy_deadline = in_range(
+            "policy_limits.deadline",
+            raw.policy_limits.deadline.unwrap_or(Duration::from_millis(500)),
+            Duration::from_millis(10),
+            Duration::from_secs(10),
+        )?;
+        let memory_mib = raw.policy_limits.memory_mib.unwrap_or(16);
+        if !(1..=1024).contains(&memory_mib) {
+            return Err(invalid("policy_limits.memory_mib", "must be between 1 and 1024".into()));
+        }
+        let store = match raw.store {
+            None => StoreConfig::Sqlite { path: PathBuf::from(STATE_DIR).join("sentinel.db") },
+            Some(RawStore::Sqlite { path }) => StoreConfig::Sqlite { path: resolve(path) },
+        };
+        let (metrics, timeout) = match raw.metrics {
+            None => (MetricsConfig::Synthetic, None),
+            Some(RawMetrics::Synthetic { timeout }) => (MetricsConfig::Synthetic, timeout),
+            Some(RawMetrics::Trace { path, timeout }) => (MetricsConfig::Trace { path: resolve(path) }, timeout),
+        };
+        let read_timeout = in_range("metrics.timeout", timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(10), tick_deadline)?;
+        let channel = |c: Option<RawChannel>, default: &str| match c {
+            None => ChannelConfig::File { path: PathBuf::from(STATE_DIR).join(default) },
+            Some(RawChannel::File { path }) => ChannelConfig::File { path: resolve(path) },
+            Some(RawChannel::Stdout) => ChannelConfig::Stdout,
+        };
+        let cache = channel(raw.publish.cache, "cache.json");
+        let parameter = channel(raw.publish.parameter, "parameter.json");
+        if let (ChannelConfig::File { path: a }, ChannelConfig::File { path: b }) = (&cache, &parameter)
+            && a == b
+        {
+            return Err(invalid("publish.parameter.path", format!("must differ from publish.cache.path ({})", a.display())));
+        }
+        let publish_timeout =
+            in_range("publish.timeout", raw.publish.timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(10), tick_deadline)?;
+        let stage_controller = match raw.stages.controller {
+            None | Some(RawStageController::Log) => StageControllerConfig::Log,
+        };
+        let (mut stage_targets, mut malformed_targets) = (Vec::new(), Vec::new());
+        for (index, value) in raw.stages.targets.into_iter().enumerate() {
+            match parse_target(value) {
+                Ok(t) => stage_targets.push(t),
+                Err(message) => malformed_targets.push(MalformedTarget { index, message }),
+            }
+        }
+        Ok(Config {
+            source: source.to_string(),
+            policy: raw.policy.map(resolve).unwrap_or_else(default_policy),
+            policy_deadline,
+            policy_memory_bytes: (memory_mib as usize) << 20,
+            tick_deadline,
+            throttles_enabled: raw.throttles_enabled.unwrap_or(false),
+            store,
+            metrics,
+            read_timeout,
+            cache,
+            parameter,
+            publish_timeout,
+            stage_controller,
+            stage_targets,
+            malformed_targets,
+        })
+    }
+}
+
+/// One declared target, checked; the message says what was wrong.
+fn parse_target(value: toml::Value) -> Result<StageTarget, String> {
+    let target: StageTarget = value.try_into().map_err(|e: toml::de::Error| e.message().to_string())?;
+    if target.rest_api_id.trim().is_empty() || target.stage.trim().is_empty() {
+        return Err("rest_api_id and stage must not be blank".into());
+    }
+    if !(target.rate_limit.is_finite() && target.rate_limit >= 0.0) {
+        return Err(format!("rate_limit must be a non-negative number, got {}", target.rate_limit));
+    }
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests;

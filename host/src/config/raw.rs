@@ -1,0 +1,89 @@
+//! The TOML file as written: every table refuses unknown keys, adapters are tagged by `kind`,
+//! durations are humantime strings ("20s", "2h"). `Config::from_raw` checks it all.
+
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// The policy component (`.wasm`).
+    pub policy: Option<PathBuf>,
+    #[serde(default, with = "humantime_serde::option")]
+    pub tick_deadline: Option<Duration>,
+    /// The emergency stage-throttle switch (default off).
+    pub throttles_enabled: Option<bool>,
+    #[serde(default)]
+    pub policy_limits: RawPolicyLimits,
+    pub store: Option<RawStore>,
+    pub metrics: Option<RawMetrics>,
+    #[serde(default)]
+    pub publish: RawPublish,
+    #[serde(default)]
+    pub stages: RawStages,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicyLimits {
+    #[serde(default, with = "humantime_serde::option")]
+    pub deadline: Option<Duration>,
+    pub memory_mib: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum RawStore {
+    Sqlite { path: PathBuf },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum RawMetrics {
+    /// The built-in quiet day with an incident.
+    Synthetic {
+        #[serde(default, with = "humantime_serde::option")]
+        timeout: Option<Duration>,
+    },
+    /// Readings from a SPEC section 10 trace file, by minute.
+    Trace {
+        path: PathBuf,
+        #[serde(default, with = "humantime_serde::option")]
+        timeout: Option<Duration>,
+    },
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPublish {
+    pub cache: Option<RawChannel>,
+    pub parameter: Option<RawChannel>,
+    #[serde(default, with = "humantime_serde::option")]
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum RawChannel {
+    /// Writes the document atomically (temp file + rename).
+    File { path: PathBuf },
+    /// Prints the document as one JSON line.
+    Stdout,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStages {
+    pub controller: Option<RawStageController>,
+    /// Declared targets, read one by one: a malformed one is skipped with a log line.
+    #[serde(default)]
+    pub targets: Vec<toml::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum RawStageController {
+    /// Logs what it would change.
+    Log,
+}

@@ -1,0 +1,79 @@
+use super::*;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text, Path::new("conf/sentinel.toml"))
+}
+
+#[test]
+fn no_file_gives_the_embedded_default() {
+    let c = Config::load(None).unwrap();
+    assert_eq!(c.source, "embedded default");
+    assert_eq!(c.store, StoreConfig::Sqlite { path: PathBuf::from("sentinel-state/sentinel.db") });
+    assert_eq!(c.metrics, MetricsConfig::Synthetic);
+    assert_eq!(c.tick_deadline, Duration::from_secs(20));
+    assert!(!c.throttles_enabled, "the emergency switch defaults off");
+    assert_eq!(c.policy, default_policy());
+}
+
+#[test]
+fn relative_paths_are_relative_to_the_config_file() {
+    let c = parse("[store]\nkind = \"sqlite\"\npath = \"db/s.db\"\n[metrics]\nkind = \"trace\"\npath = \"t.jsonl\"\n").unwrap();
+    assert_eq!(c.store, StoreConfig::Sqlite { path: PathBuf::from("conf/db/s.db") });
+    assert_eq!(c.metrics, MetricsConfig::Trace { path: PathBuf::from("conf/t.jsonl") });
+}
+
+#[test]
+fn an_unknown_key_is_refused_naming_it() {
+    let err = parse("tick_dedline = \"20s\"\n").unwrap_err().to_string();
+    assert!(err.contains("tick_dedline"), "{err}");
+}
+
+#[test]
+fn an_unknown_adapter_kind_is_refused() {
+    let err = parse("[store]\nkind = \"mysql\"\npath = \"x\"\n").unwrap_err().to_string();
+    assert!(err.contains("mysql"), "{err}");
+}
+
+#[test]
+fn a_bad_duration_names_its_key() {
+    let err = parse("tick_deadline = \"soon\"\n").unwrap_err().to_string();
+    assert!(err.contains("tick_deadline"), "{err}");
+    let err = parse("tick_deadline = \"2m\"\n").unwrap_err().to_string();
+    assert!(err.contains("tick_deadline: must be between 1s and 50s"), "{err}");
+    let err = parse("[metrics]\nkind = \"synthetic\"\ntimeout = \"30s\"\n").unwrap_err().to_string();
+    assert!(err.contains("metrics.timeout"), "{err}");
+}
+
+#[test]
+fn both_channels_writing_one_file_is_refused() {
+    let err = parse("[publish.cache]\nkind = \"file\"\npath = \"s.json\"\n[publish.parameter]\nkind = \"file\"\npath = \"s.json\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("publish.parameter.path"), "{err}");
+}
+
+#[test]
+fn malformed_stage_targets_are_kept_aside_not_fatal() {
+    let c = parse(
+        r#"
+[stages]
+targets = [
+  { rest_api_id = "abc", stage = "prod", rate_limit = 50.0, burst_limit = 100 },
+  { rest_api_id = "abc", stage = "", rate_limit = 50.0, burst_limit = 100 },
+  { rest_api_id = "abc", stage = "beta", rate_limit = -1.0, burst_limit = 100 },
+  { rest_api_id = "abc", stage = "beta", rate_limit = 5.0 },
+  "nonsense",
+]
+"#,
+    )
+    .unwrap();
+    assert_eq!(c.stage_targets.len(), 1);
+    assert_eq!(c.stage_targets[0].id(), "abc/prod");
+    assert_eq!(c.malformed_targets.iter().map(|m| m.index).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn memory_cap_out_of_range_is_refused() {
+    let err = parse("[policy_limits]\nmemory_mib = 0\n").unwrap_err().to_string();
+    assert!(err.contains("policy_limits.memory_mib"), "{err}");
+}

@@ -1,0 +1,33 @@
+//! The Prometheus text endpoint of `--metrics-addr`: `GET /metrics`.
+
+use crate::telemetry::Telemetry;
+use axum::Router;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub fn router(telemetry: Arc<Telemetry>) -> Router {
+    Router::new().route("/metrics", get(metrics)).with_state(telemetry)
+}
+
+async fn metrics(State(t): State<Arc<Telemetry>>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], t.render())
+}
+
+/// Binds `addr` and serves in the background; binding errors are returned now.
+pub async fn serve(addr: SocketAddr, telemetry: Arc<Telemetry>) -> anyhow::Result<SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on --metrics-addr {addr}: {e}"))?;
+    let local = listener.local_addr()?;
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router(telemetry)).await {
+            tracing::error!("the metrics endpoint stopped: {e}");
+        }
+    });
+    tracing::info!("metrics on http://{local}/metrics");
+    Ok(local)
+}

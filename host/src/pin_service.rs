@@ -1,0 +1,76 @@
+//! The one service layer for staff pins, shared by the CLI and the API: validation through the
+//! policy's exported function (one source of truth), then the store's atomic change + audit.
+//! Invalid input changes nothing (INV-04).
+
+use crate::bindings::{Instant, Pin, PinRequest};
+use crate::policy::PolicyError;
+use crate::ports::StoreError;
+use crate::ports::pins::{AuditRecord, PinStore};
+use crate::tick::SharedPolicy;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PinServiceError {
+    /// The pin was refused; the message names the field (`expires_at: must be ...`).
+    #[error("{field}: {message}")]
+    Invalid { field: &'static str, message: String },
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Clone)]
+pub struct PinService {
+    pins: Arc<dyn PinStore>,
+    policy: SharedPolicy,
+}
+
+/// A pin as a person asks for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PinAsk {
+    pub state: String,
+    pub reason: String,
+    pub expires_at: Instant,
+    pub actor: String,
+}
+
+impl PinService {
+    pub fn new(pins: Arc<dyn PinStore>, policy: SharedPolicy) -> PinService {
+        PinService { pins, policy }
+    }
+
+    /// Validates and stores a pin (replacing any), returning its audit record.
+    pub async fn set(&self, ask: PinAsk, now: Instant) -> Result<AuditRecord, PinServiceError> {
+        let request = PinRequest { state: ask.state, reason: ask.reason, expires_at: ask.expires_at, actor: ask.actor };
+        let verdict = self.policy.lock().expect("policy lock poisoned").validate_pin(&request, now)?;
+        let pin = verdict.map_err(|e| PinServiceError::Invalid { field: field_name(e.field), message: e.message })?;
+        Ok(self.pins.replace_pin(&pin, &pin.actor, now).await?)
+    }
+
+    /// Removes the pin; `None` when there was none.
+    pub async fn clear(&self, actor: &str, now: Instant) -> Result<Option<AuditRecord>, PinServiceError> {
+        if actor.trim().is_empty() {
+            return Err(PinServiceError::Invalid { field: "actor", message: "must not be blank".into() });
+        }
+        Ok(self.pins.clear_pin(actor.trim(), now).await?)
+    }
+
+    pub async fn show(&self) -> Result<Option<Pin>, PinServiceError> {
+        Ok(self.pins.current_pin().await?)
+    }
+
+    pub async fn audit(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditRecord>, PinServiceError> {
+        Ok(self.pins.audit(limit, before).await?)
+    }
+}
+
+fn field_name(f: crate::bindings::PinField) -> &'static str {
+    use crate::bindings::PinField;
+    match f {
+        PinField::State => "state",
+        PinField::Reason => "reason",
+        PinField::ExpiresAt => "expires_at",
+        PinField::Actor => "actor",
+    }
+}

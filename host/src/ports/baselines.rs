@@ -1,0 +1,15 @@
+//! Latency samples and the hourly baselines computed from them (SPEC section 8). Samples are
+//! added by each tick's commit; the baselines of an hour are saved once computed.
+
+use super::StoreError;
+use crate::bindings::{ApiBaseline, ApiSamples, Instant};
+
+#[async_trait::async_trait]
+pub trait BaselineStore: Send + Sync {
+    /// The newest saved baselines and the hour they are for.
+    async fn latest_baselines(&self) -> Result<Option<(Instant, Vec<ApiBaseline>)>, StoreError>;
+    /// Every sample taken at or after `from`, grouped by API.
+    async fn samples_since(&self, from: Instant) -> Result<Vec<ApiSamples>, StoreError>;
+    /// Saves the baselines of `hour` and drops samples older than `prune_before`.
+    async fn save_baselines(&self, hour: Instant, baselines: &[ApiBaseline], prune_before: Instant) -> Result<(), StoreError>;
+}

@@ -1,0 +1,23 @@
+//! Only one sentinel decides at a time: a lease held for the whole tick.
+
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("another sentinel holds the lock {what}; this one will not decide or publish (use --wait to wait for it)")]
+    Held { what: String },
+    #[error("waited {waited:?} for the lock {what}, still held by another sentinel")]
+    TimedOut { what: String, waited: Duration },
+    #[error("cannot take the lock {what}: {message}")]
+    Failed { what: String, message: String },
+}
+
+/// Held while the tick runs; released when dropped.
+pub trait Lease: Send {}
+
+#[async_trait::async_trait]
+pub trait Leadership: Send + Sync {
+    /// Takes the lease now, or fails with `Held`; with `wait`, retries until it is free or the
+    /// wait is over.
+    async fn acquire(&self, wait: Option<Duration>) -> Result<Box<dyn Lease>, LockError>;
+}

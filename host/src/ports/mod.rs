@@ -1,0 +1,21 @@
+//! The sentinel's ports: one small trait per capability the tick needs. The tick talks only
+//! to these; `adapters/` holds one implementation per real system (and the embedded defaults).
+
+pub mod baselines;
+pub mod leadership;
+pub mod memory;
+pub mod metrics;
+pub mod pins;
+pub mod publisher;
+pub mod stages;
+
+/// A failure of the sentinel's store (memory, pins, audit, baselines, tick records).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the store at {location} cannot be used: {message} (check the path or server, its permissions and free space)")]
+    Unavailable { location: String, message: String },
+    #[error("{what} in the store at {location} is unreadable: {message}")]
+    Corrupt { location: String, what: &'static str, message: String },
+    #[error("the store at {location} has schema version {found}, newer than this sentinel knows ({known}); upgrade the sentinel")]
+    NewerSchema { location: String, found: i64, known: i64 },
+}

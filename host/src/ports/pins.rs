@@ -1,0 +1,38 @@
+//! The staff pin and its audit trail. Every change appends a record of the pin before and
+//! after, the actor and the time, in the same transaction as the change (INV-05).
+
+use super::StoreError;
+use crate::bindings::{Instant, Pin};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuditAction {
+    Set,
+    Replace,
+    Clear,
+    Expire,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// Grows with every record; pages go by it.
+    pub id: i64,
+    pub at: Instant,
+    pub actor: String,
+    pub action: AuditAction,
+    pub before: Option<Pin>,
+    pub after: Option<Pin>,
+}
+
+#[async_trait::async_trait]
+pub trait PinStore: Send + Sync {
+    /// The stored pin, expired or not.
+    async fn current_pin(&self) -> Result<Option<Pin>, StoreError>;
+    /// Sets or replaces the pin (already validated) and appends the audit record atomically.
+    async fn replace_pin(&self, pin: &Pin, actor: &str, at: Instant) -> Result<AuditRecord, StoreError>;
+    /// Removes the pin with its audit record; `Ok(None)` when there was none (nothing written).
+    async fn clear_pin(&self, actor: &str, at: Instant) -> Result<Option<AuditRecord>, StoreError>;
+    /// Audit records, newest first, with ids below `before` when given.
+    async fn audit(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditRecord>, StoreError>;
+}

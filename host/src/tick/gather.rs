@@ -1,0 +1,167 @@
+//! Hop 1: memory, stage status, pin, metrics and baselines, read concurrently, each under its
+//! own timeout. Nothing here fails the tick: unreadable memory starts fresh, an unreadable pin
+//! is no pin, a failed or malformed metric read is a failed read passed to the decision.
+
+use super::Sentinel;
+use crate::bindings::{ApiBaseline, Instant, LatencySample, Memory, Pin, Reading, Signal};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+
+const HOUR: Instant = 3600;
+
+pub struct Gathered {
+    pub memory: Option<Memory>,
+    pub stage_status: BTreeMap<String, bool>,
+    pub pin: Option<Pin>,
+    pub signal: Signal,
+    pub samples: Vec<(String, LatencySample)>,
+    pub notes: Vec<String>,
+}
+
+async fn within<T, E: std::fmt::Display>(
+    limit: Duration,
+    what: &str,
+    f: impl Future<Output = Result<T, E>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(limit, f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("{what} timed out after {limit:?}")),
+    }
+}
+
+pub async fn gather(s: &Sentinel, now: Instant) -> Gathered {
+    let limit = s.settings.read_timeout;
+    let p = &s.ports;
+    let (memory, stages, pin, reading, baselines) = tokio::join!(
+        within(limit, "reading memory", p.memory.load_memory()),
+        within(limit, "reading stage status", p.memory.stage_status()),
+        within(limit, "reading the pin", p.pins.current_pin()),
+        within(limit, "reading metrics", p.metrics.read(now)),
+        within(limit, "reading baselines", p.baselines.latest_baselines()),
+    );
+    let mut notes = Vec::new();
+    let memory = memory.unwrap_or_else(|e| {
+        notes.push(format!("memory unreadable, starting fresh: {e}"));
+        None
+    });
+    let stage_status = stages.unwrap_or_else(|e| {
+        notes.push(format!("stage status unreadable, assuming no throttle applied: {e}"));
+        BTreeMap::new()
+    });
+    let pin = pin.unwrap_or_else(|e| {
+        notes.push(format!("pin unreadable, deciding without one: {e}"));
+        None
+    });
+    let (signal, samples) = match reading.and_then(|r| check_reading(&r).map(|()| r)) {
+        Err(why) => (Signal::Failed(why), Vec::new()),
+        Ok(mut reading) => {
+            let samples = samples_of(&reading, now);
+            if !reading.latency.is_empty() {
+                let learnt = baselines_for(s, now, baselines, &mut notes).await;
+                for l in reading.latency.iter_mut().filter(|l| l.baseline_ms.is_none()) {
+                    l.baseline_ms = learnt.iter().find(|b| b.api == l.api).and_then(|b| b.baseline_ms);
+                }
+            }
+            (Signal::Reading(reading), samples)
+        }
+    };
+    Gathered { memory, stage_status, pin, signal, samples, notes }
+}
+
+/// A reading with a non-finite or out-of-range value is a failed read, never a crash.
+pub fn check_reading(r: &Reading) -> Result<(), String> {
+    let pct = |name: &str, v: Option<f64>| match v {
+        Some(v) if !(v.is_finite() && (0.0..=100.0).contains(&v)) => {
+            Err(format!("malformed metric {name}: {v} is not a percentage within 0..100"))
+        }
+        _ => Ok(()),
+    };
+    pct("cpu_pct", r.cpu_pct)?;
+    pct("connections_pct", r.connections_pct)?;
+    for l in &r.latency {
+        if l.api.trim().is_empty() {
+            return Err("malformed metric latency: an API without a name".into());
+        }
+        for (name, v) in [("p95_ms", l.p95_ms), ("baseline_ms", l.baseline_ms)] {
+            if let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                return Err(format!("malformed metric latency[{}].{name}: {v} is not a non-negative number", l.api));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn samples_of(r: &Reading, now: Instant) -> Vec<(String, LatencySample)> {
+    r.latency.iter().filter_map(|l| l.p95_ms.map(|p95| (l.api.clone(), LatencySample { at: now, p95_ms: p95 }))).collect()
+}
+
+/// The baselines for this hour: the stored ones, or recomputed at the first reading of a new
+/// hour from the stored samples (SPEC section 8). Any failure means no baseline, logged.
+async fn baselines_for(
+    s: &Sentinel,
+    now: Instant,
+    latest: Result<Option<(Instant, Vec<ApiBaseline>)>, String>,
+    notes: &mut Vec<String>,
+) -> Vec<ApiBaseline> {
+    let hour = now.div_euclid(HOUR) * HOUR;
+    match latest {
+        Ok(Some((h, baselines))) if h == hour => return baselines,
+        Ok(_) => {}
+        Err(e) => {
+            notes.push(format!("baselines unreadable, latency not assessed: {e}"));
+            return Vec::new();
+        }
+    }
+    let limit = s.settings.read_timeout;
+    let samples = match within(limit, "reading latency samples", s.ports.baselines.samples_since(hour - 24 * HOUR)).await {
+        Ok(samples) => samples,
+        Err(e) => {
+            notes.push(format!("latency samples unreadable, latency not assessed: {e}"));
+            return Vec::new();
+        }
+    };
+    let computed = {
+        let mut policy = s.policy.lock().expect("policy lock poisoned");
+        policy.compute_baselines(hour, &samples)
+    };
+    match computed {
+        Ok(baselines) => {
+            if let Err(e) =
+                within(limit, "saving baselines", s.ports.baselines.save_baselines(hour, &baselines, hour - 24 * HOUR)).await
+            {
+                notes.push(format!("could not save this hour's baselines (recomputed next tick): {e}"));
+            }
+            baselines
+        }
+        Err(e) => {
+            notes.push(format!("baseline computation failed, latency not assessed: {e}"));
+            Vec::new()
+        }
+    }
+}
+
+/// The supporting readings in one short phrase for the tick's log line.
+pub fn summarize(r: &Reading) -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = r.cpu_pct {
+        parts.push(format!("cpu {v:.1}%"));
+    }
+    if let Some(v) = r.connections_pct {
+        parts.push(format!("connections {v:.1}%"));
+    }
+    if r.scaling == Some(true) {
+        parts.push("scaling".into());
+    }
+    for l in &r.latency {
+        match (l.p95_ms, l.baseline_ms) {
+            (Some(p), Some(b)) if b > 0.0 => parts.push(format!("{} p95 {p:.0}ms ({:.2}x baseline)", l.api, p / b)),
+            (Some(p), _) => parts.push(format!("{} p95 {p:.0}ms (no baseline)", l.api)),
+            _ => {}
+        }
+    }
+    if parts.is_empty() { "empty reading".into() } else { parts.join(", ") }
+}

@@ -1,0 +1,238 @@
+//! One tick, as SPEC section 11 lays it out: gather (memory, pin, metrics and baselines read
+//! concurrently, each with its own timeout) -> decide (one policy call) -> stage throttles
+//! (reconcile each declared target) -> one transaction -> both channels published concurrently.
+//! The tick fails only when both channels fail, or when nothing could be decided or stored.
+
+mod gather;
+mod publish;
+mod stages;
+
+pub use gather::check_reading;
+pub use stages::{StageAction, plan_stages};
+
+use crate::bindings::{Decision, DecisionInput, Pin, Reading, Signal};
+use crate::policy::{Policy, PolicyError, PolicyIdentity};
+use crate::ports::StoreError;
+use crate::ports::baselines::BaselineStore;
+use crate::ports::leadership::{Leadership, LockError};
+use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, TickCommit, TickRecord};
+use crate::ports::metrics::MetricsSource;
+use crate::ports::pins::{AuditRecord, PinStore};
+use crate::ports::publisher::{Publisher, StateDocument};
+use crate::ports::stages::{StageController, StageTarget};
+use crate::telemetry::{ChangeLabels, Telemetry};
+use crate::{instants, names};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant as Clock};
+
+/// The capabilities a tick uses, one port each.
+pub struct Ports {
+    pub metrics: Box<dyn MetricsSource>,
+    pub memory: Arc<dyn MemoryStore>,
+    pub pins: Arc<dyn PinStore>,
+    pub baselines: Arc<dyn BaselineStore>,
+    pub cache: Box<dyn Publisher>,
+    pub parameter: Box<dyn Publisher>,
+    pub stages: Box<dyn StageController>,
+    pub leadership: Box<dyn Leadership>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TickSettings {
+    pub deadline: Duration,
+    pub read_timeout: Duration,
+    pub publish_timeout: Duration,
+    pub throttles_enabled: bool,
+    pub stage_targets: Vec<StageTarget>,
+    /// Wait this long for another sentinel's lock instead of giving up at once.
+    pub lock_wait: Option<Duration>,
+}
+
+/// The policy shared by the tick and the pin service.
+pub type SharedPolicy = Arc<Mutex<Box<dyn Policy>>>;
+
+pub struct Sentinel {
+    pub ports: Ports,
+    pub policy: SharedPolicy,
+    pub settings: TickSettings,
+    pub telemetry: Arc<Telemetry>,
+}
+
+/// What one tick did.
+#[derive(Debug, Clone)]
+pub struct TickReport {
+    pub sequence: u64,
+    pub reading: Option<Reading>,
+    pub pin: Option<Pin>,
+    pub decision: Decision,
+    pub document: StateDocument,
+    pub outcomes: Vec<ChannelOutcome>,
+    pub expiry_audit: Option<AuditRecord>,
+    /// Stage targets that failed this tick (retried next tick).
+    pub stage_failures: Vec<String>,
+    /// Things that went wrong but did not stop the tick (fresh memory, unreadable pin, ...).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TickError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("the tick did not finish within its deadline of {0:?}; nothing more was done this minute")]
+    Deadline(Duration),
+    #[error("the policy failed, nothing was decided or published this minute: {0}")]
+    Policy(#[from] PolicyError),
+    #[error("the tick could not be stored, so nothing was published this minute: {0}")]
+    Store(#[from] StoreError),
+    #[error("both channels failed (sequence {}): {}", .0.sequence, failures(&.0.outcomes))]
+    BothChannelsFailed(Box<TickReport>),
+}
+
+fn failures(outcomes: &[ChannelOutcome]) -> String {
+    outcomes.iter().filter_map(|o| o.error.clone()).collect::<Vec<_>>().join("; ")
+}
+
+impl Sentinel {
+    /// Runs one tick at `now` under the tick deadline, holding the leadership lease.
+    pub async fn tick(&self, now: crate::bindings::Instant) -> Result<TickReport, TickError> {
+        let started = Clock::now();
+        let result = match tokio::time::timeout(self.settings.deadline, self.tick_inner(now)).await {
+            Ok(result) => result,
+            Err(_) => Err(TickError::Deadline(self.settings.deadline)),
+        };
+        self.telemetry.tick_seconds.observe(started.elapsed().as_secs_f64());
+        if result.is_err() {
+            self.telemetry.tick_failures.inc();
+        }
+        result
+    }
+
+    async fn tick_inner(&self, now: crate::bindings::Instant) -> Result<TickReport, TickError> {
+        let _lease = self.ports.leadership.acquire(self.settings.lock_wait).await?;
+        let gathered = gather::gather(self, now).await;
+        let mut notes = gathered.notes;
+
+        let input = DecisionInput {
+            now,
+            signal: gathered.signal,
+            memory: gathered.memory,
+            pin: gathered.pin.clone(),
+            throttles_enabled: self.settings.throttles_enabled,
+        };
+        let (decision, identity) = {
+            let mut policy = self.policy.lock().expect("policy lock poisoned");
+            let started = Clock::now();
+            let decision = policy.decide(&input)?;
+            self.telemetry.decision_seconds.observe(started.elapsed().as_secs_f64());
+            (decision, policy.identity().clone())
+        };
+
+        let (stage_status, stage_failures) =
+            stages::reconcile(self, &gathered.stage_status, decision.memory.throttles_engaged).await;
+
+        let expired_pin = gathered.pin.clone().filter(|p| p.expires_at <= now);
+        let record = TickRecord {
+            at: now,
+            signal: input.signal.clone(),
+            pin: gathered.pin.clone(),
+            throttles_enabled: self.settings.throttles_enabled,
+            decision: decision.clone(),
+            policy: policy_ref(&identity),
+        };
+        let committed = self
+            .ports
+            .memory
+            .commit_tick(&TickCommit {
+                memory: decision.memory.clone(),
+                expired_pin,
+                expired_by: "sentinel (expiry)".into(),
+                samples: gathered.samples,
+                stages: stage_status,
+                record,
+            })
+            .await?;
+
+        let document = publish::document(&decision, now, &identity, input.pin.as_ref(), committed.sequence);
+        let outcomes = publish::publish_both(self, &document).await;
+        if let Err(e) = self.ports.memory.record_publication(committed.sequence, &outcomes).await {
+            notes.push(format!("could not record the publication outcome: {e}"));
+        }
+        self.count(&decision, &outcomes);
+        let report = TickReport {
+            sequence: committed.sequence,
+            reading: match &input.signal {
+                Signal::Reading(r) => Some(r.clone()),
+                Signal::Failed(_) => None,
+            },
+            pin: input.pin,
+            decision,
+            document,
+            outcomes,
+            expiry_audit: committed.expiry_audit,
+            stage_failures,
+            notes,
+        };
+        log_tick(&report);
+        if report.outcomes.iter().all(|o| !o.ok) {
+            return Err(TickError::BothChannelsFailed(Box::new(report)));
+        }
+        Ok(report)
+    }
+
+    fn count(&self, decision: &Decision, outcomes: &[ChannelOutcome]) {
+        let t = &self.telemetry;
+        t.state.set(i64::from(names::rank(decision.state)));
+        if decision.changed {
+            t.changes
+                .get_or_create(&ChangeLabels { from: names::state(decision.previous).into(), to: names::state(decision.state).into() })
+                .inc();
+        }
+        if decision.level.is_none() {
+            t.failed_reads.inc();
+        }
+        for o in outcomes.iter().filter(|o| !o.ok) {
+            t.publish_failures.get_or_create(&crate::telemetry::ChannelLabels { channel: o.channel.clone() }).inc();
+        }
+    }
+}
+
+pub fn policy_ref(identity: &PolicyIdentity) -> PolicyRef {
+    PolicyRef { name: identity.name.clone(), version: identity.version.clone(), digest: identity.digest.clone() }
+}
+
+/// One line per tick explaining the decision.
+fn log_tick(r: &TickReport) {
+    let d = &r.decision;
+    let channels: Vec<String> =
+        r.outcomes.iter().map(|o| format!("{}={}", o.channel, if o.ok { "ok" } else { "FAILED" })).collect();
+    let readings = r.reading.as_ref().map(gather::summarize).unwrap_or_else(|| "read failed".into());
+    let pin = r.pin.as_ref().map(|p| {
+        format!("{} by {} until {} ({})", names::state(p.state), p.actor, instants::format_rfc3339(p.expires_at), p.reason)
+    });
+    tracing::info!(
+        sequence = r.sequence,
+        state = names::state(d.state),
+        cause = names::cause(d.cause),
+        changed = d.changed,
+        level = d.level.map(names::level),
+        pending = d.pending.map(names::state),
+        throttles = names::throttles(d.throttles),
+        pin = pin.as_deref(),
+        readings = %readings,
+        channels = %channels.join(" "),
+        "{}",
+        d.explanation
+    );
+    for o in r.outcomes.iter().filter(|o| !o.ok) {
+        tracing::error!(channel = %o.channel, "publication failed: {}", o.error.as_deref().unwrap_or("unknown"));
+    }
+    for note in &r.notes {
+        tracing::warn!("{note}");
+    }
+    for failure in &r.stage_failures {
+        tracing::warn!("stage throttle not applied, will retry next tick: {failure}");
+    }
+    if let Some(audit) = &r.expiry_audit {
+        tracing::info!(audit_id = audit.id, "the pin expired and was removed (audited)");
+    }
+}

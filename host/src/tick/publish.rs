@@ -1,0 +1,46 @@
+//! Hop 4b: the published document, sent to both channels concurrently, each with a timeout.
+
+use super::{Sentinel, policy_ref};
+use crate::bindings::{Decision, Instant, Pin};
+use crate::instants::format_rfc3339;
+use crate::names;
+use crate::policy::PolicyIdentity;
+use crate::ports::memory::ChannelOutcome;
+use crate::ports::publisher::{Publisher, StateDocument};
+use std::time::Duration;
+
+pub fn document(decision: &Decision, now: Instant, identity: &PolicyIdentity, pin: Option<&Pin>, sequence: u64) -> StateDocument {
+    let active = pin.filter(|p| p.expires_at > now);
+    StateDocument {
+        state: names::state(decision.state).into(),
+        factors: decision.factors,
+        decided_at: format_rfc3339(now),
+        policy: policy_ref(identity),
+        pinned: active.is_some(),
+        pin_expires_at: active.map(|p| format_rfc3339(p.expires_at)),
+        cause: names::cause(decision.cause).into(),
+        sequence,
+    }
+}
+
+async fn one(publisher: &dyn Publisher, document: &StateDocument, limit: Duration) -> ChannelOutcome {
+    let channel = publisher.channel().to_string();
+    match tokio::time::timeout(limit, publisher.publish(document)).await {
+        Ok(Ok(())) => ChannelOutcome { channel, ok: true, error: None },
+        Ok(Err(e)) => ChannelOutcome { channel, ok: false, error: Some(e.to_string()) },
+        Err(_) => ChannelOutcome {
+            channel: channel.clone(),
+            ok: false,
+            error: Some(format!("publishing to {channel} ({}) timed out after {limit:?}", publisher.target())),
+        },
+    }
+}
+
+pub async fn publish_both(s: &Sentinel, document: &StateDocument) -> Vec<ChannelOutcome> {
+    let limit = s.settings.publish_timeout;
+    let (cache, parameter) = tokio::join!(
+        one(s.ports.cache.as_ref(), document, limit),
+        one(s.ports.parameter.as_ref(), document, limit),
+    );
+    vec![cache, parameter]
+}
