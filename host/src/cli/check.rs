@@ -47,6 +47,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         "malformed_stage_targets": config.malformed_targets.iter()
             .map(|m| format!("stages.targets[{}]: {}", m.index, m.message)).collect::<Vec<_>>(),
     });
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    super::emit(&serde_json::to_string_pretty(&report)?)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -102,3 +102,13 @@ pub fn until_next_minute() -> std::time::Duration {
     let into = now.as_millis() % 60_000;
     std::time::Duration::from_millis((60_000 - into) as u64)
 }
+
+/// Writes one line to stdout; a closed pipe (`sentinel ... | head`) ends output quietly.
+pub fn emit(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

@@ -58,14 +58,15 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
     let now = super::now_seconds();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let result = runtime.block_on(async {
+        let mut lines = Vec::new();
         match args.command {
             PinCommand::Set { state, reason, expires_in, actor } => {
                 let expires_at = now.saturating_add(i64::try_from(expires_in.as_secs()).unwrap_or(i64::MAX));
                 let record = service.set(PinAsk { state, reason, expires_at, actor }, now).await?;
-                println!("{}", serde_json::to_string(&record).expect("audit records serialize"));
+                lines.push(serde_json::to_string(&record).expect("audit records serialize"));
             }
             PinCommand::Clear { actor } => match service.clear(&actor, now).await? {
-                Some(record) => println!("{}", serde_json::to_string(&record).expect("audit records serialize")),
+                Some(record) => lines.push(serde_json::to_string(&record).expect("audit records serialize")),
                 None => eprintln!("no pin was set; nothing changed"),
             },
             PinCommand::Show => {
@@ -79,18 +80,23 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
                         "active": p.expires_at > now,
                     })
                 });
-                println!("{}", serde_json::to_string_pretty(&view).expect("json"));
+                lines.push(serde_json::to_string_pretty(&view).expect("json"));
             }
             PinCommand::Audit { limit, before } => {
                 for record in service.audit(limit, before).await? {
-                    println!("{}", serde_json::to_string(&record).expect("audit records serialize"));
+                    lines.push(serde_json::to_string(&record).expect("audit records serialize"));
                 }
             }
         }
-        Ok::<_, PinServiceError>(())
+        Ok::<_, PinServiceError>(lines)
     });
     match result {
-        Ok(()) => Ok(ExitCode::SUCCESS),
+        Ok(lines) => {
+            for line in lines {
+                super::emit(&line)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Err(e @ PinServiceError::Invalid { .. }) => {
             eprintln!("error: pin refused, nothing changed: {e}");
             Ok(ExitCode::from(super::exit::INVALID_INPUT))

@@ -29,7 +29,7 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
             } else {
                 serde_json::to_string_pretty(&infos)?
             };
-            println!("{json}");
+            super::emit(&json)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,0 +1,290 @@
+//! The built components against the native modules on random inputs, for every policy version:
+//! random traces (streaky readings, same-minute repeats, gaps, failed reads, pins that expire or
+//! are cleared, throttle switches, odd and non-finite values) must give the same replay lines and
+//! the same decisions; random baseline, budget and plan requests the same answers.
+//!
+//! Cases: `PROPTEST_CASES` (default 1000). One component instance per version serves all cases.
+
+use capacity_tests::policies::{VERSIONS, component_hint};
+use capacity_tests::{component, first_difference, native, replay_lines};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use sentinel::bindings::{
+    AdmissionRequest, ApiLatency, ApiSamples, Instant, LatencySample, Pin, PlanRequest, ProtectionState, QueuedBatch,
+    Reading, Signal, WorkspaceLoad,
+};
+use sentinel::policy::Policy;
+use sentinel::trace::{Trace, TraceEvent, parse_trace, write_event};
+use std::cell::RefCell;
+
+/// 2026-10-20T13:00:00Z; each trace starts up to two hours later, so hour boundaries vary.
+const START: Instant = 1_792_501_200;
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000)
+}
+
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() })
+}
+
+/// Both implementations of every version, opened once.
+fn pairs() -> RefCell<Vec<(Box<dyn Policy>, Box<dyn Policy>)>> {
+    RefCell::new(VERSIONS.iter().map(|v| (native(v), component(v))).collect())
+}
+
+// ---- random traces -------------------------------------------------------------------------
+
+/// A stretch of the trace.
+#[derive(Debug, Clone)]
+enum Block {
+    /// Readings around one pressure regime: (seconds since the previous event, reading).
+    Readings(Vec<(Instant, Reading)>),
+    /// Consecutive failed reads, a minute apart.
+    Failures(u8),
+    /// A pin set 30 s after the previous event, expiring `expires_in` seconds after it is set.
+    Pin(ProtectionState, Instant),
+    ClearPin,
+    Throttles(bool),
+}
+
+fn state() -> impl Strategy<Value = ProtectionState> {
+    prop_oneof![
+        Just(ProtectionState::Normal),
+        Just(ProtectionState::Constrained),
+        Just(ProtectionState::Critical),
+        Just(ProtectionState::Emergency),
+    ]
+}
+
+/// Seconds between readings: mostly a minute, sometimes the same minute, sometimes a gap.
+fn gap() -> impl Strategy<Value = Instant> {
+    prop_oneof![12 => Just(60), 2 => 0i64..60, 1 => 61i64..=90, 2 => 91i64..900]
+}
+
+/// A value: mostly within the regime's range, sometimes absent, rarely non-finite or absurd
+/// (`odd` only: a trace file cannot hold those, the policy must still agree with itself).
+fn value(low: f64, high: f64, odd: bool) -> BoxedStrategy<Option<f64>> {
+    if odd {
+        prop_oneof![
+            8 => (low..high).prop_map(Some),
+            1 => Just(None),
+            1 => prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY), Just(-5.0), Just(1e308)]
+                .prop_map(Some),
+        ]
+        .boxed()
+    } else {
+        prop_oneof![8 => (low..high).prop_map(Some), 1 => Just(None)].boxed()
+    }
+}
+
+fn latency(ratio_low: f64, ratio_high: f64, odd: bool) -> impl Strategy<Value = Vec<ApiLatency>> {
+    let api = prop_oneof![Just("crm".to_string()), Just("search".to_string())];
+    let entry = (api, value(ratio_low, ratio_high, odd), prop_oneof![4 => Just(Some(100.0)), 1 => Just(Some(0.0)), 1 => Just(None)])
+        .prop_map(|(api, ratio, baseline)| ApiLatency { api, p95_ms: ratio.map(|r| r * 100.0), baseline_ms: baseline });
+    prop::collection::vec(entry, 0..3)
+}
+
+/// One reading in a regime: 0 calm, 1 constrained, 2 critical, 3 hovering across the boundaries.
+fn reading(regime: u8, odd: bool) -> BoxedStrategy<Reading> {
+    let (low, high, r_low, r_high) = match regime {
+        0 => (0.0, 69.9, 0.5, 1.49),
+        1 => (70.0, 84.9, 1.5, 2.49),
+        2 => (85.0, 100.0, 2.5, 4.0),
+        _ => (65.0, 90.0, 1.3, 2.8),
+    };
+    (value(low, high, odd), value(0.0, high, odd), prop::option::of(prop::bool::weighted(0.2)), latency(r_low, r_high, odd))
+        .prop_map(|(cpu_pct, connections_pct, scaling, latency)| Reading { cpu_pct, connections_pct, scaling, latency })
+        .boxed()
+}
+
+fn block(odd: bool) -> impl Strategy<Value = Block> {
+    let readings = (0u8..4, 1usize..12)
+        .prop_flat_map(move |(regime, n)| prop::collection::vec((gap(), reading(regime, odd)), n))
+        .prop_map(Block::Readings);
+    prop_oneof![
+        10 => readings,
+        2 => (1u8..4).prop_map(Block::Failures),
+        1 => (state(), -120i64..1800).prop_map(|(s, e)| Block::Pin(s, e)),
+        1 => Just(Block::ClearPin),
+        1 => any::<bool>().prop_map(Block::Throttles),
+    ]
+}
+
+/// A random trace and the stage-throttle switch it starts with.
+fn trace(odd: bool) -> impl Strategy<Value = (Trace, bool)> {
+    (0i64..7200, prop::collection::vec(block(odd), 1..14), any::<bool>()).prop_map(|(offset, blocks, throttles)| {
+        let mut at = START + offset;
+        let mut events = Vec::new();
+        for block in blocks {
+            match block {
+                Block::Readings(readings) => {
+                    for (gap, reading) in readings {
+                        at += gap;
+                        events.push(TraceEvent::Tick { at, signal: Signal::Reading(reading) });
+                    }
+                }
+                Block::Failures(n) => {
+                    for _ in 0..n {
+                        at += 60;
+                        events.push(TraceEvent::Tick { at, signal: Signal::Failed("timeout".into()) });
+                    }
+                }
+                Block::Pin(state, expires_in) => {
+                    at += 30;
+                    let pin = Pin { state, reason: "random".into(), expires_at: at + expires_in, actor: "prop@example.com".into() };
+                    events.push(TraceEvent::Pin { at, pin: Some(pin) });
+                }
+                Block::ClearPin => events.push(TraceEvent::Pin { at, pin: None }),
+                Block::Throttles(enabled) => events.push(TraceEvent::Throttles { at, enabled }),
+            }
+        }
+        (Trace { name: "random".into(), events }, throttles)
+    })
+}
+
+fn same_replay(pairs: &RefCell<Vec<(Box<dyn Policy>, Box<dyn Policy>)>>, trace: &Trace, throttles: bool) -> Result<(), TestCaseError> {
+    for (native, component) in pairs.borrow_mut().iter_mut() {
+        let version = native.identity().version.clone();
+        let n = replay_lines(trace, native, throttles);
+        let c = replay_lines(trace, component, throttles);
+        if let Some(diff) = first_difference(&n, &c) {
+            return Err(TestCaseError::fail(format!(
+                "policy {version}: component lines differ from native ones (expected = native){}\n{diff}",
+                component_hint(&version)
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn component_replays_random_traces_like_native_modules() {
+    let pairs = pairs();
+    runner(cases())
+        .run(&trace(false), |(trace, throttles)| same_replay(&pairs, &trace, throttles))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn component_replays_odd_values_like_native_modules() {
+    let pairs = pairs();
+    runner(cases().div_ceil(4))
+        .run(&trace(true), |(trace, throttles)| same_replay(&pairs, &trace, throttles))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn written_traces_parse_back_to_the_same_events() {
+    runner(cases().div_ceil(4))
+        .run(&trace(false), |(trace, _)| {
+            let text: String = trace.events.iter().map(|e| write_event(e) + "\n").collect();
+            let back = parse_trace("random", &text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            prop_assert_eq!(back.events, trace.events);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+// ---- random requests -------------------------------------------------------------------------
+
+fn samples() -> impl Strategy<Value = (Instant, Vec<ApiSamples>)> {
+    let hour = (0i64..48).prop_map(|h| START + h * 3600);
+    let group = (prop_oneof![Just("crm"), Just("search"), Just("billing")], 0usize..140, 1.0f64..500.0).prop_flat_map(
+        |(api, n, typical)| {
+            prop::collection::vec(((0i64..26 * 60), (0.5f64..2.0)), n).prop_map(move |points| ApiSamples {
+                api: api.to_string(),
+                samples: points.into_iter().map(|(m, k)| LatencySample { at: START + m * 60, p95_ms: typical * k }).collect(),
+            })
+        },
+    );
+    (hour, prop::collection::vec(group, 0..4))
+}
+
+fn factor() -> impl Strategy<Value = Option<f64>> {
+    prop_oneof![
+        6 => (0.0f64..=1.0).prop_map(Some),
+        2 => prop_oneof![Just(0.0), Just(0.25), Just(0.5), Just(1.0)].prop_map(Some),
+        1 => Just(None),
+        1 => prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(-0.5), Just(1.5)].prop_map(Some),
+    ]
+}
+
+fn admission_request() -> impl Strategy<Value = AdmissionRequest> {
+    (factor(), 0u32..40, 0u32..40, 0u32..12, 0u32..45, 0u32..45, 0u32..14).prop_map(
+        |(factor, cluster_batches, service_batches, share, cluster_in_flight, service_in_flight, workspace_in_flight)| {
+            AdmissionRequest {
+                factor,
+                cluster_batches,
+                service_batches,
+                share,
+                cluster_in_flight,
+                service_in_flight,
+                workspace_in_flight,
+            }
+        },
+    )
+}
+
+fn plan_request() -> impl Strategy<Value = PlanRequest> {
+    let name = || prop_oneof![Just("acme"), Just("beta"), Just("corp"), Just("dune")].prop_map(str::to_string);
+    let load = (name(), 0u32..6, 0u32..4).prop_map(|(workspace, share, in_flight)| WorkspaceLoad { workspace, share, in_flight });
+    let batch = (name(), 0i64..50).prop_map(|(workspace, t)| (workspace, START + t * 60));
+    (factor(), 0u32..30, 0u32..20, 0u32..25, 0u32..20, prop::collection::vec(load, 0..5), prop::collection::vec(batch, 0..20))
+        .prop_map(|(factor, cluster_batches, service_batches, cluster_in_flight, service_in_flight, workspaces, queue)| {
+            PlanRequest {
+                factor,
+                cluster_batches,
+                service_batches,
+                cluster_in_flight,
+                service_in_flight,
+                workspaces,
+                queue: queue
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (workspace, enqueued_at))| QueuedBatch { id: format!("b{i}"), workspace, enqueued_at })
+                    .collect(),
+            }
+        })
+}
+
+/// NaN is the one value that is not equal to itself: compare through JSON, which writes it null.
+fn same<T: serde::Serialize>(a: &T, b: &T) -> bool {
+    serde_json::to_value(a).ok() == serde_json::to_value(b).ok()
+}
+
+#[test]
+fn component_computes_baselines_budgets_and_plans_like_native_modules() {
+    let pairs = pairs();
+    let n = cases().div_ceil(2);
+    runner(n)
+        .run(&samples(), |(hour, groups)| {
+            for (native, component) in pairs.borrow_mut().iter_mut() {
+                let a = native.compute_baselines(hour, &groups).expect("native baselines");
+                let b = component.compute_baselines(hour, &groups).expect("component baselines");
+                prop_assert_eq!(a, b, "baselines for hour {}", hour);
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    runner(n)
+        .run(&admission_request(), |request| {
+            for (native, component) in pairs.borrow_mut().iter_mut() {
+                let a = native.resolve_budget(&request).expect("native budget");
+                let b = component.resolve_budget(&request).expect("component budget");
+                prop_assert!(same(&a, &b), "{:?}\nnative:    {:?}\ncomponent: {:?}", request, a, b);
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    runner(n)
+        .run(&plan_request(), |request| {
+            for (native, component) in pairs.borrow_mut().iter_mut() {
+                let a = native.plan(&request).expect("native plan");
+                let b = component.plan(&request).expect("component plan");
+                prop_assert!(same(&a, &b), "{:?}\nnative:    {:?}\ncomponent: {:?}", request, a, b);
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
