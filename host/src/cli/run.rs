@@ -108,6 +108,10 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
             }
         }
         done += 1;
+        // The last tick: stop now, not after one more simulated minute's pause.
+        if total.is_some_and(|t| done >= t) {
+            break;
+        }
         if let Some(speed) = args.speed {
             now += 60;
             let pause = Duration::from_secs_f64(60.0 / speed).saturating_sub(started.elapsed());

@@ -95,10 +95,16 @@ fn failures(outcomes: &[ChannelOutcome]) -> String {
 impl Sentinel {
     /// Runs one tick at `now` under the tick deadline, holding the leadership lease.
     pub async fn tick(&self, now: crate::bindings::Instant) -> Result<TickReport, TickError> {
+        // Waiting for another sentinel's lock (`lock_wait`) comes first: the deadline bounds
+        // this sentinel's own work, not how long another one keeps the lock.
+        let lease = self.ports.leadership.acquire(self.settings.lock_wait).await;
         let started = Clock::now();
-        let result = match tokio::time::timeout(self.settings.deadline, self.tick_inner(now)).await {
-            Ok(result) => result,
-            Err(_) => Err(TickError::Deadline(self.settings.deadline)),
+        let result = match lease {
+            Err(e) => Err(TickError::Lock(e)),
+            Ok(_lease) => match tokio::time::timeout(self.settings.deadline, self.tick_inner(now)).await {
+                Ok(result) => result,
+                Err(_) => Err(TickError::Deadline(self.settings.deadline)),
+            },
         };
         self.telemetry.tick_seconds.observe(started.elapsed().as_secs_f64());
         if result.is_err() {
@@ -108,7 +114,6 @@ impl Sentinel {
     }
 
     async fn tick_inner(&self, now: crate::bindings::Instant) -> Result<TickReport, TickError> {
-        let _lease = self.ports.leadership.acquire(self.settings.lock_wait).await?;
         let gathered = gather::gather(self, now).await;
         let mut notes = gathered.notes;
 
