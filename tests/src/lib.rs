@@ -11,7 +11,8 @@ pub mod json;
 pub mod paths;
 pub mod policies;
 pub mod sentinel_bin;
+pub mod servers;
 
 pub use golden::{bless, first_difference};
 pub use paths::{cloudwatch_dir, component_path, workspace};
-pub use policies::{component, native, replay_decisions, replay_lines, runtime};
+pub use policies::{component, native, replay_decisions, replay_lines, runtime, shared_component};

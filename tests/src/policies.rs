@@ -6,7 +6,8 @@ use sentinel::bindings::Decision;
 use sentinel::policy::{self, Limits, Policy, Runtime};
 use sentinel::replay::{self, output};
 use sentinel::trace::Trace;
-use std::sync::{Arc, OnceLock};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// The policy versions under `policies/`.
 pub const VERSIONS: [&str; 2] = ["1.0.0", "2.0.0"];
@@ -45,6 +46,20 @@ pub fn component(version: &str) -> Box<dyn Policy> {
         stale_hint(&path, version)
     );
     policy
+}
+
+/// The built component of `version`, compiled once per test process and shared by its tests
+/// (a compile costs most of a second in a debug build; a call about 30 µs). The guard holds the
+/// instance for the caller alone; take several versions in [`VERSIONS`] order.
+pub fn shared_component(version: &str) -> MutexGuard<'static, Box<dyn Policy>> {
+    type Cache = Mutex<BTreeMap<String, &'static Mutex<Box<dyn Policy>>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cell: &'static Mutex<Box<dyn Policy>> = {
+        let mut map = CACHE.get_or_init(Cache::default).lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(version.to_string()).or_insert_with(|| Box::leak(Box::new(Mutex::new(component(version)))))
+    };
+    // A test that panicked while holding it leaves a usable instance (a trap replaces it anyway).
+    cell.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Why a component and the native modules might disagree for reasons other than a bug.

@@ -6,7 +6,7 @@
 //! Cases: `PROPTEST_CASES` (default 1000). One component instance per version serves all cases.
 
 use capacity_tests::policies::{VERSIONS, component_hint};
-use capacity_tests::{component, first_difference, native, replay_lines};
+use capacity_tests::{first_difference, native, replay_lines, shared_component};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use sentinel::bindings::{
@@ -14,8 +14,10 @@ use sentinel::bindings::{
     Reading, Signal, WorkspaceLoad,
 };
 use sentinel::policy::Policy;
+use sentinel::replay::compare::Accumulator;
 use sentinel::trace::{Trace, TraceEvent, parse_trace, write_event};
 use std::cell::RefCell;
+use std::sync::MutexGuard;
 
 /// 2026-10-20T13:00:00Z; each trace starts up to two hours later, so hour boundaries vary.
 const START: Instant = 1_792_501_200;
@@ -28,9 +30,11 @@ fn runner(cases: u32) -> TestRunner {
     TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() })
 }
 
-/// Both implementations of every version, opened once.
-fn pairs() -> RefCell<Vec<(Box<dyn Policy>, Box<dyn Policy>)>> {
-    RefCell::new(VERSIONS.iter().map(|v| (native(v), component(v))).collect())
+type Pairs = RefCell<Vec<(Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>)>>;
+
+/// Both implementations of every version: the native modules and the shared component.
+fn pairs() -> Pairs {
+    RefCell::new(VERSIONS.iter().map(|v| (native(v), shared_component(v))).collect())
 }
 
 // ---- random traces -------------------------------------------------------------------------
@@ -143,11 +147,11 @@ fn trace(odd: bool) -> impl Strategy<Value = (Trace, bool)> {
     })
 }
 
-fn same_replay(pairs: &RefCell<Vec<(Box<dyn Policy>, Box<dyn Policy>)>>, trace: &Trace, throttles: bool) -> Result<(), TestCaseError> {
+fn same_replay(pairs: &Pairs, trace: &Trace, throttles: bool) -> Result<(), TestCaseError> {
     for (native, component) in pairs.borrow_mut().iter_mut() {
         let version = native.identity().version.clone();
         let n = replay_lines(trace, native, throttles);
-        let c = replay_lines(trace, component, throttles);
+        let c = replay_lines(trace, &mut *component, throttles);
         if let Some(diff) = first_difference(&n, &c) {
             return Err(TestCaseError::fail(format!(
                 "policy {version}: component lines differ from native ones (expected = native){}\n{diff}",
@@ -163,6 +167,26 @@ fn component_replays_random_traces_like_native_modules() {
     let pairs = pairs();
     runner(cases())
         .run(&trace(false), |(trace, throttles)| same_replay(&pairs, &trace, throttles))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn random_traces_break_no_invariant() {
+    let mut policies: Vec<Box<dyn Policy>> = VERSIONS.iter().map(|v| native(v)).collect();
+    let thresholds: Vec<_> = policies.iter_mut().map(|p| p.describe().expect("describe").thresholds).collect();
+    let policies = RefCell::new(policies);
+    runner(cases())
+        .run(&trace(false), |(trace, throttles)| {
+            for (policy, thresholds) in policies.borrow_mut().iter_mut().zip(&thresholds) {
+                let version = policy.identity().version.clone();
+                let mut acc = Accumulator::new(&version, &trace.name, thresholds);
+                sentinel::replay::run(&trace, std::slice::from_mut(policy), throttles, &mut |_, tick| acc.add(&tick))
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let summary = acc.finish();
+                prop_assert!(summary.violations.is_empty(), "policy {}: {:?}", version, summary.violations);
+            }
+            Ok(())
+        })
         .unwrap_or_else(|e| panic!("{e}"));
 }
 

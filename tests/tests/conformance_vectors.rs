@@ -10,10 +10,10 @@
 use capacity_tests::golden::{json_differences, write_golden};
 use capacity_tests::paths::{crate_dir, files_ending};
 use capacity_tests::policies::component_hint;
-use capacity_tests::{bless, component, json, native};
+use capacity_tests::{bless, json, native, shared_component};
 use sentinel::bindings::{
-    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin,
-    PinError, PinRequest, PlanRequest,
+    AdmissionOutcome, AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision,
+    DecisionInput, Instant, Pin, PinError, PinField, PinRequest, PlanRequest, ProtectionState, ThrottleIntent,
 };
 use sentinel::policy::Policy;
 use serde::de::DeserializeOwned;
@@ -45,9 +45,9 @@ struct BaselineCase {
     samples: Vec<ApiSamples>,
 }
 
-/// Runs every case of every file of one kind through both implementations; returns the number
-/// of cases, panicking with every mismatch at once.
-fn check_kind<I, E>(kind: &str, call: impl Fn(&mut dyn Policy, &I) -> E) -> usize
+/// Runs every case of every file of one kind through both implementations, panicking with every
+/// mismatch at once; returns the results (all equal to their expectations).
+fn check_kind<I, E>(kind: &str, call: impl Fn(&mut dyn Policy, &I) -> E) -> Vec<E>
 where
     I: Serialize + DeserializeOwned,
     E: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug,
@@ -56,14 +56,13 @@ where
     let files = files_ending(&dir, ".json");
     assert!(!files.is_empty(), "no vectors in {}", dir.display());
     let mut native = native(VERSION);
-    let mut component = component(VERSION);
+    let mut component = shared_component(VERSION);
     let mut failures = Vec::new();
-    let mut count = 0;
+    let mut results = Vec::new();
     for file in &files {
         let mut cases = read_cases::<I, E>(file);
         let mut names = std::collections::BTreeSet::new();
         for case in &mut cases {
-            count += 1;
             assert!(names.insert(case.name.clone()), "{}: case name {:?} appears twice", file.display(), case.name);
             let from_native = call(native.as_mut(), &case.input);
             let from_component = call(component.as_mut(), &case.input);
@@ -92,13 +91,23 @@ where
                     }
                 }
             }
+            results.push(from_native);
         }
         if bless() {
             write_golden(file, &json::pretty(&cases));
         }
     }
     assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
-    count
+    results
+}
+
+/// Panics unless every one of `all` occurs among `seen` (the vectors cover each case).
+fn covers<T: std::fmt::Debug + PartialEq>(what: &str, seen: &[T], all: &[T]) {
+    if bless() {
+        return;
+    }
+    let missing: Vec<&T> = all.iter().filter(|x| !seen.contains(x)).collect();
+    assert!(missing.is_empty(), "no {what} vector expects {missing:?}");
 }
 
 fn read_cases<I: DeserializeOwned, E: DeserializeOwned>(file: &Path) -> Vec<Case<I, E>> {
@@ -118,36 +127,50 @@ fn differences<E: Serialize>(expected: &E, actual: &E) -> Vec<String> {
 
 #[test]
 fn decision_vectors() {
-    let n = check_kind::<DecisionInput, Decision>("decision", |p, input| p.decide(input).expect("decide"));
-    assert!(n >= 40, "only {n} decision vectors");
+    let results = check_kind::<DecisionInput, Decision>("decision", |p, input| p.decide(input).expect("decide"));
+    use Cause::*;
+    let causes: Vec<Cause> = results.iter().map(|d| d.cause).collect();
+    let all = [Pinned, SignalHeld, SignalLostRelease, Escalate, Emergency, Recover, SpacingWait, RestoreThrottlesFirst, Fresh, Hold];
+    covers("decision", &causes, &all);
+    let intents: Vec<ThrottleIntent> = results.iter().map(|d| d.throttles).collect();
+    covers("decision", &intents, &[ThrottleIntent::Engage, ThrottleIntent::Release, ThrottleIntent::None]);
+    let states: Vec<ProtectionState> = results.iter().filter(|d| d.changed).map(|d| d.state).collect();
+    covers("changing decision", &states, &[ProtectionState::Normal, ProtectionState::Constrained, ProtectionState::Critical, ProtectionState::Emergency]);
 }
 
 #[test]
 fn admission_vectors() {
-    let n = check_kind::<AdmissionRequest, AdmissionResult>("admission", |p, input| {
+    let results = check_kind::<AdmissionRequest, AdmissionResult>("admission", |p, input| {
         p.resolve_budget(input).expect("resolve_budget")
     });
-    assert!(n >= 15, "only {n} admission vectors");
+    use AdmissionOutcome::*;
+    let outcomes: Vec<AdmissionOutcome> = results.iter().map(|r| r.outcome).collect();
+    covers("admission", &outcomes, &[Admit, WaitClusterFull, WaitServiceFull, WaitWorkspaceFull, WaitCapacityZero]);
 }
 
 #[test]
 fn planner_vectors() {
-    let n = check_kind::<PlanRequest, AdmissionPlan>("planner", |p, input| p.plan(input).expect("plan"));
-    assert!(n >= 10, "only {n} planner vectors");
+    let results = check_kind::<PlanRequest, AdmissionPlan>("planner", |p, input| p.plan(input).expect("plan"));
+    use AdmissionOutcome::*;
+    let outcomes: Vec<AdmissionOutcome> = results.iter().flat_map(|r| r.waiting.iter().map(|w| w.outcome)).collect();
+    covers("planner", &outcomes, &[WaitClusterFull, WaitServiceFull, WaitWorkspaceFull, WaitCapacityZero]);
 }
 
 #[test]
 fn pin_vectors() {
-    let n = check_kind::<PinCase, Result<Pin, PinError>>("pins", |p, input| {
+    let results = check_kind::<PinCase, Result<Pin, PinError>>("pins", |p, input| {
         p.validate_pin(&input.request, input.now).expect("validate_pin")
     });
-    assert!(n >= 12, "only {n} pin vectors");
+    let fields: Vec<PinField> = results.iter().filter_map(|r| r.as_ref().err().map(|e| e.field)).collect();
+    covers("refused pin", &fields, &[PinField::State, PinField::Reason, PinField::ExpiresAt, PinField::Actor]);
+    assert!(results.iter().any(Result::is_ok), "no pin vector is accepted");
 }
 
 #[test]
 fn baseline_vectors() {
-    let n = check_kind::<BaselineCase, Vec<ApiBaseline>>("baseline", |p, input| {
+    let results = check_kind::<BaselineCase, Vec<ApiBaseline>>("baseline", |p, input| {
         p.compute_baselines(input.hour, &input.samples).expect("compute_baselines")
     });
-    assert!(n >= 8, "only {n} baseline vectors");
+    let found: Vec<bool> = results.iter().flatten().map(|b| b.baseline_ms.is_some()).collect();
+    covers("baseline (with and without a result)", &found, &[true, false]);
 }

@@ -6,7 +6,7 @@
 use capacity_tests::golden::write_golden;
 use capacity_tests::paths::{crate_dir, files_ending};
 use capacity_tests::policies::{component_hint, replay_both};
-use capacity_tests::{bless, component, first_difference, native};
+use capacity_tests::{bless, first_difference, native, shared_component};
 use sentinel::replay::compare::Accumulator;
 use sentinel::trace::{Trace, read_trace};
 use std::path::{Path, PathBuf};
@@ -38,7 +38,7 @@ fn load(path: &Path) -> Trace {
 #[test]
 fn native_and_component_print_the_expected_lines_for_every_scenario() {
     let mut native = native(VERSION);
-    let mut component = component(VERSION);
+    let mut component = shared_component(VERSION);
     let mut failures = Vec::new();
     for path in scenario_files() {
         let trace = load(&path);

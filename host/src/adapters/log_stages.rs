@@ -10,17 +10,17 @@ impl StageController for LogStageController {
         "log only (no stage is changed)".into()
     }
 
-    async fn engage(&self, target: &StageTarget) -> Result<(), StageError> {
+    async fn engage(&self, target: &StageTarget) -> Result<Option<serde_json::Value>, StageError> {
         tracing::warn!(
             target = %target.id(),
             rate_limit = target.rate_limit,
             burst_limit = target.burst_limit,
             "would engage the emergency stage throttle"
         );
-        Ok(())
+        Ok(None)
     }
 
-    async fn restore(&self, target: &StageTarget) -> Result<(), StageError> {
+    async fn restore(&self, target: &StageTarget, _original: Option<&serde_json::Value>) -> Result<(), StageError> {
         tracing::warn!(target = %target.id(), "would restore the stage's original throttling");
         Ok(())
     }

@@ -40,20 +40,30 @@ impl ComponentPolicy {
         bytes: &[u8],
         label: Option<&str>,
     ) -> Result<ComponentPolicy, PolicyError> {
-        let engine = runtime.engine();
-        let component = Component::from_binary(engine, bytes)
+        let component = Component::from_binary(runtime.engine(), bytes)
             .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
+        Self::from_component(runtime, path, &component, hex::encode(Sha256::digest(bytes)), label)
+    }
+
+    /// Checks and instantiates an already compiled component.
+    pub fn from_component(
+        runtime: &Arc<Runtime>,
+        path: &Path,
+        component: &Component,
+        digest: String,
+        label: Option<&str>,
+    ) -> Result<ComponentPolicy, PolicyError> {
+        let engine = runtime.engine();
         let imports: Vec<String> = component.component_type().imports(engine).map(|(name, _)| name.to_string()).collect();
         if !imports.is_empty() {
             return Err(PolicyError::HasImports { path: path.into(), imports });
         }
         let linker = Linker::<StoreState>::new(engine);
         let instance_pre = linker
-            .instantiate_pre(&component)
+            .instantiate_pre(component)
             .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
         let pre = PolicyPre::new(instance_pre)
             .map_err(|e| PolicyError::WrongWorld { path: path.into(), message: format!("{e:#}") })?;
-        let digest = hex::encode(Sha256::digest(bytes));
         let provisional = path.display().to_string();
         let mut policy = ComponentPolicy {
             identity: PolicyIdentity {

@@ -47,7 +47,8 @@ pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<Componen
     };
     let (mut name, mut version, mut thresholds) = (None, None, None);
     if world == "policy" && imports.is_empty() {
-        let description = ComponentPolicy::from_bytes(runtime, path, &bytes, None)?.describe()?;
+        let digest = hex::encode(Sha256::digest(&bytes));
+        let description = ComponentPolicy::from_component(runtime, path, &component, digest, None)?.describe()?;
         name = Some(description.name);
         version = Some(description.version);
         thresholds = Some(description.thresholds);

@@ -36,8 +36,16 @@ pub struct TickCommit {
     /// Latency samples of this tick's reading, per API, for baselines.
     pub samples: Vec<(String, LatencySample)>,
     /// Per declared stage target, whether its emergency throttle is now applied.
-    pub stages: BTreeMap<String, bool>,
+    pub stages: BTreeMap<String, StageStatus>,
     pub record: TickRecord,
+}
+
+/// One stage target's throttle: applied or not, and the stage's settings from before it was
+/// applied (the controller's own JSON), to put back on restore.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StageStatus {
+    pub engaged: bool,
+    pub original: Option<serde_json::Value>,
 }
 
 /// What a committed tick got back.
@@ -62,7 +70,7 @@ pub trait MemoryStore: Send + Sync {
     /// `Err(Corrupt)`: the tick starts fresh and says so.
     async fn load_memory(&self) -> Result<Option<Memory>, StoreError>;
     /// Which stage targets have their emergency throttle applied.
-    async fn stage_status(&self) -> Result<BTreeMap<String, bool>, StoreError>;
+    async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError>;
     /// Commits one tick in one transaction and returns its sequence number.
     async fn commit_tick(&self, commit: &TickCommit) -> Result<Committed, StoreError>;
     /// Records how each channel's publication of tick `sequence` went.

@@ -30,8 +30,9 @@ pub struct StageError {
 #[async_trait::async_trait]
 pub trait StageController: Send + Sync {
     fn describe(&self) -> String;
-    /// Applies the target's throttle (recording the stage's original settings first).
-    async fn engage(&self, target: &StageTarget) -> Result<(), StageError>;
-    /// Puts the stage's original settings back.
-    async fn restore(&self, target: &StageTarget) -> Result<(), StageError>;
+    /// Applies the target's throttle; returns the stage's settings from before, which the
+    /// store keeps until the restore.
+    async fn engage(&self, target: &StageTarget) -> Result<Option<serde_json::Value>, StageError>;
+    /// Puts the stage's settings from before back (`original` as `engage` returned it).
+    async fn restore(&self, target: &StageTarget, original: Option<&serde_json::Value>) -> Result<(), StageError>;
 }

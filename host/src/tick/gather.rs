@@ -4,6 +4,7 @@
 
 use super::Sentinel;
 use crate::bindings::{ApiBaseline, Instant, LatencySample, Memory, Pin, Reading, Signal};
+use crate::ports::memory::StageStatus;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
@@ -12,7 +13,7 @@ const HOUR: Instant = 3600;
 
 pub struct Gathered {
     pub memory: Option<Memory>,
-    pub stage_status: BTreeMap<String, bool>,
+    pub stage_status: BTreeMap<String, StageStatus>,
     pub pin: Option<Pin>,
     pub signal: Signal,
     pub samples: Vec<(String, LatencySample)>,

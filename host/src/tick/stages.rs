@@ -3,6 +3,7 @@
 //! tries again. Stages may differ for a while.
 
 use super::Sentinel;
+use crate::ports::memory::StageStatus;
 use crate::ports::stages::StageTarget;
 use std::collections::BTreeMap;
 
@@ -15,33 +16,43 @@ pub enum StageAction {
 /// The targets whose status differs from what the policy wants, and what to do to each.
 pub fn plan_stages<'a>(
     targets: &'a [StageTarget],
-    status: &BTreeMap<String, bool>,
+    status: &BTreeMap<String, StageStatus>,
     engaged: bool,
 ) -> Vec<(&'a StageTarget, StageAction)> {
     targets
         .iter()
-        .filter(|t| status.get(&t.id()).copied().unwrap_or(false) != engaged)
+        .filter(|t| status.get(&t.id()).is_some_and(|s| s.engaged) != engaged)
         .map(|t| (t, if engaged { StageAction::Engage } else { StageAction::Restore }))
         .collect()
 }
 
 /// Applies the plan; returns the new status of every target and the failures.
-pub async fn reconcile(s: &Sentinel, status: &BTreeMap<String, bool>, engaged: bool) -> (BTreeMap<String, bool>, Vec<String>) {
+pub async fn reconcile(
+    s: &Sentinel,
+    status: &BTreeMap<String, StageStatus>,
+    engaged: bool,
+) -> (BTreeMap<String, StageStatus>, Vec<String>) {
     let mut next = status.clone();
     let mut failures = Vec::new();
     for (target, action) in plan_stages(&s.settings.stage_targets, status, engaged) {
+        let id = target.id();
+        let original = status.get(&id).and_then(|s| s.original.clone());
         let call = async {
             match action {
                 StageAction::Engage => s.ports.stages.engage(target).await,
-                StageAction::Restore => s.ports.stages.restore(target).await,
+                StageAction::Restore => s.ports.stages.restore(target, original.as_ref()).await.map(|()| None),
             }
         };
         match tokio::time::timeout(s.settings.publish_timeout, call).await {
-            Ok(Ok(())) => {
-                next.insert(target.id(), action == StageAction::Engage);
+            Ok(Ok(original)) => {
+                let status = match action {
+                    StageAction::Engage => StageStatus { engaged: true, original },
+                    StageAction::Restore => StageStatus { engaged: false, original: None },
+                };
+                next.insert(id, status);
             }
             Ok(Err(e)) => failures.push(e.to_string()),
-            Err(_) => failures.push(format!("stage {}: timed out after {:?}", target.id(), s.settings.publish_timeout)),
+            Err(_) => failures.push(format!("stage {id}: timed out after {:?}", s.settings.publish_timeout)),
         }
     }
     for _ in &failures {
@@ -58,10 +69,14 @@ mod tests {
         StageTarget { rest_api_id: "api".into(), stage: stage.into(), rate_limit: 10.0, burst_limit: 20 }
     }
 
+    fn engaged() -> StageStatus {
+        StageStatus { engaged: true, original: None }
+    }
+
     #[test]
     fn engages_only_targets_not_yet_engaged() {
         let targets = [target("a"), target("b")];
-        let status = BTreeMap::from([("api/a".to_string(), true)]);
+        let status = BTreeMap::from([("api/a".to_string(), engaged())]);
         let plan = plan_stages(&targets, &status, true);
         assert_eq!(plan.len(), 1);
         assert_eq!(plan[0].0.stage, "b");
@@ -71,7 +86,7 @@ mod tests {
     #[test]
     fn restores_engaged_targets_when_released() {
         let targets = [target("a"), target("b")];
-        let status = BTreeMap::from([("api/a".to_string(), true), ("api/b".to_string(), false)]);
+        let status = BTreeMap::from([("api/a".to_string(), engaged()), ("api/b".to_string(), StageStatus::default())]);
         let plan = plan_stages(&targets, &status, false);
         assert_eq!(plan.iter().map(|(t, a)| (t.stage.as_str(), *a)).collect::<Vec<_>>(), vec![("a", StageAction::Restore)]);
     }

@@ -5,7 +5,7 @@ use super::pins::{append_audit, stored_pin};
 use super::{Fail, SqliteStore, parse_json, to_json, wall_clock};
 use crate::bindings::Memory;
 use crate::ports::StoreError;
-use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
+use crate::ports::memory::{StageStatus, ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
 use crate::ports::pins::AuditAction;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use std::collections::BTreeMap;
@@ -24,11 +24,19 @@ impl MemoryStore for SqliteStore {
         .await
     }
 
-    async fn stage_status(&self) -> Result<BTreeMap<String, bool>, StoreError> {
+    async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {
         self.run("reading the stage status", |conn| {
-            let mut stmt = conn.prepare_cached("SELECT target, engaged FROM stage_status ORDER BY target")?;
-            let rows = stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?)))?;
-            Ok(rows.collect::<Result<BTreeMap<_, _>, _>>()?)
+            let mut stmt = conn.prepare_cached("SELECT target, engaged, original FROM stage_status ORDER BY target")?;
+            let rows = stmt.query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?, row.get::<_, Option<String>>(2)?))
+            })?;
+            let mut status = BTreeMap::new();
+            for row in rows {
+                let (target, engaged, original) = row?;
+                let original = original.and_then(|t| serde_json::from_str(&t).ok());
+                status.insert(target, StageStatus { engaged, original });
+            }
+            Ok(status)
         })
         .await
     }
@@ -125,11 +133,13 @@ fn write_tick(tx: &Transaction<'_>, commit: &TickCommit, location: &str) -> Resu
 
     {
         let mut upsert = tx.prepare_cached(
-            "INSERT INTO stage_status (target, engaged, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (target) DO UPDATE SET engaged = excluded.engaged, updated_at = excluded.updated_at",
+            "INSERT INTO stage_status (target, engaged, original, updated_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (target) DO UPDATE SET engaged = excluded.engaged, original = excluded.original,
+                 updated_at = excluded.updated_at",
         )?;
-        for (target, engaged) in &commit.stages {
-            upsert.execute(params![target, engaged, at])?;
+        for (target, status) in &commit.stages {
+            let original = status.original.as_ref().map(|v| v.to_string());
+            upsert.execute(params![target, status.engaged, original, at])?;
         }
     }
 

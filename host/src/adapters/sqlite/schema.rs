@@ -70,6 +70,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE stage_status (
         target     TEXT    PRIMARY KEY,
         engaged    INTEGER NOT NULL CHECK (engaged IN (0, 1)),
+        original   TEXT,                     -- the stage's settings before engaging, JSON
         updated_at INTEGER NOT NULL
     );
     "#,

@@ -7,7 +7,7 @@ use crate::bindings::{
     Reading, RecentEntry, Signal, ThrottleIntent,
 };
 use crate::ports::baselines::BaselineStore;
-use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, TickCommit, TickRecord};
+use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, StageStatus, TickCommit, TickRecord};
 use crate::ports::pins::{AuditAction, PinStore};
 use std::collections::BTreeMap;
 
@@ -253,13 +253,19 @@ async fn stage_status_is_upserted_per_target() {
     let store = SqliteStore::open(&db(&dir)).unwrap();
     assert!(store.stage_status().await.unwrap().is_empty());
     let mut tick = commit(T0);
-    tick.stages = BTreeMap::from([("api1/prod".to_string(), true), ("api2/prod".to_string(), false)]);
+    tick.stages = BTreeMap::from([
+        ("api1/prod".to_string(), StageStatus { engaged: true, original: Some(serde_json::json!({"rate": 100.0})) }),
+        ("api2/prod".to_string(), StageStatus::default()),
+    ]);
     store.commit_tick(&tick).await.unwrap();
+    let engaged = store.stage_status().await.unwrap();
+    assert!(engaged["api1/prod"].engaged);
+    assert_eq!(engaged["api1/prod"].original, Some(serde_json::json!({"rate": 100.0})), "the original settings are kept");
     let mut tick = commit(T0 + 60);
-    tick.stages = BTreeMap::from([("api1/prod".to_string(), false)]);
+    tick.stages = BTreeMap::from([("api1/prod".to_string(), StageStatus::default())]);
     store.commit_tick(&tick).await.unwrap();
     let status = SqliteStore::open(&db(&dir)).unwrap().stage_status().await.unwrap();
-    assert_eq!(status, BTreeMap::from([("api1/prod".to_string(), false), ("api2/prod".to_string(), false)]));
+    assert_eq!(status, BTreeMap::from([("api1/prod".to_string(), StageStatus::default()), ("api2/prod".to_string(), StageStatus::default())]));
 }
 
 #[tokio::test]

@@ -1,0 +1,92 @@
+//! A private PostgreSQL cluster (Debian's PostgreSQL 15 binaries): `initdb` into a temp dir,
+//! then the server on a free port with fsync off. `initdb` refuses root, so as root both run as
+//! the `postgres` user through `setpriv` (which execs, so killing the handle kills the server).
+
+use super::{ServerProcess, binary, free_port};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+pub struct Postgres {
+    pub process: ServerProcess,
+    dir: tempfile::TempDir,
+}
+
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false)
+}
+
+/// A command run as the `postgres` user when we are root.
+fn as_postgres(program: &Path) -> Command {
+    if running_as_root() {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=postgres", "--regid=postgres", "--init-groups", "--"]).arg(program);
+        cmd
+    } else {
+        Command::new(program)
+    }
+}
+
+impl Postgres {
+    pub fn start() -> Postgres {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("data");
+        if running_as_root() {
+            let status = Command::new("chown").args(["-R", "postgres:postgres"]).arg(dir.path()).status().expect("chown");
+            assert!(status.success(), "chown of the PostgreSQL temp dir failed");
+        }
+        let initdb = binary("initdb", "apt-get install postgresql");
+        let out = as_postgres(&initdb)
+            .args(["-D"])
+            .arg(&data)
+            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"])
+            .output()
+            .expect("running initdb");
+        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        let process = Postgres::spawn(dir.path(), free_port());
+        Postgres { process, dir }
+    }
+
+    fn spawn(dir: &Path, port: u16) -> ServerProcess {
+        let mut cmd = as_postgres(&binary("postgres", "apt-get install postgresql"));
+        cmd.arg("-D").arg(dir.join("data")).arg("-k").arg(dir).args([
+            "-p",
+            &port.to_string(),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=100",
+        ]);
+        ServerProcess::spawn("postgres", cmd, port, dir, Duration::from_secs(30))
+    }
+
+    /// Kills the server (SIGKILL, as a crash would).
+    pub fn kill(&mut self) {
+        self.process.kill();
+    }
+
+    /// Starts the same cluster again on the same port (after `kill`).
+    pub fn restart(&mut self) {
+        self.process.kill();
+        let _ = std::fs::remove_file(self.dir.path().join("data/postmaster.pid"));
+        self.process = Postgres::spawn(self.dir.path(), self.process.port);
+    }
+
+    /// A libpq-style connection string for the `postgres` database.
+    pub fn dsn(&self) -> String {
+        format!("host=127.0.0.1 port={} user=postgres dbname=postgres", self.process.port)
+    }
+
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.process.port)
+    }
+}
