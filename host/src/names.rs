@@ -1,19 +1,16 @@
 //! The SPEC's names for the generated enums (`spacing-wait`, `normal`, ...), for operators,
 //! published documents and replay lines. serde's derive on the generated types uses the Rust
-//! variant names instead, so anything people read goes through here.
+//! variant names instead, so anything people read goes through here. The names themselves are
+//! the guest model's (one table, in `capacity_guest::model`).
 
 use crate::bindings::{AdmissionOutcome, Cause, Level, ProtectionState, ThrottleIntent};
+use crate::policy::convert;
 
 pub const STATES: [ProtectionState; 4] =
     [ProtectionState::Normal, ProtectionState::Constrained, ProtectionState::Critical, ProtectionState::Emergency];
 
 pub fn state(s: ProtectionState) -> &'static str {
-    match s {
-        ProtectionState::Normal => "normal",
-        ProtectionState::Constrained => "constrained",
-        ProtectionState::Critical => "critical",
-        ProtectionState::Emergency => "emergency",
-    }
+    convert::state_in(s).name()
 }
 
 pub fn parse_state(name: &str) -> Option<ProtectionState> {
@@ -22,43 +19,19 @@ pub fn parse_state(name: &str) -> Option<ProtectionState> {
 
 /// Rank: normal 0 < constrained 1 < critical 2 < emergency 3.
 pub fn rank(s: ProtectionState) -> u8 {
-    match s {
-        ProtectionState::Normal => 0,
-        ProtectionState::Constrained => 1,
-        ProtectionState::Critical => 2,
-        ProtectionState::Emergency => 3,
-    }
+    convert::state_in(s).rank()
 }
 
 pub fn level_rank(l: Level) -> u8 {
-    match l {
-        Level::Normal => 0,
-        Level::Constrained => 1,
-        Level::Critical => 2,
-    }
+    convert::level_in(l).rank()
 }
 
 pub fn level(l: Level) -> &'static str {
-    match l {
-        Level::Normal => "normal",
-        Level::Constrained => "constrained",
-        Level::Critical => "critical",
-    }
+    convert::level_in(l).name()
 }
 
 pub fn cause(c: Cause) -> &'static str {
-    match c {
-        Cause::Pinned => "pinned",
-        Cause::SignalHeld => "signal-held",
-        Cause::SignalLostRelease => "signal-lost-release",
-        Cause::Escalate => "escalate",
-        Cause::Emergency => "emergency",
-        Cause::Recover => "recover",
-        Cause::SpacingWait => "spacing-wait",
-        Cause::RestoreThrottlesFirst => "restore-throttles-first",
-        Cause::Fresh => "fresh",
-        Cause::Hold => "hold",
-    }
+    convert::cause_in(c).name()
 }
 
 pub fn throttles(t: ThrottleIntent) -> &'static str {

@@ -5,3 +5,4 @@ pub mod file_publisher;
 pub mod log_stages;
 pub mod synthetic;
 pub mod trace_metrics;
+pub mod prometheus_metrics;

@@ -26,7 +26,22 @@ pub fn state_out(s: State) -> w::ProtectionState {
     }
 }
 
-fn level_in(l: w::Level) -> Level {
+pub fn cause_in(c: w::Cause) -> Cause {
+    match c {
+        w::Cause::Pinned => Cause::Pinned,
+        w::Cause::SignalHeld => Cause::SignalHeld,
+        w::Cause::SignalLostRelease => Cause::SignalLostRelease,
+        w::Cause::Escalate => Cause::Escalate,
+        w::Cause::Emergency => Cause::Emergency,
+        w::Cause::Recover => Cause::Recover,
+        w::Cause::SpacingWait => Cause::SpacingWait,
+        w::Cause::RestoreThrottlesFirst => Cause::RestoreThrottlesFirst,
+        w::Cause::Fresh => Cause::Fresh,
+        w::Cause::Hold => Cause::Hold,
+    }
+}
+
+pub fn level_in(l: w::Level) -> Level {
     match l {
         w::Level::Normal => Level::Normal,
         w::Level::Constrained => Level::Constrained,

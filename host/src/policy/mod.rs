@@ -3,7 +3,7 @@
 //! [`Policy`], in the generated WIT types.
 
 mod component;
-mod convert;
+pub(crate) mod convert;
 mod error;
 mod inspect;
 mod native;

@@ -1,0 +1,372 @@
+//! Readings from Prometheus (SPEC sections 3 and 11): each configured PromQL query is evaluated
+//! as an instant query at the tick's `now` (`GET /api/v1/query?query=...&time=<now>`), all of
+//! them concurrently through one HTTP client with a connect and a total timeout, so a hung
+//! server costs at most one timeout.
+//!
+//! Each query returns an instant vector. `cpu_pct`, `connections_pct` and `scaling` take the
+//! single sample's value (the maximum when there are several series; scaling is true when the
+//! value is above zero); `latency_p95_ms` gives one [`ApiLatency`] per series, keyed by the
+//! label `latency_label`, without a baseline (the host learns baselines itself). An empty
+//! result is an absent signal. An HTTP error, a Prometheus `"status": "error"`, a timeout, a
+//! body that is not Prometheus JSON or a value that is not a finite number is a failed read
+//! naming the signal and the query; the host checks the ranges.
+
+use crate::bindings::{ApiLatency, Instant, Reading};
+use crate::ports::metrics::{MetricsError, MetricsSource};
+use reqwest::Url;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The label that names the API in the latency query's series, unless configured.
+pub const DEFAULT_LATENCY_LABEL: &str = "api";
+
+/// A response larger than this is refused (an instant query for a few signals is a few KiB).
+const MAX_BODY: usize = 8 << 20;
+
+/// The PromQL query of each signal; an unset signal is never read (always absent).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrometheusQueries {
+    /// Database CPU, 0-100.
+    #[serde(default)]
+    pub cpu_pct: Option<String>,
+    /// Connections in use as a share of the maximum, 0-100.
+    #[serde(default)]
+    pub connections_pct: Option<String>,
+    /// Above zero while the database is adding capacity.
+    #[serde(default)]
+    pub scaling: Option<String>,
+    /// p95 latency in milliseconds, one series per API.
+    #[serde(default)]
+    pub latency_p95_ms: Option<String>,
+    /// The label naming the API in the latency series.
+    #[serde(default = "default_latency_label")]
+    pub latency_label: String,
+}
+
+fn default_latency_label() -> String {
+    DEFAULT_LATENCY_LABEL.to_string()
+}
+
+impl Default for PrometheusQueries {
+    fn default() -> Self {
+        PrometheusQueries {
+            cpu_pct: None,
+            connections_pct: None,
+            scaling: None,
+            latency_p95_ms: None,
+            latency_label: default_latency_label(),
+        }
+    }
+}
+
+/// A [`MetricsSource`] reading a Prometheus server's HTTP API.
+pub struct PrometheusMetrics {
+    /// `<base>/api/v1/query`.
+    endpoint: Url,
+    /// The base URL as shown in logs: without a password.
+    shown: String,
+    queries: PrometheusQueries,
+    timeout: Duration,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for PrometheusMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrometheusMetrics")
+            .field("url", &self.shown)
+            .field("queries", &self.queries)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Sig {
+    Cpu,
+    Connections,
+    Scaling,
+    Latency,
+}
+
+impl Sig {
+    /// The name in errors: the reading's (and the configuration's) field name.
+    fn field(self) -> &'static str {
+        match self {
+            Sig::Cpu => "cpu_pct",
+            Sig::Connections => "connections_pct",
+            Sig::Scaling => "scaling",
+            Sig::Latency => "latency_p95_ms",
+        }
+    }
+}
+
+/// One series of an instant vector: its labels and its value as Prometheus wrote it.
+struct Sample {
+    labels: BTreeMap<String, String>,
+    value: String,
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    status: String,
+    #[serde(default)]
+    data: Option<Data>,
+    #[serde(default, rename = "errorType")]
+    error_type: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Data {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    result: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+struct VectorSample {
+    #[serde(default)]
+    metric: BTreeMap<String, String>,
+    value: (f64, String),
+}
+
+impl PrometheusMetrics {
+    /// A source reading `base_url` (`http(s)://host:port[/prefix]`), each request bounded by
+    /// `timeout` (connecting included). Refuses a URL that is not http(s) with a host, a query
+    /// that is set but blank, an empty `latency_label`, and a configuration without any query.
+    pub fn new(base_url: &str, queries: PrometheusQueries, timeout: Duration) -> Result<PrometheusMetrics, MetricsError> {
+        let invalid = |why: String| MetricsError::Unavailable(format!("invalid Prometheus configuration: {why}"));
+        let base = Url::parse(base_url.trim()).map_err(|e| invalid(format!("URL {base_url:?}: {e}")))?;
+        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none_or(str::is_empty) {
+            return Err(invalid(format!("URL {base_url:?}: expected http(s)://host:port")));
+        }
+        if base.query().is_some() || base.fragment().is_some() {
+            return Err(invalid(format!("URL {base_url:?}: a base URL has no query or fragment")));
+        }
+        let mut shown_url = base.clone();
+        if shown_url.password().is_some() {
+            let _ = shown_url.set_password(Some("***"));
+        }
+        let shown = shown_url.as_str().trim_end_matches('/').to_string();
+        let endpoint = Url::parse(&format!("{}/api/v1/query", base.as_str().trim_end_matches('/')))
+            .map_err(|e| invalid(format!("URL {base_url:?}: {e}")))?;
+        let set = [
+            (Sig::Cpu, &queries.cpu_pct),
+            (Sig::Connections, &queries.connections_pct),
+            (Sig::Scaling, &queries.scaling),
+            (Sig::Latency, &queries.latency_p95_ms),
+        ];
+        for (sig, q) in set {
+            if q.as_deref().is_some_and(|q| q.trim().is_empty()) {
+                return Err(invalid(format!("the {} query is empty", sig.field())));
+            }
+        }
+        if set.iter().all(|(_, q)| q.is_none()) {
+            return Err(invalid("no query configured (set at least one of cpu_pct, connections_pct, scaling, latency_p95_ms)".into()));
+        }
+        if queries.latency_label.trim().is_empty() {
+            return Err(invalid("latency_label is empty".into()));
+        }
+        if timeout.is_zero() {
+            return Err(invalid("the timeout is zero".into()));
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            .no_proxy()
+            .build()
+            .map_err(|e| invalid(format!("cannot build the HTTP client: {}", chain(&e))))?;
+        Ok(PrometheusMetrics { endpoint, shown, queries, timeout, client })
+    }
+
+    /// Evaluates one query at `now`, or `None` when the signal has no query.
+    async fn run(&self, sig: Sig, query: Option<&str>, now: Instant) -> Option<Result<Vec<Sample>, MetricsError>> {
+        let query = query?;
+        let result = self.instant_query(sig, query, now).await;
+        if let Err(e) = &result {
+            tracing::warn!(signal = sig.field(), query, error = %e, "prometheus query failed");
+        }
+        Some(result)
+    }
+
+    async fn instant_query(&self, sig: Sig, query: &str, now: Instant) -> Result<Vec<Sample>, MetricsError> {
+        let unavailable = |why: String| MetricsError::Unavailable(format!("prometheus {} query `{query}`: {why}", sig.field()));
+        let malformed = |why: String| MetricsError::Malformed { field: sig.field().into(), message: format!("query `{query}`: {why}") };
+        let failed = |e: reqwest::Error| {
+            if e.is_timeout() {
+                MetricsError::Timeout(self.timeout)
+            } else if e.is_connect() {
+                unavailable(format!("cannot connect to {}: {}", self.shown, chain(&e)))
+            } else {
+                unavailable(chain(&e))
+            }
+        };
+        let params = [
+            ("query", query.to_string()),
+            ("time", now.to_string()),
+            ("timeout", format!("{}ms", self.timeout.as_millis().max(1))),
+        ];
+        let mut response = self.client.get(self.endpoint.clone()).query(&params).send().await.map_err(failed)?;
+        let status = response.status();
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(failed)? {
+            if body.len() + chunk.len() > MAX_BODY {
+                return Err(malformed(format!("the response is larger than {} MiB", MAX_BODY >> 20)));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let envelope = serde_json::from_slice::<Envelope>(&body);
+        if !status.is_success() {
+            let why = match &envelope {
+                Ok(Envelope { error: Some(error), error_type, .. }) => {
+                    format!("{}: {error}", error_type.as_deref().unwrap_or("error"))
+                }
+                _ => excerpt(&body),
+            };
+            return Err(unavailable(format!("HTTP {status}: {why}")));
+        }
+        let envelope = envelope.map_err(|e| malformed(format!("the response is not Prometheus JSON ({e}): {}", excerpt(&body))))?;
+        if envelope.status != "success" {
+            let error_type = envelope.error_type.as_deref().unwrap_or("error");
+            let error = envelope.error.as_deref().unwrap_or("no reason given");
+            return Err(unavailable(format!("status {:?}: {error_type}: {error}", envelope.status)));
+        }
+        let data = envelope.data.ok_or_else(|| malformed("a success without data".into()))?;
+        match data.result_type.as_str() {
+            "vector" => {
+                let series: Vec<VectorSample> = serde_json::from_value(data.result)
+                    .map_err(|e| malformed(format!("an instant vector that does not parse: {e}")))?;
+                Ok(series.into_iter().map(|s| Sample { labels: s.metric, value: s.value.1 }).collect())
+            }
+            // A scalar expression (`42`) is one unlabelled sample.
+            "scalar" => {
+                let (_, value): (f64, String) = serde_json::from_value(data.result)
+                    .map_err(|e| malformed(format!("a scalar that does not parse: {e}")))?;
+                Ok(vec![Sample { labels: BTreeMap::new(), value }])
+            }
+            other => Err(malformed(format!("expected an instant vector, got a {other} (a range selector needs a function such as rate())"))),
+        }
+    }
+}
+
+/// A sample's value as a finite number, or a malformed read of `field`.
+fn finite(field: &str, query: &str, labels: &BTreeMap<String, String>, value: &str) -> Result<f64, MetricsError> {
+    let malformed = |what: &str| MetricsError::Malformed {
+        field: field.to_string(),
+        message: format!("query `{query}` gave {value:?} for {}, {what}", series_name(labels)),
+    };
+    match value.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(malformed("not a finite number")),
+        Err(_) => Err(malformed("not a number")),
+    }
+}
+
+/// The largest value of the series, `None` for an empty vector.
+fn largest(sig: Sig, query: &str, samples: &[Sample]) -> Result<Option<f64>, MetricsError> {
+    let mut max: Option<f64> = None;
+    for s in samples {
+        let v = finite(sig.field(), query, &s.labels, &s.value)?;
+        max = Some(max.map_or(v, |m| m.max(v)));
+    }
+    Ok(max)
+}
+
+/// One entry per API (the largest value when several series carry the same API), by name.
+fn latencies(query: &str, label: &str, samples: &[Sample]) -> Result<Vec<ApiLatency>, MetricsError> {
+    let mut by_api: BTreeMap<&str, f64> = BTreeMap::new();
+    for s in samples {
+        let api = s.labels.get(label).map(|a| a.trim()).filter(|a| !a.is_empty()).ok_or_else(|| MetricsError::Malformed {
+            field: Sig::Latency.field().into(),
+            message: format!("query `{query}` gave a series without the label `{label}`: {}", series_name(&s.labels)),
+        })?;
+        let v = finite(&format!("latency[{api}].p95_ms"), query, &s.labels, &s.value)?;
+        by_api.entry(api).and_modify(|m| *m = m.max(v)).or_insert(v);
+    }
+    Ok(by_api
+        .into_iter()
+        .map(|(api, p95)| ApiLatency { api: api.to_string(), p95_ms: Some(p95), baseline_ms: None })
+        .collect())
+}
+
+/// `{a="1", b="2"}`, as PromQL writes a series.
+fn series_name(labels: &BTreeMap<String, String>) -> String {
+    let inner: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+    format!("{{{}}}", inner.join(", "))
+}
+
+/// An error with its causes ("error sending request: ...: Connection refused").
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The start of a body, for an error message.
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return "an empty body".into();
+    }
+    let cut: String = text.chars().take(200).collect();
+    if cut.len() < text.len() { format!("{cut}...") } else { cut }
+}
+
+#[async_trait::async_trait]
+impl MetricsSource for PrometheusMetrics {
+    fn describe(&self) -> String {
+        let q = &self.queries;
+        let mut signals = Vec::new();
+        if q.cpu_pct.is_some() {
+            signals.push("cpu".to_string());
+        }
+        if q.connections_pct.is_some() {
+            signals.push("connections".to_string());
+        }
+        if q.scaling.is_some() {
+            signals.push("scaling".to_string());
+        }
+        if q.latency_p95_ms.is_some() {
+            signals.push(format!("latency by {}", q.latency_label));
+        }
+        format!("prometheus {} ({})", self.shown, signals.join(", "))
+    }
+
+    async fn read(&self, now: Instant) -> Result<Reading, MetricsError> {
+        let q = &self.queries;
+        let (cpu, connections, scaling, latency) = tokio::join!(
+            self.run(Sig::Cpu, q.cpu_pct.as_deref(), now),
+            self.run(Sig::Connections, q.connections_pct.as_deref(), now),
+            self.run(Sig::Scaling, q.scaling.as_deref(), now),
+            self.run(Sig::Latency, q.latency_p95_ms.as_deref(), now),
+        );
+        // The first failure in signal order is the reason; every failure was logged.
+        let (cpu, connections, scaling, latency) =
+            (cpu.transpose()?, connections.transpose()?, scaling.transpose()?, latency.transpose()?);
+        let text = |q: &Option<String>| q.clone().unwrap_or_default();
+        let value = |sig: Sig, query: &Option<String>, samples: Option<Vec<Sample>>| match samples {
+            None => Ok(None),
+            Some(s) => largest(sig, &text(query), &s),
+        };
+        Ok(Reading {
+            cpu_pct: value(Sig::Cpu, &q.cpu_pct, cpu)?,
+            connections_pct: value(Sig::Connections, &q.connections_pct, connections)?,
+            scaling: value(Sig::Scaling, &q.scaling, scaling)?.map(|v| v > 0.0),
+            latency: match latency {
+                None => Vec::new(),
+                Some(s) => latencies(&text(&q.latency_p95_ms), &q.latency_label, &s)?,
+            },
+        })
+    }
+}
