@@ -3,7 +3,8 @@
 //! For each `policies/<version>/policy.toml` it builds the guest for `wasm32-unknown-unknown`
 //! with that file baked in (`CAPACITY_POLICY`), and writes
 //! `target/policies/capacity-policy-<version>.wasm` with a manifest beside it. It also builds
-//! the admission world once, `capacity-admission-<guest version>.wasm`. The build fails when a
+//! the admission world once, `capacity-admission-<guest version>.wasm`. Fixture policies of the
+//! tests (`tests/policies/`) go to `target/test-policies/`. The build fails when a
 //! component imports anything: a policy must have no file, network or clock access.
 
 mod component;
@@ -24,20 +25,12 @@ fn main() -> Result<()> {
     if versions.is_empty() {
         bail!("no policies/<version>/policy.toml found under {}", root.display());
     }
-    for path in &versions {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let file: PolicyFile = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-        file.check().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let folder = path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or_default();
-        if folder != file.version {
-            bail!("{}: version {} does not match its folder {folder}", path.display(), file.version);
-        }
-        let wasm = build_world(&root, &target, "world-policy", Some(path))?;
-        let dest = out.join(format!("capacity-policy-{}.wasm", file.version));
-        let manifest = component::install(&wasm, &dest, "policy", &file.name, &file.version, Some(&file.thresholds))?;
-        manifest::write(&dest, &manifest)?;
-        println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
-    }
+    build_policies(&root, &target, &versions, &out)?;
+    // Fixture policies for the tests (low thresholds, fast timings): never shipped.
+    let fixtures = policy_files(&root.join("tests/policies"))?;
+    let fixtures_out = target.join("test-policies");
+    std::fs::create_dir_all(&fixtures_out).with_context(|| format!("creating {}", fixtures_out.display()))?;
+    build_policies(&root, &target, &fixtures, &fixtures_out)?;
 
     let version = capacity_guest::VERSION;
     let wasm = build_world(&root, &target, "world-admission", None)?;
@@ -48,9 +41,31 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Every `policies/*/policy.toml`, in version order.
+/// Builds each policy file into `out`.
+fn build_policies(root: &Path, target: &Path, versions: &[PathBuf], out: &Path) -> Result<()> {
+    for path in versions {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let file: PolicyFile = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        file.check().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let folder = path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or_default();
+        if folder != file.version {
+            bail!("{}: version {} does not match its folder {folder}", path.display(), file.version);
+        }
+        let wasm = build_world(root, target, "world-policy", Some(path))?;
+        let dest = out.join(format!("{}-{}.wasm", file.name, file.version));
+        let manifest = component::install(&wasm, &dest, "policy", &file.name, &file.version, Some(&file.thresholds))?;
+        manifest::write(&dest, &manifest)?;
+        println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
+    }
+    Ok(())
+}
+
+/// Every `<dir>/*/policy.toml`, in version order (none when `dir` does not exist).
 fn policy_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
+    if !dir.is_dir() {
+        return Ok(found);
+    }
     for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
         let path = entry?.path().join("policy.toml");
         if path.is_file() {
