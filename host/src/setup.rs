@@ -1,16 +1,26 @@
 //! Builds a sentinel from its configuration: one adapter per port, the policy loaded and
 //! checked. The only place that knows which adapter serves which port.
 
+use crate::adapters::api_gateway_stages::ApiGatewayStages;
 use crate::adapters::file_publisher::{FilePublisher, StdoutPublisher};
 use crate::adapters::log_stages::LogStageController;
+use crate::adapters::postgres::{PostgresLeadership, PostgresStore};
+use crate::adapters::prometheus_metrics::PrometheusMetrics;
+use crate::adapters::redis_publisher::RedisPublisher;
 use crate::adapters::sqlite::{SqliteLock, SqliteStore};
+use crate::adapters::ssm_publisher::SsmPublisher;
 use crate::adapters::synthetic::Synthetic;
 use crate::adapters::trace_metrics::TraceMetrics;
 use crate::config::{ChannelConfig, Config, MetricsConfig, StageControllerConfig, StoreConfig};
 use crate::pin_service::PinService;
 use crate::policy::{self, Limits, Runtime};
+use crate::ports::baselines::BaselineStore;
+use crate::ports::leadership::Leadership;
+use crate::ports::memory::MemoryStore;
 use crate::ports::metrics::MetricsSource;
+use crate::ports::pins::PinStore;
 use crate::ports::publisher::Publisher;
+use crate::ports::stages::StageController;
 use crate::telemetry::Telemetry;
 use crate::tick::{Ports, Sentinel, SharedPolicy, TickSettings};
 use anyhow::Context;
@@ -27,18 +37,42 @@ pub fn load_policy(config: &Config) -> anyhow::Result<SharedPolicy> {
     Ok(Arc::new(Mutex::new(policy)))
 }
 
-/// Opens the configured store.
-pub fn open_store(config: &Config) -> anyhow::Result<Arc<SqliteStore>> {
-    match &config.store {
-        StoreConfig::Sqlite { path } => Ok(Arc::new(SqliteStore::open(path)?)),
-    }
+/// The store's ports, all served by one store.
+pub struct Stores {
+    pub memory: Arc<dyn MemoryStore>,
+    pub pins: Arc<dyn PinStore>,
+    pub baselines: Arc<dyn BaselineStore>,
+    pub leadership: Box<dyn Leadership>,
 }
 
-fn publisher(channel: &str, c: &ChannelConfig) -> Box<dyn Publisher> {
-    match c {
+/// Opens the configured store.
+pub async fn open_store(config: &Config) -> anyhow::Result<Stores> {
+    Ok(match &config.store {
+        StoreConfig::Sqlite { path } => {
+            let store = Arc::new(SqliteStore::open(path)?);
+            Stores { memory: store.clone(), pins: store.clone(), baselines: store, leadership: Box::new(SqliteLock::new(path)) }
+        }
+        StoreConfig::Postgres { url, timeout, lock_key } => {
+            let store = Arc::new(PostgresStore::connect(url, *timeout).await?);
+            Stores {
+                memory: store.clone(),
+                pins: store.clone(),
+                baselines: store,
+                leadership: Box::new(PostgresLeadership::new(url, *timeout, *lock_key)),
+            }
+        }
+    })
+}
+
+async fn publisher(channel: &str, c: &ChannelConfig, timeout: Duration) -> anyhow::Result<Box<dyn Publisher>> {
+    Ok(match c {
         ChannelConfig::File { path } => Box::new(FilePublisher::new(channel, path)),
         ChannelConfig::Stdout => Box::new(StdoutPublisher::new(channel)),
-    }
+        ChannelConfig::Redis { url, key, expiry } => Box::new(
+            RedisPublisher::new(url, key, *expiry, timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?,
+        ),
+        ChannelConfig::Ssm { name } => Box::new(SsmPublisher::new(name, timeout).await),
+    })
 }
 
 /// The metrics source; `now` places the synthetic workload's cycle.
@@ -46,30 +80,40 @@ pub fn metrics_source(config: &Config, now: crate::bindings::Instant) -> anyhow:
     Ok(match &config.metrics {
         MetricsConfig::Synthetic => Box::new(Synthetic::around(now)),
         MetricsConfig::Trace { path } => Box::new(TraceMetrics::open(path)?),
+        MetricsConfig::Prometheus { url, queries } => Box::new(
+            PrometheusMetrics::new(url, queries.clone(), config.read_timeout)
+                .map_err(|e| anyhow::anyhow!("metrics: {e} (check [metrics] url and [metrics.queries])"))?,
+        ),
     })
 }
 
+async fn stage_controller(config: &Config) -> Box<dyn StageController> {
+    match config.stage_controller {
+        StageControllerConfig::Log => Box::new(LogStageController),
+        StageControllerConfig::ApiGateway => Box::new(ApiGatewayStages::new(config.publish_timeout).await),
+    }
+}
+
 /// Everything a tick needs, from the config.
-pub fn sentinel(config: &Config, now: crate::bindings::Instant, lock_wait: Option<Duration>) -> anyhow::Result<(Sentinel, PinService)> {
+pub async fn sentinel(
+    config: &Config,
+    now: crate::bindings::Instant,
+    lock_wait: Option<Duration>,
+) -> anyhow::Result<(Sentinel, PinService)> {
     let policy = load_policy(config)?;
-    let store = open_store(config)?;
-    let leadership = match &config.store {
-        StoreConfig::Sqlite { path } => Box::new(SqliteLock::new(path)),
-    };
+    let stores = open_store(config).await?;
     for m in &config.malformed_targets {
         tracing::warn!(index = m.index, "skipping malformed stage target stages.targets[{}]: {}", m.index, m.message);
     }
     let ports = Ports {
         metrics: metrics_source(config, now)?,
-        memory: store.clone(),
-        pins: store.clone(),
-        baselines: store.clone(),
-        cache: publisher("cache", &config.cache),
-        parameter: publisher("parameter", &config.parameter),
-        stages: match config.stage_controller {
-            StageControllerConfig::Log => Box::new(LogStageController),
-        },
-        leadership,
+        memory: stores.memory,
+        pins: stores.pins.clone(),
+        baselines: stores.baselines,
+        cache: publisher("cache", &config.cache, config.publish_timeout).await?,
+        parameter: publisher("parameter", &config.parameter, config.publish_timeout).await?,
+        stages: stage_controller(config).await,
+        leadership: stores.leadership,
     };
     let settings = TickSettings {
         deadline: config.tick_deadline,
@@ -79,6 +123,6 @@ pub fn sentinel(config: &Config, now: crate::bindings::Instant, lock_wait: Optio
         stage_targets: config.stage_targets.clone(),
         lock_wait,
     };
-    let pins = PinService::new(store, policy.clone());
+    let pins = PinService::new(stores.pins, policy.clone());
     Ok((Sentinel { ports, policy, settings, telemetry: Arc::new(Telemetry::default()) }, pins))
 }

@@ -6,3 +6,8 @@ pub mod log_stages;
 pub mod synthetic;
 pub mod trace_metrics;
 pub mod prometheus_metrics;
+pub mod aws_client;
+pub mod redis_publisher;
+pub mod ssm_publisher;
+pub mod api_gateway_stages;
+pub mod postgres;

@@ -78,7 +78,7 @@ impl std::fmt::Debug for PrometheusMetrics {
             .field("url", &self.shown)
             .field("queries", &self.queries)
             .field("timeout", &self.timeout)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -196,6 +196,8 @@ impl PrometheusMetrics {
         let unavailable = |why: String| MetricsError::Unavailable(format!("prometheus {} query `{query}`: {why}", sig.field()));
         let malformed = |why: String| MetricsError::Malformed { field: sig.field().into(), message: format!("query `{query}`: {why}") };
         let failed = |e: reqwest::Error| {
+            // The URL repeats the query, URL-encoded: the message names it once, as written.
+            let e = e.without_url();
             if e.is_timeout() {
                 MetricsError::Timeout(self.timeout)
             } else if e.is_connect() {
@@ -314,8 +316,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// The start of a body, for an error message.
 fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
+    let text = String::from_utf8_lossy(body).split_whitespace().collect::<Vec<_>>().join(" ");
     if text.is_empty() {
         return "an empty body".into();
     }

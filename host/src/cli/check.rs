@@ -23,6 +23,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let channel = |c: &ChannelConfig| match c {
         ChannelConfig::File { path } => format!("file {}", path.display()),
         ChannelConfig::Stdout => "stdout".into(),
+        ChannelConfig::Redis { url, key, expiry } => {
+            format!("redis {} key {key} expiring after {}", redact(url), humantime::format_duration(*expiry))
+        }
+        ChannelConfig::Ssm { name } => format!("ssm parameter {name}"),
     };
     let report = serde_json::json!({
         "config": config.source,
@@ -35,9 +39,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             "memory_mib": config.policy_memory_bytes >> 20,
             "thresholds": thresholds,
         },
-        "store": match &config.store { StoreConfig::Sqlite { path } => format!("sqlite {}", path.display()) },
+        "store": match &config.store {
+            StoreConfig::Sqlite { path } => format!("sqlite {}", path.display()),
+            StoreConfig::Postgres { url, lock_key, .. } => format!("postgres {} (lock key {lock_key})", redact(url)),
+        },
         "metrics": metrics.describe(),
-        "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace" },
+        "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace", MetricsConfig::Prometheus { .. } => "prometheus" },
+        "stage_controller": format!("{:?}", config.stage_controller),
         "read_timeout": humantime::format_duration(config.read_timeout).to_string(),
         "publish": { "cache": channel(&config.cache), "parameter": channel(&config.parameter),
                       "timeout": humantime::format_duration(config.publish_timeout).to_string() },
@@ -49,4 +57,31 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     });
     super::emit(&serde_json::to_string_pretty(&report)?)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A connection string with any password replaced by `***` (URL or key=value form).
+fn redact(url: &str) -> String {
+    if let (Some(scheme), Some(at)) = (url.find("://"), url.rfind('@'))
+        && at > scheme
+        && let Some((user, _)) = url[scheme + 3..at].split_once(':')
+    {
+        return format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]);
+    }
+    url.split_whitespace()
+        .map(|part| if part.starts_with("password=") { "password=***" } else { part })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_never_reach_the_output() {
+        assert_eq!(redact("postgres://sentinel:s3cret@db:5432/x"), "postgres://sentinel:***@db:5432/x");
+        assert_eq!(redact("redis://:s3cret@cache:6379/0"), "redis://:***@cache:6379/0");
+        assert_eq!(redact("host=db user=s password=s3cret dbname=x"), "host=db user=s password=*** dbname=x");
+        assert_eq!(redact("redis://cache:6379/0"), "redis://cache:6379/0");
+    }
 }

@@ -53,10 +53,10 @@ pub enum PinCommand {
 pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
     let policy: SharedPolicy = crate::setup::load_policy(&config)?;
-    let store = crate::setup::open_store(&config)?;
-    let service = PinService::new(store, policy);
     let now = super::now_seconds();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let stores = runtime.block_on(crate::setup::open_store(&config))?;
+    let service = PinService::new(stores.pins, policy);
     let result = runtime.block_on(async {
         let mut lines = Vec::new();
         match args.command {

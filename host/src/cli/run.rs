@@ -48,7 +48,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
 async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
     let start_minute = super::current_minute();
-    let (sentinel, _) = crate::setup::sentinel(&config, start_minute, args.wait)?;
+    let (sentinel, _) = crate::setup::sentinel(&config, start_minute, args.wait).await?;
     if let Some(addr) = args.metrics_addr {
         crate::exporter::serve(addr, sentinel.telemetry.clone()).await?;
     }

@@ -26,7 +26,7 @@ pub fn run(args: TickArgs) -> anyhow::Result<ExitCode> {
     let now = args.at.unwrap_or_else(super::current_minute);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
-        let (sentinel, _) = crate::setup::sentinel(&config, now, args.wait)?;
+        let (sentinel, _) = crate::setup::sentinel(&config, now, args.wait).await?;
         match sentinel.tick(now).await {
             Ok(_) => Ok(ExitCode::SUCCESS),
             Err(e @ TickError::Lock(_)) => {

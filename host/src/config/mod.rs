@@ -20,11 +20,16 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoreConfig {
     Sqlite { path: PathBuf },
+    Postgres { url: String, timeout: Duration, lock_key: i64 },
 }
+
+/// The advisory lock key sentinels of one deployment share by default.
+pub const DEFAULT_LOCK_KEY: i64 = 0x5e47_1e1;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricsConfig {
     Synthetic,
+    Prometheus { url: String, queries: crate::adapters::prometheus_metrics::PrometheusQueries },
     Trace { path: PathBuf },
 }
 
@@ -32,11 +37,14 @@ pub enum MetricsConfig {
 pub enum ChannelConfig {
     File { path: PathBuf },
     Stdout,
+    Redis { url: String, key: String, expiry: Duration },
+    Ssm { name: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum StageControllerConfig {
     Log,
+    ApiGateway,
 }
 
 /// A declared stage target that could not be read, kept to log it.
@@ -122,20 +130,49 @@ impl Config {
         let store = match raw.store {
             None => StoreConfig::Sqlite { path: PathBuf::from(STATE_DIR).join("sentinel.db") },
             Some(RawStore::Sqlite { path }) => StoreConfig::Sqlite { path: resolve(path) },
+            Some(RawStore::Postgres { url, timeout, lock_key }) => StoreConfig::Postgres {
+                url: secret_override("SENTINEL_POSTGRES_URL", url),
+                timeout: in_range("store.timeout", timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(100), tick_deadline)?,
+                lock_key: lock_key.unwrap_or(DEFAULT_LOCK_KEY),
+            },
         };
         let (metrics, timeout) = match raw.metrics {
             None => (MetricsConfig::Synthetic, None),
             Some(RawMetrics::Synthetic { timeout }) => (MetricsConfig::Synthetic, timeout),
             Some(RawMetrics::Trace { path, timeout }) => (MetricsConfig::Trace { path: resolve(path) }, timeout),
+            Some(RawMetrics::Prometheus { url, queries, timeout }) => {
+                (MetricsConfig::Prometheus { url: secret_override("SENTINEL_PROMETHEUS_URL", url), queries }, timeout)
+            }
         };
         let read_timeout = in_range("metrics.timeout", timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(10), tick_deadline)?;
-        let channel = |c: Option<RawChannel>, default: &str| match c {
-            None => ChannelConfig::File { path: PathBuf::from(STATE_DIR).join(default) },
-            Some(RawChannel::File { path }) => ChannelConfig::File { path: resolve(path) },
-            Some(RawChannel::Stdout) => ChannelConfig::Stdout,
+        let channel = |key: &str, c: Option<RawChannel>, default: &str| -> Result<ChannelConfig, ConfigError> {
+            Ok(match c {
+                None => ChannelConfig::File { path: PathBuf::from(STATE_DIR).join(default) },
+                Some(RawChannel::File { path }) => ChannelConfig::File { path: resolve(path) },
+                Some(RawChannel::Stdout) => ChannelConfig::Stdout,
+                Some(RawChannel::Redis { url, key: redis_key, expiry }) => ChannelConfig::Redis {
+                    url: secret_override("SENTINEL_REDIS_URL", url),
+                    key: redis_key.unwrap_or_else(|| "capacity:state".into()),
+                    expiry: in_range(
+                        &format!("{key}.expiry"),
+                        expiry.unwrap_or(Duration::from_secs(300)),
+                        Duration::from_secs(60),
+                        Duration::from_secs(86_400),
+                    )?,
+                },
+                Some(RawChannel::Ssm { name }) => {
+                    if !name.starts_with('/') && name.contains('/') {
+                        return Err(invalid(&format!("{key}.name"), format!("`{name}`: a hierarchical parameter name starts with /")));
+                    }
+                    if name.trim().is_empty() {
+                        return Err(invalid(&format!("{key}.name"), "must not be blank".into()));
+                    }
+                    ChannelConfig::Ssm { name }
+                }
+            })
         };
-        let cache = channel(raw.publish.cache, "cache.json");
-        let parameter = channel(raw.publish.parameter, "parameter.json");
+        let cache = channel("publish.cache", raw.publish.cache, "cache.json")?;
+        let parameter = channel("publish.parameter", raw.publish.parameter, "parameter.json")?;
         if let (ChannelConfig::File { path: a }, ChannelConfig::File { path: b }) = (&cache, &parameter)
             && a == b
         {
@@ -145,6 +182,7 @@ impl Config {
             in_range("publish.timeout", raw.publish.timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(10), tick_deadline)?;
         let stage_controller = match raw.stages.controller {
             None | Some(RawStageController::Log) => StageControllerConfig::Log,
+            Some(RawStageController::ApiGateway) => StageControllerConfig::ApiGateway,
         };
         let (mut stage_targets, mut malformed_targets) = (Vec::new(), Vec::new());
         for (index, value) in raw.stages.targets.into_iter().enumerate() {
@@ -171,6 +209,12 @@ impl Config {
             malformed_targets,
         })
     }
+}
+
+/// A URL that may carry credentials can come from the environment instead of the file (the
+/// only thing the environment overrides: secrets).
+fn secret_override(var: &str, configured: String) -> String {
+    std::env::var(var).ok().filter(|v| !v.trim().is_empty()).unwrap_or(configured)
 }
 
 /// One declared target, checked; the message says what was wrong.

@@ -36,6 +36,13 @@ pub struct RawPolicyLimits {
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum RawStore {
     Sqlite { path: PathBuf },
+    /// The shared store: several sentinels, one decides each minute (advisory lock).
+    Postgres {
+        url: String,
+        #[serde(default, with = "humantime_serde::option")]
+        timeout: Option<Duration>,
+        lock_key: Option<i64>,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,6 +50,13 @@ pub enum RawStore {
 pub enum RawMetrics {
     /// The built-in quiet day with an incident.
     Synthetic {
+        #[serde(default, with = "humantime_serde::option")]
+        timeout: Option<Duration>,
+    },
+    /// One PromQL query per signal, evaluated at the tick's minute.
+    Prometheus {
+        url: String,
+        queries: crate::adapters::prometheus_metrics::PrometheusQueries,
         #[serde(default, with = "humantime_serde::option")]
         timeout: Option<Duration>,
     },
@@ -70,6 +84,16 @@ pub enum RawChannel {
     File { path: PathBuf },
     /// Prints the document as one JSON line.
     Stdout,
+    /// A Redis key with an expiry, so a dead sentinel's state ages out.
+    Redis {
+        url: String,
+        key: Option<String>,
+        #[serde(default, with = "humantime_serde::option")]
+        expiry: Option<Duration>,
+    },
+    /// An AWS SSM parameter, overwritten each tick (endpoint, region and credentials from the
+    /// standard AWS configuration chain).
+    Ssm { name: String },
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -86,4 +110,6 @@ pub struct RawStages {
 pub enum RawStageController {
     /// Logs what it would change.
     Log,
+    /// Patches API Gateway stage throttling (AWS configuration chain).
+    ApiGateway,
 }

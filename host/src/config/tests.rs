@@ -77,3 +77,52 @@ fn memory_cap_out_of_range_is_refused() {
     let err = parse("[policy_limits]\nmemory_mib = 0\n").unwrap_err().to_string();
     assert!(err.contains("policy_limits.memory_mib"), "{err}");
 }
+
+#[test]
+fn a_production_config_reads_every_real_backend() {
+    let c = parse(
+        r#"
+[store]
+kind = "postgres"
+url = "postgres://sentinel@db:5432/sentinel"
+
+[metrics]
+kind = "prometheus"
+url = "http://prometheus:9090"
+[metrics.queries]
+connections_pct = 'sum(pg_stat_activity_count)'
+
+[publish.cache]
+kind = "redis"
+url = "redis://cache:6379/0"
+
+[publish.parameter]
+kind = "ssm"
+name = "/capacity/state"
+
+[stages]
+controller = { kind = "api-gateway" }
+"#,
+    )
+    .unwrap();
+    assert!(matches!(&c.store, StoreConfig::Postgres { lock_key, timeout, .. } if *lock_key == DEFAULT_LOCK_KEY && *timeout == Duration::from_secs(5)));
+    assert!(matches!(&c.metrics, MetricsConfig::Prometheus { url, .. } if url == "http://prometheus:9090"));
+    assert_eq!(
+        c.cache,
+        ChannelConfig::Redis { url: "redis://cache:6379/0".into(), key: "capacity:state".into(), expiry: Duration::from_secs(300) }
+    );
+    assert_eq!(c.parameter, ChannelConfig::Ssm { name: "/capacity/state".into() });
+    assert_eq!(c.stage_controller, StageControllerConfig::ApiGateway);
+}
+
+#[test]
+fn a_redis_expiry_below_a_minute_is_refused() {
+    let err = parse("[publish.cache]\nkind = \"redis\"\nurl = \"redis://x\"\nexpiry = \"10s\"\n").unwrap_err().to_string();
+    assert!(err.contains("publish.cache.expiry"), "{err}");
+}
+
+#[test]
+fn prometheus_queries_refuse_unknown_keys() {
+    let err = parse("[metrics]\nkind = \"prometheus\"\nurl = \"http://p\"\n[metrics.queries]\ncpu = 'x'\n").unwrap_err().to_string();
+    assert!(err.contains("cpu"), "{err}");
+}

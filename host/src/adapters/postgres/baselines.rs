@@ -1,0 +1,98 @@
+//! `BaselineStore`: latency samples (written by each tick's commit) and the hourly baselines.
+
+use super::{Fail, PostgresStore};
+use crate::bindings::{ApiBaseline, ApiSamples, Instant, LatencySample};
+use crate::ports::StoreError;
+use crate::ports::baselines::BaselineStore;
+
+#[async_trait::async_trait]
+impl BaselineStore for PostgresStore {
+    async fn latest_baselines(&self) -> Result<Option<(Instant, Vec<ApiBaseline>)>, StoreError> {
+        self.run("reading the baselines", |c| {
+            Box::pin(async move {
+                let hour: Option<Instant> = c.query_one("SELECT MAX(hour) FROM baseline_hours", &[]).await?.try_get(0)?;
+                let Some(hour) = hour else { return Ok(None) };
+                let rows = c
+                    .query("SELECT api, baseline_ms, samples FROM baselines WHERE hour = $1 ORDER BY api", &[&hour])
+                    .await?;
+                let baselines = rows
+                    .iter()
+                    .map(|row| {
+                        let api: String = row.try_get(0)?;
+                        let samples: i64 = row.try_get(2)?;
+                        let samples = u32::try_from(samples).map_err(|_| {
+                            Fail::corrupt(
+                                "the baselines",
+                                format!(
+                                    "hour {hour}, api {api}: sample count {samples} is out of range; \
+                                     the next hourly recompute replaces it"
+                                ),
+                            )
+                        })?;
+                        Ok(ApiBaseline { api, baseline_ms: row.try_get(1)?, samples })
+                    })
+                    .collect::<Result<Vec<_>, Fail>>()?;
+                Ok(Some((hour, baselines)))
+            })
+        })
+        .await
+    }
+
+    async fn samples_since(&self, from: Instant) -> Result<Vec<ApiSamples>, StoreError> {
+        self.run("reading the latency samples", move |c| {
+            Box::pin(async move {
+                let rows = c
+                    .query("SELECT api, at, p95_ms FROM latency_samples WHERE at >= $1 ORDER BY api, at", &[&from])
+                    .await?;
+                let mut grouped: Vec<ApiSamples> = Vec::new();
+                for row in rows {
+                    let api: String = row.try_get(0)?;
+                    let sample = LatencySample { at: row.try_get(1)?, p95_ms: row.try_get(2)? };
+                    match grouped.last_mut() {
+                        Some(last) if last.api == api => last.samples.push(sample),
+                        _ => grouped.push(ApiSamples { api, samples: vec![sample] }),
+                    }
+                }
+                Ok(grouped)
+            })
+        })
+        .await
+    }
+
+    async fn save_baselines(
+        &self,
+        hour: Instant,
+        baselines: &[ApiBaseline],
+        prune_before: Instant,
+    ) -> Result<(), StoreError> {
+        let baselines = baselines.to_vec();
+        self.run("saving the baselines", move |c| {
+            Box::pin(async move {
+                c.execute("DELETE FROM baselines WHERE hour = $1", &[&hour]).await?;
+                if !baselines.is_empty() {
+                    let insert = c
+                        .prepare(
+                            "INSERT INTO baselines (hour, api, baseline_ms, samples) VALUES ($1, $2, $3, $4)
+                             ON CONFLICT (hour, api) DO UPDATE
+                             SET baseline_ms = excluded.baseline_ms, samples = excluded.samples",
+                        )
+                        .await?;
+                    for b in &baselines {
+                        // A non-finite baseline is kept as none, as the SQLite store does.
+                        let baseline_ms = b.baseline_ms.filter(|ms| ms.is_finite());
+                        c.execute(&insert, &[&hour, &b.api, &baseline_ms, &i64::from(b.samples)]).await?;
+                    }
+                }
+                c.execute(
+                    "INSERT INTO baseline_hours (hour, saved_at) VALUES ($1, now())
+                     ON CONFLICT (hour) DO UPDATE SET saved_at = excluded.saved_at",
+                    &[&hour],
+                )
+                .await?;
+                c.execute("DELETE FROM latency_samples WHERE at < $1", &[&prune_before]).await?;
+                Ok(())
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,238 @@
+//! `Leadership` for the shared store: a session-level advisory lock
+//! (`pg_try_advisory_lock(key)`) on a connection of its own, opened by each `acquire` and kept
+//! by the lease. It must not be the store's connection, nor any pooled one: the lock belongs
+//! to the session, and a session that outlives the lease keeps it. Dropping the lease unlocks
+//! (best effort) and closes the connection; if the sentinel dies, PostgreSQL frees the lock as
+//! soon as it notices the session is gone.
+
+use super::{advice, parse_url};
+use crate::ports::leadership::{Leadership, Lease, LockError};
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_postgres::{Client, Config, NoTls};
+
+/// How often a waiting `acquire` tries again.
+pub const RETRY_EVERY: Duration = Duration::from_millis(100);
+
+/// The leadership lock `lock_key` in the database at a URL.
+pub struct PostgresLeadership {
+    /// The parsed URL, or why it does not parse (reported by `acquire`).
+    config: Result<Config, String>,
+    location: String,
+    timeout: Duration,
+    key: i64,
+}
+
+impl std::fmt::Debug for PostgresLeadership {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresLeadership")
+            .field("location", &self.location)
+            .field("key", &self.key)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The held lock and the connection that holds it; dropping it releases the lock.
+pub struct PostgresLease {
+    conn: Option<Dedicated>,
+    key: i64,
+    what: String,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for PostgresLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresLease").field("what", &self.what).finish_non_exhaustive()
+    }
+}
+
+impl Lease for PostgresLease {}
+
+/// A connection of the lock's own and the task driving it.
+struct Dedicated {
+    client: Client,
+    task: JoinHandle<()>,
+}
+
+impl Dedicated {
+    /// Closes the connection politely (the task ends once the client is gone).
+    fn close(self) {
+        drop(self.client);
+    }
+
+    /// Closes it at once: for a connection whose state is unknown.
+    fn abort(self) {
+        self.task.abort();
+    }
+}
+
+impl Drop for PostgresLease {
+    fn drop(&mut self) {
+        let Some(Dedicated { client, mut task }) = self.conn.take() else { return };
+        let (key, what, timeout) = (self.key, std::mem::take(&mut self.what), self.timeout);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // No runtime to unlock on: closing the socket ends the session, which frees the lock.
+            task.abort();
+            return;
+        };
+        runtime.spawn(async move {
+            let unlock = "SELECT pg_advisory_unlock($1::bigint)";
+            match tokio::time::timeout(timeout, client.query_one(unlock, &[&key])).await {
+                Ok(Ok(row)) if row.try_get::<_, bool>(0).unwrap_or(false) => {}
+                Ok(Ok(_)) => tracing::warn!(lock = what, "the leadership lock was no longer held when released (was the connection reset?)"),
+                Ok(Err(e)) => tracing::debug!(lock = what, error = %e, "unlocking failed; closing the session frees the lock"),
+                Err(_) => tracing::debug!(lock = what, "unlocking got no answer; closing the session frees the lock"),
+            }
+            drop(client);
+            if tokio::time::timeout(timeout, &mut task).await.is_err() {
+                task.abort();
+            }
+        });
+    }
+}
+
+impl PostgresLeadership {
+    /// The lock `lock_key` in the database at `url` (as for [`super::connect`]); connecting
+    /// and each statement are bounded by `timeout`. Nothing is touched until `acquire`, and a
+    /// URL that does not parse is reported there.
+    pub fn new(url: &str, timeout: Duration, lock_key: i64) -> PostgresLeadership {
+        let (config, location) = match parse_url(url, timeout) {
+            Ok((config, location)) => (Ok(config), location),
+            Err((location, message)) => (Err(message), location),
+        };
+        PostgresLeadership { config, location, timeout, key: lock_key }
+    }
+
+    /// The lock's key.
+    pub fn lock_key(&self) -> i64 {
+        self.key
+    }
+
+    /// `pg_advisory_lock(KEY) on host:port/db`, as messages name it.
+    fn what(&self) -> String {
+        format!("pg_advisory_lock({}) on {}", self.key, self.location)
+    }
+
+    fn failed(&self, message: String) -> LockError {
+        LockError::Failed { what: self.what(), message }
+    }
+
+    /// A new connection for the lock alone.
+    async fn open(&self) -> Result<Dedicated, LockError> {
+        let config = self.config.as_ref().map_err(|message| self.failed(message.clone()))?;
+        let connecting = tokio::time::timeout(self.timeout, config.connect(NoTls)).await;
+        let (client, connection) = match connecting {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => {
+                let mut message = format!("cannot connect: {}", advice(&e));
+                if e.as_db_error().is_none() {
+                    message.push_str(&format!(
+                        "; check that PostgreSQL is running at {} and accepts TCP connections",
+                        self.location
+                    ));
+                }
+                return Err(self.failed(message));
+            }
+            Err(_) => {
+                return Err(self.failed(format!(
+                    "no answer from the server within {:?} while connecting; check that PostgreSQL is running at {} \
+                     and reachable",
+                    self.timeout, self.location
+                )));
+            }
+        };
+        let what = self.what();
+        let task = tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::warn!(lock = what, error = %e, "the connection of the leadership lock ended; PostgreSQL has released the lock");
+            }
+        });
+        let conn = Dedicated { client, task };
+        // A server or role default that ends idle sessions would silently end the lease.
+        // Best effort: the setting exists from PostgreSQL 14 on.
+        if let Ok(Err(e)) =
+            tokio::time::timeout(self.timeout, conn.client.batch_execute("SET idle_session_timeout = 0")).await
+        {
+            tracing::debug!(lock = self.what(), error = %e, "could not turn idle_session_timeout off");
+        }
+        Ok(conn)
+    }
+
+    /// One `pg_try_advisory_lock` on `conn`.
+    async fn try_lock(&self, conn: &Dedicated) -> Result<bool, LockError> {
+        let attempt = "SELECT pg_try_advisory_lock($1::bigint)";
+        match tokio::time::timeout(self.timeout, conn.client.query_one(attempt, &[&self.key])).await {
+            Ok(Ok(row)) => row.try_get(0).map_err(|e| self.failed(advice(&e))),
+            Ok(Err(e)) => Err(self.failed(format!("taking it failed: {}", advice(&e)))),
+            Err(_) => Err(self.failed(format!(
+                "no answer from the server within {:?}; PostgreSQL may be overloaded or hung",
+                self.timeout
+            ))),
+        }
+    }
+
+    /// The lock and, when PostgreSQL says, the session holding it, for messages.
+    async fn describe_held(&self, conn: &Dedicated) -> String {
+        let key = self.key as u64;
+        let (high, low) = ((key >> 32) as i64, (key & 0xffff_ffff) as i64);
+        let query = "SELECT l.pid, a.application_name, host(a.client_addr)
+             FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+               AND l.classid::bigint = $1 AND l.objid::bigint = $2
+             LIMIT 1";
+        let holder = match tokio::time::timeout(self.timeout, conn.client.query_opt(query, &[&high, &low])).await {
+            Ok(Ok(Some(row))) => Some(row),
+            _ => None,
+        };
+        let Some(row) = holder else { return self.what() };
+        let pid: Option<i32> = row.try_get(0).ok();
+        let app: Option<String> = row.try_get(1).ok().flatten().filter(|a: &String| !a.is_empty());
+        let client: Option<String> = row.try_get(2).ok().flatten();
+        let mut held = format!("{} (held by server process {}", self.what(), pid.map_or("?".into(), |p| p.to_string()));
+        if let Some(app) = app {
+            held.push_str(&format!(", application {app}"));
+        }
+        if let Some(client) = client {
+            held.push_str(&format!(", client {client}"));
+        }
+        held.push(')');
+        held
+    }
+}
+
+#[async_trait::async_trait]
+impl Leadership for PostgresLeadership {
+    async fn acquire(&self, wait: Option<Duration>) -> Result<Box<dyn Lease>, LockError> {
+        let started = Instant::now();
+        let conn = self.open().await?;
+        loop {
+            match self.try_lock(&conn).await {
+                Ok(true) => {
+                    let lease = PostgresLease { conn: Some(conn), key: self.key, what: self.what(), timeout: self.timeout };
+                    return Ok(Box::new(lease));
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    conn.abort(); // a lock granted after the timeout dies with the session
+                    return Err(e);
+                }
+            }
+            let Some(wait) = wait else {
+                let what = self.describe_held(&conn).await;
+                conn.close();
+                return Err(LockError::Held { what });
+            };
+            let waited = started.elapsed();
+            if waited >= wait {
+                let what = self.describe_held(&conn).await;
+                conn.close();
+                return Err(LockError::TimedOut { what, waited });
+            }
+            tokio::time::sleep(RETRY_EVERY.min(wait - waited)).await;
+        }
+    }
+}
+

@@ -1,0 +1,183 @@
+//! `MemoryStore`: the memory row, stage status and tick records, and the one transaction
+//! that ends each tick (SPEC section 11, hop 4).
+
+use super::pins::{append_audit, lock_pin};
+use super::{Fail, PostgresStore, parse_json, to_json};
+use crate::bindings::Memory;
+use crate::ports::StoreError;
+use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
+use crate::ports::pins::AuditAction;
+use std::collections::BTreeMap;
+use tokio_postgres::Client;
+
+#[async_trait::async_trait]
+impl MemoryStore for PostgresStore {
+    async fn load_memory(&self) -> Result<Option<Memory>, StoreError> {
+        self.run("reading the memory", |c| {
+            Box::pin(async move {
+                let row = c.query_opt("SELECT memory::text FROM memory WHERE id = 1", &[]).await?;
+                let Some(row) = row else { return Ok(None) };
+                let text: String = row.try_get(0)?;
+                parse_json("memory", "the memory row", &text, "the tick starts fresh and its commit replaces the row")
+                    .map(Some)
+            })
+        })
+        .await
+    }
+
+    async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {
+        self.run("reading the stage status", |c| {
+            Box::pin(async move {
+                let rows =
+                    c.query("SELECT target, engaged, original::text FROM stage_status ORDER BY target", &[]).await?;
+                let mut status = BTreeMap::new();
+                for row in rows {
+                    let original: Option<String> = row.try_get(2)?;
+                    let original = original.and_then(|t| serde_json::from_str(&t).ok());
+                    status.insert(row.try_get(0)?, StageStatus { engaged: row.try_get(1)?, original });
+                }
+                Ok(status)
+            })
+        })
+        .await
+    }
+
+    async fn commit_tick(&self, commit: &TickCommit) -> Result<Committed, StoreError> {
+        let commit = commit.clone();
+        let location = self.shared.location.clone();
+        self.run("committing the tick", move |c| Box::pin(async move { write_tick(c, &commit, &location).await }))
+            .await
+    }
+
+    async fn record_publication(&self, sequence: u64, outcomes: &[ChannelOutcome]) -> Result<(), StoreError> {
+        let json = to_json("publication outcomes", &outcomes);
+        self.run("recording the publication", move |c| {
+            Box::pin(async move {
+                let json = json?;
+                let changed = match i64::try_from(sequence) {
+                    Ok(seq) => {
+                        c.execute("UPDATE ticks SET publication = $1::text::json WHERE sequence = $2", &[&json, &seq])
+                            .await?
+                    }
+                    Err(_) => 0,
+                };
+                if changed == 0 {
+                    return Err(Fail::corrupt(
+                        "a tick record",
+                        format!(
+                            "there is no tick {sequence} to record its publication on; was the database reset mid-tick?"
+                        ),
+                    ));
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    async fn recent_ticks(&self, limit: u32) -> Result<Vec<(u64, TickRecord)>, StoreError> {
+        self.run("reading the tick records", move |c| {
+            Box::pin(async move {
+                let rows = c
+                    .query("SELECT sequence, record::text FROM ticks ORDER BY sequence DESC LIMIT $1", &[&i64::from(limit)])
+                    .await?;
+                rows.into_iter()
+                    .map(|row| {
+                        let sequence: i64 = row.try_get(0)?;
+                        let text: String = row.try_get(1)?;
+                        let record = parse_json(
+                            "a tick record",
+                            format_args!("tick {sequence}"),
+                            &text,
+                            "it is kept as written; read it with psql",
+                        )?;
+                        Ok((sequence as u64, record))
+                    })
+                    .collect()
+            })
+        })
+        .await
+    }
+}
+
+/// Everything one tick writes, inside the caller's transaction.
+async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<Committed, Fail> {
+    let at = commit.record.at;
+    c.execute(
+        "INSERT INTO memory (id, memory, updated_at) VALUES (1, $1::text::json, $2)
+         ON CONFLICT (id) DO UPDATE SET memory = excluded.memory, updated_at = excluded.updated_at",
+        &[&to_json("memory", &commit.memory)?, &at],
+    )
+    .await?;
+
+    let expiry_audit = match &commit.expired_pin {
+        // Only the pin that expired: one set meanwhile by an operator stays. The pin row stays
+        // locked until the commit, so no change can slip in between the check and the delete.
+        Some(expired) => match lock_pin(c).await? {
+            Some(Ok(stored)) if stored == *expired => {
+                c.execute("UPDATE pin SET pin = NULL, set_at = NULL WHERE id = 1", &[]).await?;
+                Some(append_audit(c, at, &commit.expired_by, AuditAction::Expire, Some(expired), None).await?)
+            }
+            _ => None,
+        },
+        None => None,
+    };
+
+    let finite: Vec<_> = commit
+        .samples
+        .iter()
+        .filter(|(api, sample)| {
+            let ok = sample.p95_ms.is_finite();
+            if !ok {
+                tracing::warn!(store = location, api, p95_ms = sample.p95_ms, "not storing a non-finite latency sample");
+            }
+            ok
+        })
+        .collect();
+    if !finite.is_empty() {
+        let insert = c
+            .prepare(
+                "INSERT INTO latency_samples (api, at, p95_ms) VALUES ($1, $2, $3)
+                 ON CONFLICT (api, at) DO UPDATE SET p95_ms = excluded.p95_ms",
+            )
+            .await?;
+        for (api, sample) in finite {
+            c.execute(&insert, &[api, &sample.at, &sample.p95_ms]).await?;
+        }
+    }
+
+    if !commit.stages.is_empty() {
+        let upsert = c
+            .prepare(
+                "INSERT INTO stage_status (target, engaged, original, updated_at) VALUES ($1, $2, $3::text::json, $4)
+                 ON CONFLICT (target) DO UPDATE SET engaged = excluded.engaged, original = excluded.original,
+                     updated_at = excluded.updated_at",
+            )
+            .await?;
+        for (target, status) in &commit.stages {
+            let original = status.original.as_ref().map(|v| v.to_string());
+            c.execute(&upsert, &[target, &status.engaged, &original, &at]).await?;
+        }
+    }
+
+    // The largest sequence ever handed out plus one (the counter row is locked until the
+    // commit). Should the row have been deleted by hand, it restarts above the stored ticks.
+    let sequence: i64 = c
+        .query_one(
+            "INSERT INTO tick_counter (id, last) SELECT 1, COALESCE(MAX(sequence), 0) + 1 FROM ticks
+             ON CONFLICT (id) DO UPDATE SET last = tick_counter.last + 1
+             RETURNING last",
+            &[],
+        )
+        .await?
+        .try_get(0)?;
+    c.execute(
+        "INSERT INTO ticks (sequence, at, record) VALUES ($1, $2, $3::text::json)",
+        &[&sequence, &at, &to_json("tick record", &commit.record)?],
+    )
+    .await?;
+    let sequence = u64::try_from(sequence).map_err(|_| {
+        Fail::corrupt("the tick counter", format!("it handed out {sequence}; set tick_counter.last to MAX(ticks.sequence)"))
+    })?;
+    Ok(Committed { sequence, expiry_audit })
+}

@@ -1,0 +1,476 @@
+//! The shared store on PostgreSQL: the same tables and the same semantics as the embedded
+//! SQLite store (memory, pins and their audit, latency samples, baselines, tick records,
+//! stage status; SPEC sections 4-7 and 11), for several sentinel replicas and operators on
+//! several machines. Leadership is a session advisory lock on a dedicated connection
+//! ([`PostgresLeadership`]).
+//!
+//! One connection per store, behind an async mutex: the sentinel makes a handful of short calls
+//! a minute, and the mutex keeps this process's transactions one at a time on it. Every call
+//! runs in its own transaction and is bounded by the store's timeout as a whole (waiting for
+//! the mutex, reconnecting, the statements and the commit). The connection is replaced lazily:
+//! when it is found closed, when a call was cut off by the timeout mid-request (its state is
+//! unknown), or after a protocol-level failure. A `BEGIN` that fails because a reused
+//! connection turned out dead is retried once on a fresh one (nothing can have been written),
+//! so a PostgreSQL restart heals on the next call; a commit cut off is reported as such and
+//! never retried.
+//!
+//! JSON values are stored in `json` columns, which keep the text exactly as written (and
+//! reject text that is not JSON); a value that parses as JSON but not as the record it should
+//! be is reported as `StoreError::Corrupt`, as with SQLite. TLS is not built in: use
+//! `sslmode=disable` or `prefer` (the default), or a local TLS proxy.
+
+mod baselines;
+mod lock;
+mod memory;
+mod pins;
+mod schema;
+
+pub use lock::{PostgresLease, PostgresLeadership, RETRY_EVERY};
+pub use schema::SCHEMA_VERSION;
+
+use crate::ports::StoreError;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, Config, NoTls};
+
+/// How often a connection attempt is repeated while the server says it is starting up.
+const STARTUP_RETRY: Duration = Duration::from_millis(100);
+
+/// The PostgreSQL store. Cheap to clone: clones share the connection.
+#[derive(Clone)]
+pub struct PostgresStore {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    config: Config,
+    /// `host:port/db`, as errors name the server (never the password).
+    location: String,
+    timeout: Duration,
+    slot: tokio::sync::Mutex<Slot>,
+}
+
+/// The connection, if there is one, and whether a call was using it.
+#[derive(Default)]
+struct Slot {
+    conn: Option<Conn>,
+    /// Set while a call is in flight. Still set when the next call starts means the last one
+    /// was cut off by its timeout mid-request: the connection's state is unknown, replace it.
+    busy: bool,
+}
+
+impl Slot {
+    fn discard(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            conn.task.abort();
+        }
+        self.busy = false;
+    }
+}
+
+/// A client and the task driving its connection.
+struct Conn {
+    client: Client,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("location", &self.shared.location)
+            .field("timeout", &self.shared.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Connects to the store at `url` (a `postgres://user:password@host:port/db` URL or a libpq
+/// `key=value` string) and brings its schema up to [`SCHEMA_VERSION`]; both bounded by
+/// `timeout`. A database written by a newer sentinel is refused with
+/// `StoreError::NewerSchema`. Every later call is bounded by `timeout` too.
+pub async fn connect(url: &str, timeout: Duration) -> Result<PostgresStore, StoreError> {
+    PostgresStore::connect(url, timeout).await
+}
+
+impl PostgresStore {
+    /// See [`connect`].
+    pub async fn connect(url: &str, timeout: Duration) -> Result<PostgresStore, StoreError> {
+        let (config, location) = parse_url(url, timeout).map_err(|(location, message)| StoreError::Unavailable { location, message })?;
+        if matches!(config.get_ssl_mode(), SslMode::Require) {
+            return Err(StoreError::Unavailable {
+                location,
+                message: "the URL asks for sslmode=require, but this sentinel connects without TLS; \
+                          use sslmode=disable or prefer, or a local TLS proxy"
+                    .into(),
+            });
+        }
+        let shared = Shared { config, location, timeout, slot: tokio::sync::Mutex::new(Slot::default()) };
+        let deadline = Instant::now() + timeout;
+        let stage = AtomicU8::new(Stage::Connecting as u8);
+        let opening = async {
+            let mut conn = shared.open(deadline).await.map_err(|f| f.into_store_error(&shared.location, "connecting"))?;
+            stage.store(Stage::Working as u8, Ordering::Relaxed);
+            schema::migrate(&mut conn.client).await.map_err(|f| f.into_store_error(&shared.location, "migrating the schema"))?;
+            Ok::<_, StoreError>(conn)
+        };
+        let conn = match tokio::time::timeout_at(deadline, opening).await {
+            Ok(opened) => opened?,
+            Err(_) => return Err(shared.timed_out("connecting and migrating the schema", &stage)),
+        };
+        shared.slot.lock().await.conn = Some(conn);
+        Ok(PostgresStore { shared: Arc::new(shared) })
+    }
+
+    /// The server as errors name it: `host:port/db`.
+    pub fn location(&self) -> &str {
+        &self.shared.location
+    }
+
+    /// Runs `work` in one transaction on the store's connection, (re)connecting first when
+    /// needed, all within the store's timeout; `doing` names the operation in errors
+    /// ("committing the tick"). The transaction commits when `work` succeeds and rolls back
+    /// otherwise.
+    async fn run<T, F>(&self, doing: &'static str, work: F) -> Result<T, StoreError>
+    where
+        T: Send,
+        F: for<'c> FnOnce(&'c Client) -> Work<'c, T> + Send,
+    {
+        let shared = &*self.shared;
+        let deadline = Instant::now() + shared.timeout;
+        let stage = AtomicU8::new(Stage::Waiting as u8);
+        let attempt = async {
+            let mut slot = shared.slot.lock().await;
+            let mut retried = false;
+            loop {
+                let stale = slot.conn.as_ref().is_some_and(|c| c.client.is_closed());
+                if slot.busy || stale {
+                    slot.discard();
+                }
+                let fresh = slot.conn.is_none();
+                if fresh {
+                    stage.store(Stage::Connecting as u8, Ordering::Relaxed);
+                    slot.conn = Some(shared.open(deadline).await?);
+                }
+                stage.store(Stage::Working as u8, Ordering::Relaxed);
+                slot.busy = true;
+                let Some(conn) = slot.conn.as_ref() else { continue };
+                match conn.client.batch_execute("BEGIN").await {
+                    Ok(()) => break,
+                    Err(e) if breaks_connection(&e, &conn.client) => {
+                        slot.discard();
+                        // A reused connection found dead: nothing was written, try a new one.
+                        if !fresh && !retried {
+                            retried = true;
+                            tracing::debug!(store = shared.location, error = %e, "the PostgreSQL connection was lost; reconnecting");
+                            continue;
+                        }
+                        return Err(Fail::Pg(e));
+                    }
+                    Err(e) => {
+                        slot.busy = false;
+                        return Err(Fail::Pg(e));
+                    }
+                }
+            }
+            let Some(conn) = slot.conn.as_ref() else {
+                return Err(Fail::Invalid("the connection vanished mid-call; retry".into()));
+            };
+            let client = &conn.client;
+            let finished = match work(client).await {
+                Ok(value) => match client.batch_execute("COMMIT").await {
+                    Ok(()) => Ok(value),
+                    Err(e) if breaks_connection(&e, client) => Err(Fail::CommitLost(e)),
+                    Err(e) => Err(Fail::Pg(e)),
+                },
+                Err(fail) => {
+                    if !client.is_closed() && !fail.breaks_connection() {
+                        if let Err(e) = client.batch_execute("ROLLBACK").await {
+                            tracing::debug!(store = shared.location, error = %e, "rolling back failed; the connection is replaced");
+                            slot.discard();
+                            return Err(fail);
+                        }
+                    }
+                    Err(fail)
+                }
+            };
+            let keep = !client.is_closed() && !finished.as_ref().err().is_some_and(Fail::breaks_connection);
+            slot.busy = false;
+            if !keep {
+                slot.discard();
+            }
+            finished
+        };
+        match tokio::time::timeout_at(deadline, attempt).await {
+            Ok(result) => result.map_err(|fail| fail.into_store_error(&shared.location, doing)),
+            Err(_) => Err(shared.timed_out(doing, &stage)),
+        }
+    }
+}
+
+/// The future a unit of work in [`PostgresStore::run`] returns.
+pub(super) type Work<'c, T> = Pin<Box<dyn Future<Output = Result<T, Fail>> + Send + 'c>>;
+
+/// Where a call was when its timeout cut it off, for the message.
+#[repr(u8)]
+enum Stage {
+    /// Waiting for this process's previous call on the connection.
+    Waiting = 0,
+    Connecting = 1,
+    Working = 2,
+}
+
+impl Shared {
+    /// A new connection, with its task spawned and the session's timeouts set. Retried while
+    /// the server says it is starting up, as long as the deadline allows.
+    async fn open(&self, deadline: Instant) -> Result<Conn, Fail> {
+        loop {
+            match self.config.connect(NoTls).await {
+                Ok((client, connection)) => {
+                    let location = self.location.clone();
+                    let task = tokio::spawn(async move {
+                        if let Err(e) = connection.await {
+                            tracing::debug!(store = location, error = %e, "the PostgreSQL connection ended; the next call reconnects");
+                        }
+                    });
+                    let conn = Conn { client, task };
+                    // A statement or a transaction left open beyond the timeout is abandoned by
+                    // this side already: let the server end it too, and free its locks.
+                    let ms = self.timeout.as_millis().max(1);
+                    let settings = format!("SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms}");
+                    if let Err(e) = conn.client.batch_execute(&settings).await {
+                        conn.task.abort();
+                        return Err(Fail::Connect(e));
+                    }
+                    return Ok(conn);
+                }
+                Err(e) if e.code() == Some(&SqlState::CANNOT_CONNECT_NOW) && Instant::now() + STARTUP_RETRY < deadline => {
+                    tracing::debug!(store = self.location, error = %e, "PostgreSQL is starting up; retrying");
+                    tokio::time::sleep(STARTUP_RETRY).await;
+                }
+                Err(e) => return Err(Fail::Connect(e)),
+            }
+        }
+    }
+
+    fn timed_out(&self, doing: &str, stage: &AtomicU8) -> StoreError {
+        let t = self.timeout;
+        let location = self.location.clone();
+        let message = match stage.load(Ordering::Relaxed) {
+            0 => format!(
+                "{doing}: waited {t:?} for this process's previous call to the server, which is not answering; \
+                 check that PostgreSQL is up and not overloaded"
+            ),
+            1 => format!(
+                "{doing}: no answer from the server within {t:?} while connecting; check that PostgreSQL is \
+                 running at {location} and reachable (a server or firewall that accepts connections but never \
+                 answers looks like this)"
+            ),
+            _ => format!(
+                "{doing}: no answer from the server within {t:?}; PostgreSQL may be overloaded, hung, or waiting \
+                 on a lock held by another session. The connection is dropped and the next call reconnects"
+            ),
+        };
+        StoreError::Unavailable { location, message }
+    }
+}
+
+/// Parses the URL and fills in what the sentinel needs: the TCP connect timeout and an
+/// application name (both only when the URL does not set them). Returns the config and the
+/// location; on failure the location and the message.
+pub(super) fn parse_url(url: &str, timeout: Duration) -> Result<(Config, String), (String, String)> {
+    let mut config: Config = url.parse().map_err(|e: tokio_postgres::Error| {
+        (
+            "the PostgreSQL URL".to_string(),
+            format!(
+                "the URL does not parse ({}); write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or \
+                 'host=HOST port=PORT user=USER dbname=DATABASE'",
+                describe(&e)
+            ),
+        )
+    })?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(timeout);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name(format!("capacity-sentinel[{}]", std::process::id()));
+    }
+    let location = location(&config);
+    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+        return Err((location, "the URL names no host; add one (postgres://USER@HOST:PORT/DATABASE)".into()));
+    }
+    Ok((config, location))
+}
+
+/// `host:port[,host:port]/db`: the server as messages name it, without user or password.
+pub(super) fn location(config: &Config) -> String {
+    let ports = config.get_ports();
+    let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+    let with_port = |name: &str, i: usize| {
+        if name.contains(':') { format!("[{name}]:{}", port(i)) } else { format!("{name}:{}", port(i)) }
+    };
+    let mut hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| match host {
+            Host::Tcp(name) => with_port(name, i),
+            #[cfg(unix)]
+            Host::Unix(path) => format!("{}:{}", path.display(), port(i)),
+        })
+        .collect();
+    if hosts.is_empty() {
+        hosts = config.get_hostaddrs().iter().enumerate().map(|(i, a)| with_port(&a.to_string(), i)).collect();
+    }
+    let db = config.get_dbname().or(config.get_user()).unwrap_or("postgres");
+    format!("{}/{db}", hosts.join(","))
+}
+
+/// Whether an error leaves the connection unusable or in an unknown state: anything but an
+/// error reported by the server, and the server's own "this session is over" errors.
+fn breaks_connection(e: &tokio_postgres::Error, client: &Client) -> bool {
+    client.is_closed() || e.is_closed() || e.as_db_error().is_none_or(|db| session_ends(db.code()))
+}
+
+/// Operator intervention (`57P..`: shutdown, crash, restart) and connection exceptions (`08...`).
+fn session_ends(code: &SqlState) -> bool {
+    let code = code.code();
+    code.starts_with("57P") || code.starts_with("08")
+}
+
+/// An error with its causes, on one line.
+pub(super) fn describe(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let mut text = format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code());
+        if let Some(detail) = db.detail() {
+            text.push_str(&format!("; {detail}"));
+        }
+        if let Some(hint) = db.hint() {
+            text.push_str(&format!("; hint: {hint}"));
+        }
+        return text;
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+/// What to do about a server or connection error, after its description.
+pub(super) fn advice(e: &tokio_postgres::Error) -> String {
+    let text = describe(e);
+    let Some(code) = e.code() else {
+        if e.is_closed() {
+            return format!("{text}; the connection to the server was lost, and the next call reconnects");
+        }
+        return text;
+    };
+    let hint = match code {
+        c if *c == SqlState::INVALID_PASSWORD || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+            "check the user and password in the URL and the server's pg_hba.conf"
+        }
+        c if *c == SqlState::INVALID_CATALOG_NAME => "create the database (createdb) or fix its name in the URL",
+        c if *c == SqlState::INSUFFICIENT_PRIVILEGE => {
+            "grant the sentinel's user the privileges on its tables (and CREATE on the schema for migrations)"
+        }
+        c if *c == SqlState::TOO_MANY_CONNECTIONS => "raise max_connections or close other clients' idle connections",
+        c if *c == SqlState::CANNOT_CONNECT_NOW => "the server is starting up or shutting down; retry in a moment",
+        c if *c == SqlState::QUERY_CANCELED => "the statement ran longer than the store's timeout; check the server's load and locks",
+        c if *c == SqlState::UNDEFINED_TABLE => "a sentinel table is missing: was it dropped by hand? restore it or point the sentinel at a fresh database",
+        c if session_ends(c) => "the server ended the session (restart or shutdown); the next call reconnects",
+        _ => return text,
+    };
+    format!("{text}; {hint}")
+}
+
+/// Why a store call failed, before the location is known.
+#[derive(Debug)]
+pub(super) enum Fail {
+    /// A statement failed.
+    Pg(tokio_postgres::Error),
+    /// Connecting failed.
+    Connect(tokio_postgres::Error),
+    /// The connection failed while committing: the outcome is unknown.
+    CommitLost(tokio_postgres::Error),
+    /// Stored data that does not parse; `message` says what and what to do.
+    Corrupt { what: &'static str, message: String },
+    NewerSchema { found: i64, known: i64 },
+    /// A request the store cannot carry out.
+    Invalid(String),
+}
+
+impl From<tokio_postgres::Error> for Fail {
+    fn from(e: tokio_postgres::Error) -> Fail {
+        Fail::Pg(e)
+    }
+}
+
+impl Fail {
+    pub(super) fn corrupt(what: &'static str, message: impl Into<String>) -> Fail {
+        Fail::Corrupt { what, message: message.into() }
+    }
+
+    /// Whether the connection must be replaced after this failure.
+    fn breaks_connection(&self) -> bool {
+        match self {
+            Fail::Pg(e) | Fail::Connect(e) | Fail::CommitLost(e) => {
+                e.is_closed() || e.as_db_error().is_none_or(|db| session_ends(db.code()))
+            }
+            Fail::Corrupt { .. } | Fail::NewerSchema { .. } | Fail::Invalid(_) => false,
+        }
+    }
+
+    pub(super) fn into_store_error(self, location: &str, doing: &str) -> StoreError {
+        let location = location.to_string();
+        match self {
+            Fail::Pg(e) => {
+                let message = format!("{doing}: {}", advice(&e));
+                StoreError::Unavailable { location, message }
+            }
+            Fail::Connect(e) => {
+                let mut message = format!("{doing}: {}", advice(&e));
+                if e.as_db_error().is_none() {
+                    message.push_str(&format!(
+                        "; check that PostgreSQL is running at {location} and accepts TCP connections \
+                         (listen_addresses, port, firewall)"
+                    ));
+                }
+                StoreError::Unavailable { location, message }
+            }
+            Fail::CommitLost(e) => StoreError::Unavailable {
+                message: format!(
+                    "{doing}: the connection was lost while committing ({}); the change may or may not have \
+                     been saved. The next call reconnects",
+                    describe(&e)
+                ),
+                location,
+            },
+            Fail::Corrupt { what, message } => StoreError::Corrupt { location, what, message },
+            Fail::NewerSchema { found, known } => StoreError::NewerSchema { location, found, known },
+            Fail::Invalid(message) => StoreError::Unavailable { location, message: format!("{doing}: {message}") },
+        }
+    }
+}
+
+/// A stored JSON value back as `T`, or `Fail::Corrupt` naming `what` and `which` row.
+pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    which: impl std::fmt::Display,
+    text: &str,
+    advice: &str,
+) -> Result<T, Fail> {
+    serde_json::from_str(text).map_err(|e| Fail::corrupt(what, format!("{which} does not parse ({e}); {advice}")))
+}
+
+/// A value as JSON text, for a `json` column (written as `$n::text::json`).
+pub(super) fn to_json<T: serde::Serialize>(what: &str, value: &T) -> Result<String, Fail> {
+    serde_json::to_string(value).map_err(|e| Fail::Invalid(format!("cannot encode the {what} as JSON: {e}")))
+}

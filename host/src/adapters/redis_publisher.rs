@@ -1,0 +1,201 @@
+//! The cache channel (SPEC section 7): the state document under a Redis key with an expiry,
+//! so a dead sentinel's state ages out.
+//!
+//! The constructor only checks the URL: a Redis that is down at startup does not stop the
+//! sentinel. The connection is opened on the first publish, kept, and dropped on any failure
+//! so the next tick opens a fresh one. Connecting, the answer to `SET` and the whole publish
+//! are each bounded by the configured timeout. The URL's password never appears in a target,
+//! a message or a log line.
+
+use crate::ports::publisher::{PublishError, Publisher, StateDocument};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, RedisError};
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+pub struct RedisPublisher {
+    client: redis::Client,
+    key: String,
+    expiry_secs: u64,
+    timeout: Duration,
+    /// The URL with any password replaced by `***`.
+    shown_url: String,
+    /// The URL's password, to scrub from any message that might quote it.
+    password: Option<String>,
+    connection: Mutex<Option<MultiplexedConnection>>,
+}
+
+impl RedisPublisher {
+    /// A publisher that SETs `key` to the document with `EX expiry` (whole seconds, at least
+    /// one). Parses `url` (`redis://[user[:password]@]host[:port][/db]`); never connects.
+    pub fn new(url: &str, key: &str, expiry: Duration, timeout: Duration) -> Result<RedisPublisher, PublishError> {
+        let shown_url = redact(url);
+        let error = |message: String| PublishError {
+            channel: "cache".into(),
+            target: format!("redis {shown_url} key {key}"),
+            message,
+        };
+        let client = redis::Client::open(url).map_err(|e| {
+            error(format!(
+                "the URL does not parse: {} (expected redis://[user[:password]@]host[:port][/db])",
+                scrub(&e.to_string(), password(url).as_deref())
+            ))
+        })?;
+        if key.is_empty() {
+            return Err(error("the key is empty (check the configuration)".into()));
+        }
+        if expiry < Duration::from_secs(1) {
+            return Err(error(format!("the expiry {expiry:?} is under one second (Redis expires in whole seconds)")));
+        }
+        if timeout.is_zero() {
+            return Err(error("the timeout is zero".into()));
+        }
+        Ok(RedisPublisher {
+            client,
+            key: key.to_string(),
+            expiry_secs: expiry.as_secs(),
+            timeout,
+            password: password(url),
+            shown_url,
+            connection: Mutex::new(None),
+        })
+    }
+
+    fn error(&self, message: String) -> PublishError {
+        PublishError { channel: self.channel().to_string(), target: self.target(), message }
+    }
+
+    /// The kept connection, or a new one (connect and handshake bounded by the timeout).
+    async fn connection(&self) -> Result<MultiplexedConnection, RedisError> {
+        let mut kept = self.connection.lock().await;
+        if let Some(connection) = kept.as_ref() {
+            return Ok(connection.clone());
+        }
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.timeout))
+            .set_response_timeout(Some(self.timeout));
+        let connection = self.client.get_multiplexed_async_connection_with_config(&config).await?;
+        *kept = Some(connection.clone());
+        Ok(connection)
+    }
+
+    async fn set(&self, value: &str) -> Result<(), (&'static str, RedisError)> {
+        let mut connection = self.connection().await.map_err(|e| ("connecting", e))?;
+        redis::cmd("SET")
+            .arg(&self.key)
+            .arg(value)
+            .arg("EX")
+            .arg(self.expiry_secs)
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(|e| ("SET", e))
+    }
+
+    /// Forgets the kept connection: the next publish connects afresh.
+    async fn forget(&self) {
+        self.connection.lock().await.take();
+    }
+
+    fn describe(&self, step: &str, e: &RedisError) -> String {
+        let url = &self.shown_url;
+        let advice = if e.is_connection_refusal() {
+            format!("connection refused; check that Redis is running at {url} and reachable")
+        } else if e.is_timeout() {
+            format!("no answer within {:?}; check that {url} is a Redis server and not overloaded", self.timeout)
+        } else if e.kind() == redis::ErrorKind::AuthenticationFailed
+            || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
+        {
+            "authentication failed; check the user and password in the URL".to_string()
+        } else if e.code() == Some("READONLY") {
+            "the server is a read-only replica; check that the URL points at the primary".to_string()
+        } else if e.is_io_error() || e.is_connection_dropped() {
+            format!("the connection failed; check that Redis is running at {url} and reachable")
+        } else {
+            format!("check that {url} is a Redis server that accepts SET from this client")
+        };
+        scrub(&format!("{step}: {e} ({advice})"), self.password.as_deref())
+    }
+}
+
+#[async_trait::async_trait]
+impl Publisher for RedisPublisher {
+    fn channel(&self) -> &str {
+        "cache"
+    }
+
+    fn target(&self) -> String {
+        format!("redis {} key {}", self.shown_url, self.key)
+    }
+
+    async fn publish(&self, document: &StateDocument) -> Result<(), PublishError> {
+        let value = serde_json::to_string(document)
+            .map_err(|e| self.error(format!("the document does not serialise: {e}")))?;
+        let message = match tokio::time::timeout(self.timeout, self.set(&value)).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err((step, e))) => self.describe(step, &e),
+            Err(_) => format!(
+                "no answer within {:?}; check that {} is a Redis server and not overloaded",
+                self.timeout, self.shown_url
+            ),
+        };
+        self.forget().await;
+        Err(self.error(message))
+    }
+}
+
+/// The password in a Redis URL's user info (`scheme://user:password@host`), or in a
+/// `pass=` query parameter (`redis+unix:///path?pass=...`).
+fn password(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let from_userinfo = authority
+        .rsplit_once('@')
+        .and_then(|(userinfo, _)| userinfo.split_once(':'))
+        .map(|(_, password)| password.to_string());
+    let from_query = url
+        .split_once('?')
+        .and_then(|(_, query)| query.split('&').find_map(|kv| kv.strip_prefix("pass=")))
+        .map(str::to_string);
+    from_userinfo.or(from_query).filter(|p| !p.is_empty())
+}
+
+/// The URL with its password (if any) replaced by `***`.
+fn redact(url: &str) -> String {
+    let mut shown = url.to_string();
+    if let Some(password) = password(url) {
+        shown = shown.replace(&format!(":{password}@"), ":***@").replace(&format!("pass={password}"), "pass=***");
+    }
+    shown
+}
+
+fn scrub(message: &str, password: Option<&str>) -> String {
+    match password {
+        Some(p) if !p.is_empty() => message.replace(p, "***"),
+        _ => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_show() {
+        assert_eq!(redact("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
+        assert_eq!(redact("redis://:s3cret@host:6379/0"), "redis://:***@host:6379/0");
+        assert_eq!(redact("rediss://user:p@ss:w@host/"), "rediss://user:***@host/");
+        assert_eq!(redact("redis+unix:///tmp/r.sock?db=1&pass=xyz"), "redis+unix:///tmp/r.sock?db=1&pass=***");
+        let p = RedisPublisher::new("redis://u:hunter2@127.0.0.1:1/", "k", Duration::from_secs(60), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(p.target(), "redis redis://u:***@127.0.0.1:1/ key k");
+    }
+
+    #[test]
+    fn bad_configuration_is_refused_without_connecting() {
+        let bad_url = RedisPublisher::new("http://:pw@nowhere/", "k", Duration::from_secs(60), Duration::from_secs(1));
+        let e = bad_url.err().unwrap();
+        assert!(!e.to_string().contains("pw@"), "{e}");
+        assert!(RedisPublisher::new("redis://h/", "", Duration::from_secs(60), Duration::from_secs(1)).is_err());
+        assert!(RedisPublisher::new("redis://h/", "k", Duration::from_millis(10), Duration::from_secs(1)).is_err());
+    }
+}

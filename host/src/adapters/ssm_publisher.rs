@@ -1,0 +1,88 @@
+//! The parameter channel (SPEC section 7): the state document as an AWS SSM Parameter Store
+//! `String` parameter, overwritten each tick.
+//!
+//! The client comes from the standard chain (`AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_SSM`,
+//! `AWS_REGION`, the credentials chain), with every call bounded by the configured timeout
+//! (see [`super::aws_client`]): a hung endpoint costs one timeout, never the schedule.
+
+use super::aws_client::{self, AwsOverrides};
+use crate::ports::publisher::{PublishError, Publisher, StateDocument};
+use aws_sdk_ssm::types::ParameterType;
+use std::time::Duration;
+
+/// Slack on top of the SDK's own operation timeout before the publish gives up by itself.
+const GUARD_SLACK: Duration = Duration::from_millis(500);
+
+pub struct SsmPublisher {
+    client: aws_sdk_ssm::Client,
+    name: String,
+    timeout: Duration,
+    location: String,
+}
+
+impl SsmPublisher {
+    /// A publisher to parameter `name` through the standard AWS configuration chain. Builds
+    /// the client only: nothing is called until the first publish.
+    pub async fn new(name: &str, timeout: Duration) -> SsmPublisher {
+        SsmPublisher::with_overrides(name, timeout, &AwsOverrides::default()).await
+    }
+
+    /// As [`SsmPublisher::new`], with parts of the chain replaced (an emulator, in tests).
+    pub async fn with_overrides(name: &str, timeout: Duration, overrides: &AwsOverrides) -> SsmPublisher {
+        let config = aws_client::sdk_config(timeout, overrides).await;
+        let location = aws_client::location(&config);
+        SsmPublisher { client: aws_sdk_ssm::Client::new(&config), name: name.to_string(), timeout, location }
+    }
+
+    /// The client, configured as the publisher uses it (tests read the parameter back with it).
+    pub fn client(&self) -> &aws_sdk_ssm::Client {
+        &self.client
+    }
+
+    fn error(&self, message: String) -> PublishError {
+        PublishError { channel: self.channel().to_string(), target: self.target(), message }
+    }
+}
+
+#[async_trait::async_trait]
+impl Publisher for SsmPublisher {
+    fn channel(&self) -> &str {
+        "parameter"
+    }
+
+    fn target(&self) -> String {
+        format!("ssm parameter {}", self.name)
+    }
+
+    async fn publish(&self, document: &StateDocument) -> Result<(), PublishError> {
+        if self.name.is_empty() {
+            return Err(self.error("the parameter name is empty (check the configuration)".into()));
+        }
+        let value = serde_json::to_string(document)
+            .map_err(|e| self.error(format!("the document does not serialise: {e}")))?;
+        let call = self
+            .client
+            .put_parameter()
+            .name(&self.name)
+            .value(value)
+            .r#type(ParameterType::String)
+            .overwrite(true)
+            .send();
+        match tokio::time::timeout(self.timeout + GUARD_SLACK, call).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(self.error(format!(
+                "PutParameter: {}",
+                aws_client::describe_sdk_error(
+                    &e,
+                    self.timeout,
+                    &self.location,
+                    "check the parameter name, the IAM permission ssm:PutParameter on it, and that the document fits a standard parameter (4 KB)"
+                )
+            ))),
+            Err(_) => Err(self.error(format!(
+                "PutParameter: no answer within {:?} ({}; check that the endpoint is reachable and answering)",
+                self.timeout, self.location
+            ))),
+        }
+    }
+}

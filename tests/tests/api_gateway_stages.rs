@@ -1,0 +1,198 @@
+//! Emergency stage throttles against moto's API Gateway: a REST API with a method, a
+//! deployment and stages; engage changes the stage-wide throttling and returns the original,
+//! restore puts it back (for a stage that had limits and one that had none); and the failure
+//! modes: an unknown stage, nothing listening, a hung server, the endpoint coming back.
+
+use aws_sdk_apigateway::types::{IntegrationType, Op, PatchOperation};
+use capacity_tests::servers::free_port;
+use capacity_tests::servers::hung::HungServer;
+use capacity_tests::servers::moto::Moto;
+use sentinel::adapters::api_gateway_stages::ApiGatewayStages;
+use sentinel::adapters::aws_client::AwsOverrides;
+use sentinel::ports::stages::{StageController, StageTarget};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+async fn controller(endpoint: &str, timeout: Duration) -> ApiGatewayStages {
+    ApiGatewayStages::with_overrides(timeout, &AwsOverrides::emulator(endpoint, "us-east-1")).await
+}
+
+/// A REST API with `GET /` (a mock integration), one deployment and the given stages on it.
+async fn rest_api(c: &aws_sdk_apigateway::Client, stages: &[&str]) -> String {
+    let api = c.create_rest_api().name("orders").send().await.unwrap();
+    let id = api.id().unwrap().to_string();
+    let resources = c.get_resources().rest_api_id(&id).send().await.unwrap();
+    let root = resources.items().iter().find(|r| r.path() == Some("/")).unwrap().id().unwrap().to_string();
+    c.put_method()
+        .rest_api_id(&id)
+        .resource_id(&root)
+        .http_method("GET")
+        .authorization_type("NONE")
+        .send()
+        .await
+        .unwrap();
+    c.put_integration()
+        .rest_api_id(&id)
+        .resource_id(&root)
+        .http_method("GET")
+        .r#type(IntegrationType::Mock)
+        .send()
+        .await
+        .unwrap();
+    let deployment = c.create_deployment().rest_api_id(&id).send().await.unwrap();
+    for stage in stages {
+        c.create_stage()
+            .rest_api_id(&id)
+            .stage_name(*stage)
+            .deployment_id(deployment.id().unwrap())
+            .send()
+            .await
+            .unwrap();
+    }
+    id
+}
+
+/// The stage-wide (`*/*`) rate and burst limits, if the stage has that entry.
+async fn limits(c: &aws_sdk_apigateway::Client, api: &str, stage: &str) -> Option<(f64, i32)> {
+    let out = c.get_stage().rest_api_id(api).stage_name(stage).send().await.unwrap();
+    out.method_settings()
+        .and_then(|m| m.get("*/*"))
+        .map(|s| (s.throttling_rate_limit(), s.throttling_burst_limit()))
+}
+
+fn target(api: &str, stage: &str) -> StageTarget {
+    StageTarget { rest_api_id: api.into(), stage: stage.into(), rate_limit: 5.0, burst_limit: 10 }
+}
+
+#[tokio::test]
+async fn engage_then_restore_puts_the_original_throttling_back() {
+    let moto = Moto::start();
+    let stages = controller(&moto.endpoint(), Duration::from_secs(5)).await;
+    assert!(stages.describe().contains(&moto.endpoint()), "{}", stages.describe());
+    let c = stages.client();
+    let api = rest_api(c, &["prod", "live"]).await;
+
+    // "live" has stage-wide limits set by its owners; "prod" has none.
+    c.update_stage()
+        .rest_api_id(&api)
+        .stage_name("live")
+        .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/rateLimit").value("100").build())
+        .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/burstLimit").value("200").build())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(limits(c, &api, "live").await, Some((100.0, 200)));
+    assert_eq!(limits(c, &api, "prod").await, None);
+
+    // Originally set.
+    let live = target(&api, "live");
+    let original = stages.engage(&live).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        original,
+        Some(json!({"method_settings_key": "*/*", "existed": true, "rate_limit": 100.0, "burst_limit": 200}))
+    );
+    assert_eq!(limits(c, &api, "live").await, Some((5.0, 10)));
+    // The store keeps the original as JSON text; restore gets it back from there.
+    let kept: serde_json::Value = serde_json::from_str(&original.unwrap().to_string()).unwrap();
+    stages.restore(&live, Some(&kept)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(limits(c, &api, "live").await, Some((100.0, 200)));
+
+    // Originally unset: engaging creates the `*/*` entry; restoring takes the limits away
+    // (-1, no stage-level limit) and removes the entry where the service supports that
+    // (moto keeps it, with the limits unset).
+    let prod = target(&api, "prod");
+    let original = stages.engage(&prod).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        original,
+        Some(json!({"method_settings_key": "*/*", "existed": false, "rate_limit": null, "burst_limit": null}))
+    );
+    assert_eq!(limits(c, &api, "prod").await, Some((5.0, 10)));
+    stages.restore(&prod, original.as_ref()).await.unwrap_or_else(|e| panic!("{e}"));
+    match limits(c, &api, "prod").await {
+        None => {}
+        Some((rate, burst)) => assert!(rate < 0.0 && burst < 0, "still throttled after the restore: {rate}/{burst}"),
+    }
+
+    // Engaging twice keeps the stage at the target; the restore is idempotent.
+    stages.engage(&live).await.unwrap();
+    stages.engage(&live).await.unwrap();
+    assert_eq!(limits(c, &api, "live").await, Some((5.0, 10)));
+    let first = json!({"method_settings_key": "*/*", "existed": true, "rate_limit": 100.0, "burst_limit": 200});
+    stages.restore(&live, Some(&first)).await.unwrap();
+    stages.restore(&live, Some(&first)).await.unwrap();
+    assert_eq!(limits(c, &api, "live").await, Some((100.0, 200)));
+}
+
+#[tokio::test]
+async fn unknown_stages_and_bad_originals_are_errors_that_name_the_stage() {
+    let moto = Moto::start();
+    let stages = controller(&moto.endpoint(), Duration::from_secs(5)).await;
+    let api = rest_api(stages.client(), &["prod"]).await;
+
+    let missing = target(&api, "nope");
+    let err = stages.engage(&missing).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains(&api) && text.contains("nope") && text.contains("GetStage"), "{text}");
+    assert!(text.contains("check"), "{text}");
+
+    let err = stages.restore(&target(&api, "prod"), Some(&json!({"rate": 1}))).await.unwrap_err();
+    assert!(err.to_string().contains("not what engage records"), "{err}");
+    assert_eq!(limits(stages.client(), &api, "prod").await, None, "a bad original changes nothing");
+}
+
+#[tokio::test]
+async fn nothing_listening_fails_fast() {
+    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    let timeout = Duration::from_secs(3);
+    let stages = controller(&endpoint, timeout).await;
+    let t = target("abc123", "prod");
+
+    let start = Instant::now();
+    let err = stages.engage(&t).await.unwrap_err();
+    let elapsed = start.elapsed();
+    eprintln!("api gateway, nothing listening, engage: failed in {elapsed:?}: {err}");
+    assert!(elapsed < Duration::from_secs(1), "refusal took {elapsed:?}");
+    assert!(err.to_string().contains("abc123") && err.to_string().contains("could not connect"), "{err}");
+
+    let start = Instant::now();
+    let original = json!({"method_settings_key": "*/*", "existed": true, "rate_limit": 1.0, "burst_limit": 2});
+    let err = stages.restore(&t, Some(&original)).await.unwrap_err();
+    eprintln!("api gateway, nothing listening, restore: failed in {:?}: {err}", start.elapsed());
+    assert!(start.elapsed() < Duration::from_secs(1), "refusal took {:?}", start.elapsed());
+}
+
+#[tokio::test]
+async fn a_hung_server_costs_one_timeout() {
+    let hung = HungServer::start();
+    let timeout = Duration::from_secs(1);
+    let stages = controller(&format!("http://{}", hung.addr()), timeout).await;
+    let t = target("abc123", "prod");
+
+    let start = Instant::now();
+    let err = stages.engage(&t).await.unwrap_err();
+    let elapsed = start.elapsed();
+    eprintln!("api gateway, hung server, engage: failed in {elapsed:?}: {err}");
+    assert!(elapsed >= timeout - Duration::from_millis(50), "gave up before the timeout: {elapsed:?}");
+    assert!(elapsed < timeout * 2, "{elapsed:?} is past the {timeout:?} deadline");
+    assert!(err.to_string().contains("no answer within"), "{err}");
+
+    let start = Instant::now();
+    let err = stages.restore(&t, None).await.unwrap_err();
+    let elapsed = start.elapsed();
+    eprintln!("api gateway, hung server, restore: failed in {elapsed:?}: {err}");
+    assert!(elapsed < timeout * 2, "{elapsed:?} is past the {timeout:?} deadline");
+}
+
+#[tokio::test]
+async fn the_next_engage_after_the_endpoint_comes_back_succeeds() {
+    let port = free_port();
+    let stages = controller(&format!("http://127.0.0.1:{port}"), Duration::from_secs(5)).await;
+    stages.engage(&target("abc123", "prod")).await.unwrap_err();
+
+    let _moto = Moto::start_on(port);
+    let api = rest_api(stages.client(), &["prod"]).await;
+    let t = target(&api, "prod");
+    let original = stages.engage(&t).await.unwrap_or_else(|e| panic!("after the start: {e}"));
+    assert_eq!(limits(stages.client(), &api, "prod").await, Some((5.0, 10)));
+    stages.restore(&t, original.as_ref()).await.unwrap_or_else(|e| panic!("{e}"));
+}
