@@ -2,32 +2,15 @@
 //! lease. One server for the file (started when the first test needs it, stopped when the last
 //! one in flight is done); each test uses keys of its own, so tests in parallel do not meet.
 
+#[allow(dead_code)]
+mod postgres_common;
+
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
-use capacity_tests::servers::postgres::Postgres;
+use postgres_common::{TIMEOUT, raw, server};
 use sentinel::adapters::postgres::{PostgresLeadership, RETRY_EVERY};
 use sentinel::ports::leadership::{Leadership, LockError};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
-
-const TIMEOUT: Duration = Duration::from_secs(5);
-
-static SERVER: Mutex<Weak<Postgres>> = Mutex::new(Weak::new());
-
-fn server() -> Arc<Postgres> {
-    let mut shared = SERVER.lock().unwrap_or_else(PoisonError::into_inner);
-    shared.upgrade().unwrap_or_else(|| {
-        let server = Arc::new(Postgres::start());
-        *shared = Arc::downgrade(&server);
-        server
-    })
-}
-
-async fn raw(url: &str) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
-    tokio::spawn(conn);
-    client
-}
 
 /// How many sessions hold advisory lock `key` (one-key form), as another session sees it.
 async fn holders(client: &tokio_postgres::Client, key: i64) -> i64 {

@@ -3,32 +3,25 @@
 //! restarted. One server for the file (started when the first test needs it, stopped when the
 //! last one in flight is done), one database per test.
 
+#[allow(dead_code)]
+mod postgres_common;
+
+use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::postgres::Postgres;
-use capacity_tests::servers::free_port;
-use sentinel::adapters::postgres::{PostgresStore, SCHEMA_VERSION, connect};
-use sentinel::bindings::{
-    ApiBaseline, ApiSamples, Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState,
-    Reading, RecentEntry, Signal, ThrottleIntent,
-};
+use postgres_common::{Db, T0, TIMEOUT, commit, pin, raw, sample, unavailable, wait_for_backends_to_exit};
+use sentinel::adapters::postgres::{SCHEMA_VERSION, connect};
+use sentinel::bindings::{ApiBaseline, ApiSamples, Instant, ProtectionState};
 use sentinel::ports::StoreError;
 use sentinel::ports::baselines::BaselineStore;
-use sentinel::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, StageStatus, TickCommit, TickRecord};
+use sentinel::ports::memory::{ChannelOutcome, MemoryStore, StageStatus, TickCommit};
 use sentinel::ports::pins::{AuditAction, PinStore};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
-
-fn unavailable(result: Result<impl std::fmt::Debug, StoreError>) -> (String, String) {
-    match result {
-        Err(StoreError::Unavailable { location, message }) => (location, message),
-        other => panic!("expected Unavailable, got {other:?}"),
-    }
-}
 
 #[tokio::test]
 async fn memory_round_trips_across_connects() {
-    let db = db("memory_round_trip").await;
+    let db = Db::create("memory_round_trip").await;
     let writer = connect(&db.dsn(), TIMEOUT).await.unwrap(); // libpq key=value form
     assert_eq!(writer.location(), format!("127.0.0.1:{}/memory_round_trip", db.port));
     assert_eq!(writer.load_memory().await.unwrap(), None);
@@ -48,7 +41,7 @@ async fn memory_round_trips_across_connects() {
 
 #[tokio::test]
 async fn corrupt_memory_row_is_corrupt_and_the_next_commit_repairs_it() {
-    let db = db("corrupt_memory").await;
+    let db = Db::create("corrupt_memory").await;
     let store = db.store().await;
     store.commit_tick(&commit(T0)).await.unwrap();
     db.raw().await.batch_execute(r#"UPDATE memory SET memory = '{"state": "Sideways"}'"#).await.unwrap();
@@ -67,7 +60,7 @@ async fn corrupt_memory_row_is_corrupt_and_the_next_commit_repairs_it() {
 
 #[tokio::test]
 async fn pin_replace_and_clear_are_audited_with_before_and_after() {
-    let db = db("pin_audit").await;
+    let db = Db::create("pin_audit").await;
     let store = db.store().await;
     let p1 = pin(ProtectionState::Critical, "db failover", T0 + 3600);
     let p2 = pin(ProtectionState::Normal, "all clear", T0 + 7200);
@@ -108,7 +101,7 @@ async fn pin_replace_and_clear_are_audited_with_before_and_after() {
 
 #[tokio::test]
 async fn expiry_is_audited_only_when_the_stored_pin_is_unchanged() {
-    let db = db("pin_expiry").await;
+    let db = Db::create("pin_expiry").await;
     let store = db.store().await;
     let old = pin(ProtectionState::Emergency, "incident", T0);
     store.replace_pin(&old, "alice", T0 - 3600).await.unwrap();
@@ -140,7 +133,7 @@ async fn expiry_is_audited_only_when_the_stored_pin_is_unchanged() {
 
 #[tokio::test]
 async fn sequence_grows_across_reconnects_and_is_never_reused() {
-    let db = db("sequence").await;
+    let db = Db::create("sequence").await;
     let store = db.store().await;
     assert_eq!(store.commit_tick(&commit(T0)).await.unwrap().sequence, 1);
     assert_eq!(store.commit_tick(&commit(T0 + 60)).await.unwrap().sequence, 2);
@@ -160,7 +153,7 @@ async fn sequence_grows_across_reconnects_and_is_never_reused() {
 
 #[tokio::test]
 async fn tick_records_and_publication_outcomes() {
-    let db = db("tick_records").await;
+    let db = Db::create("tick_records").await;
     let store = db.store().await;
     assert!(store.recent_ticks(5).await.unwrap().is_empty());
     let ticks: Vec<TickCommit> = (0..3).map(|i| commit(T0 + 60 * i)).collect();
@@ -186,7 +179,7 @@ async fn tick_records_and_publication_outcomes() {
 
 #[tokio::test]
 async fn stage_status_is_upserted_per_target_with_its_original_settings() {
-    let db = db("stage_status").await;
+    let db = Db::create("stage_status").await;
     let store = db.store().await;
     assert!(store.stage_status().await.unwrap().is_empty());
     let original = serde_json::json!({"rate": 100.0, "burst": 200, "nested": {"z": [1, 2.5]}});
@@ -208,7 +201,7 @@ async fn stage_status_is_upserted_per_target_with_its_original_settings() {
 
 #[tokio::test]
 async fn samples_are_grouped_by_api_and_baselines_replace_their_hour() {
-    let db = db("baselines").await;
+    let db = Db::create("baselines").await;
     let store = db.store().await;
     assert_eq!(store.latest_baselines().await.unwrap(), None);
     assert!(store.samples_since(0).await.unwrap().is_empty());
@@ -249,7 +242,7 @@ async fn samples_are_grouped_by_api_and_baselines_replace_their_hour() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrations_are_idempotent_and_race_free_and_a_newer_schema_is_refused() {
-    let db = db("migrations").await;
+    let db = Db::create("migrations").await;
     // Replicas starting together on an empty database.
     let url = db.url();
     let mut starting = tokio::task::JoinSet::new();
@@ -287,7 +280,7 @@ async fn migrations_are_idempotent_and_race_free_and_a_newer_schema_is_refused()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_pin_changes_from_many_processes_leave_one_pin_and_a_gapless_audit() {
-    let db = db("pin_race").await;
+    let db = Db::create("pin_race").await;
     let mut stores = Vec::new();
     for _ in 0..50 {
         stores.push(db.store().await);
@@ -355,7 +348,7 @@ async fn a_hung_server_or_a_stuck_call_fails_within_the_timeout() {
 
     // A call stuck behind another session's lock gives up within the timeout, and the
     // store reconnects for the next call once the lock is gone.
-    let db = db("stuck_call").await;
+    let db = Db::create("stuck_call").await;
     let store = connect(&db.url(), timeout).await.unwrap();
     store.commit_tick(&commit(T0)).await.unwrap();
     let mut locker = db.raw().await;
@@ -401,19 +394,3 @@ async fn a_killed_and_restarted_server_heals_on_the_next_call() {
     assert_eq!(store.commit_tick(&commit(T0 + 120)).await.unwrap().sequence, 3);
 }
 
-/// After a SIGKILL of the postmaster its children take a moment to notice and exit; until they
-/// have, a new postmaster refuses the data directory ("pre-existing shared memory block").
-/// They run in the data directory, so wait until no process does.
-fn wait_for_backends_to_exit(data_dir: &str) {
-    let started = std::time::Instant::now();
-    let in_dir = || {
-        std::fs::read_dir("/proc").unwrap().flatten().any(|p| {
-            std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd == std::path::Path::new(data_dir))
-        })
-    };
-    while in_dir() {
-        assert!(started.elapsed() < Duration::from_secs(10), "old PostgreSQL processes still run in {data_dir}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    eprintln!("old server processes gone after {:?}", started.elapsed());
-}

@@ -189,12 +189,13 @@ impl PostgresStore {
                     Err(e) => Err(Fail::Pg(e)),
                 },
                 Err(fail) => {
-                    if !client.is_closed() && !fail.breaks_connection() {
-                        if let Err(e) = client.batch_execute("ROLLBACK").await {
-                            tracing::debug!(store = shared.location, error = %e, "rolling back failed; the connection is replaced");
-                            slot.discard();
-                            return Err(fail);
-                        }
+                    if !client.is_closed()
+                        && !fail.breaks_connection()
+                        && let Err(e) = client.batch_execute("ROLLBACK").await
+                    {
+                        tracing::debug!(store = shared.location, error = %e, "rolling back failed; the connection is replaced");
+                        slot.discard();
+                        return Err(fail);
                     }
                     Err(fail)
                 }
