@@ -39,7 +39,8 @@ async fn until_holders(client: &tokio_postgres::Client, key: i64, count: i64) ->
 #[tokio::test]
 async fn a_second_sentinel_is_refused_while_held_and_gets_in_once_released() {
     let server = server();
-    let (first, second) = (PostgresLeadership::new(&server.url(), TIMEOUT, 4201), PostgresLeadership::new(&server.dsn(), TIMEOUT, 4201));
+    let (first, second) =
+        (PostgresLeadership::new(&server.url(), TIMEOUT, 4201), PostgresLeadership::new(&server.dsn(), TIMEOUT, 4201));
     let observer = raw(&server.url()).await;
     let lease = first.acquire(None).await.unwrap();
     assert_eq!(holders(&observer, 4201).await, 1, "the lock is in PostgreSQL, for every session to see");
@@ -50,7 +51,10 @@ async fn a_second_sentinel_is_refused_while_held_and_gets_in_once_released() {
     assert!(started.elapsed() < Duration::from_millis(500), "{:?}", started.elapsed());
     match &err {
         LockError::Held { what } => {
-            assert!(what.contains(&format!("pg_advisory_lock(4201) on 127.0.0.1:{}/postgres", server.process.port)), "{what}");
+            assert!(
+                what.contains(&format!("pg_advisory_lock(4201) on 127.0.0.1:{}/postgres", server.process.port)),
+                "{what}"
+            );
             let me = format!("capacity-sentinel[{}]", std::process::id());
             assert!(what.contains(&me), "names the holder: {what}");
         }

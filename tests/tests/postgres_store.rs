@@ -1,7 +1,6 @@
 //! The shared store on a real PostgreSQL: the SQLite store's semantics, several processes
-//! (separate `PostgresStore`s) at once, and servers that are down, hung, or killed and
-//! restarted. One server for the file (started when the first test needs it, stopped when the
-//! last one in flight is done), one database per test.
+//! (separate `PostgresStore`s) at once, and servers down, hung, or killed and restarted. One
+//! server per test binary (see `postgres_common`), one database per test.
 
 #[allow(dead_code)]
 mod postgres_common;
@@ -195,7 +194,8 @@ async fn stage_status_is_upserted_per_target_with_its_original_settings() {
     tick.stages = BTreeMap::from([("api1/prod".to_string(), StageStatus::default())]);
     store.commit_tick(&tick).await.unwrap();
     let status = store.stage_status().await.unwrap();
-    let released = BTreeMap::from([("api1/prod".into(), StageStatus::default()), ("api2/prod".into(), StageStatus::default())]);
+    let released =
+        BTreeMap::from([("api1/prod".into(), StageStatus::default()), ("api2/prod".into(), StageStatus::default())]);
     assert_eq!(status, released);
 }
 
@@ -265,7 +265,8 @@ async fn migrations_are_idempotent_and_race_free_and_a_newer_schema_is_refused()
     assert_eq!(versions().await, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
 
     let newer = SCHEMA_VERSION + 1;
-    raw.execute("INSERT INTO schema_migrations (version, applied_by) VALUES ($1, 'the future')", &[&newer]).await.unwrap();
+    let future = "INSERT INTO schema_migrations (version, applied_by) VALUES ($1, 'the future')";
+    raw.execute(future, &[&newer]).await.unwrap();
     match connect(&url, TIMEOUT).await {
         Err(err @ StoreError::NewerSchema { .. }) => {
             let StoreError::NewerSchema { ref location, found, known } = err else { unreachable!() };
@@ -276,6 +277,9 @@ async fn migrations_are_idempotent_and_race_free_and_a_newer_schema_is_refused()
         other => panic!("expected NewerSchema, got {other:?}"),
     }
     assert_eq!(versions().await.last(), Some(&newer), "a refused database is left alone");
+    let absent = format!("postgres://postgres@127.0.0.1:{}/absent", db.port);
+    let (_, message) = unavailable(connect(&absent, TIMEOUT).await);
+    assert!(message.contains(r#"database "absent" does not exist"#) && message.contains("createdb"), "{message}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -393,4 +397,3 @@ async fn a_killed_and_restarted_server_heals_on_the_next_call() {
     server.restart();
     assert_eq!(store.commit_tick(&commit(T0 + 120)).await.unwrap().sequence, 3);
 }
-

@@ -74,10 +74,16 @@ impl Postgres {
         self.process.kill();
     }
 
-    /// Starts the same cluster again on the same port (after `kill`).
+    /// Starts the same cluster again on the same port (after `kill`). Waits first until the
+    /// killed server's backends have gone (they hold its shared memory for a moment).
     pub fn restart(&mut self) {
         self.process.kill();
-        let _ = std::fs::remove_file(self.dir.path().join("data/postmaster.pid"));
+        let data = self.dir.path().join("data");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while processes_using(&data) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = std::fs::remove_file(data.join("postmaster.pid"));
         self.process = Postgres::spawn(self.dir.path(), self.process.port);
     }
 
@@ -89,4 +95,16 @@ impl Postgres {
     pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.process.port)
     }
+}
+
+/// Is any live (not zombie) process running with `data` on its command line?
+fn processes_using(data: &Path) -> bool {
+    let needle = data.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return false };
+    entries.flatten().any(|e| {
+        let dir = e.path();
+        let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        let zombie = std::fs::read_to_string(dir.join("stat")).is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"));
+        !zombie && String::from_utf8_lossy(&cmdline).contains(&needle)
+    })
 }

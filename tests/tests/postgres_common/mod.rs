@@ -5,8 +5,8 @@
 use capacity_tests::servers::postgres::Postgres;
 use sentinel::adapters::postgres::{PostgresStore, connect};
 use sentinel::bindings::{
-    Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal,
-    ThrottleIntent,
+    Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry,
+    Signal, ThrottleIntent,
 };
 use sentinel::ports::StoreError;
 use sentinel::ports::memory::{PolicyRef, TickCommit, TickRecord};
@@ -133,9 +133,10 @@ pub fn unavailable(result: Result<impl std::fmt::Debug, StoreError>) -> (String,
 pub fn wait_for_backends_to_exit(data_dir: &str) {
     let started = std::time::Instant::now();
     let in_dir = || {
-        std::fs::read_dir("/proc").unwrap().flatten().any(|p| {
-            std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd == std::path::Path::new(data_dir))
-        })
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .any(|p| std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd == std::path::Path::new(data_dir)))
     };
     while in_dir() {
         assert!(started.elapsed() < Duration::from_secs(10), "old PostgreSQL processes still run in {data_dir}");

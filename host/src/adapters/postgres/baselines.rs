@@ -10,7 +10,8 @@ impl BaselineStore for PostgresStore {
     async fn latest_baselines(&self) -> Result<Option<(Instant, Vec<ApiBaseline>)>, StoreError> {
         self.run("reading the baselines", |c| {
             Box::pin(async move {
-                let hour: Option<Instant> = c.query_one("SELECT MAX(hour) FROM baseline_hours", &[]).await?.try_get(0)?;
+                let hour: Option<Instant> =
+                    c.query_one("SELECT MAX(hour) FROM baseline_hours", &[]).await?.try_get(0)?;
                 let Some(hour) = hour else { return Ok(None) };
                 let rows = c
                     .query("SELECT api, baseline_ms, samples FROM baselines WHERE hour = $1 ORDER BY api", &[&hour])

@@ -81,8 +81,13 @@ impl Drop for PostgresLease {
             let unlock = "SELECT pg_advisory_unlock($1::bigint)";
             match tokio::time::timeout(timeout, client.query_one(unlock, &[&key])).await {
                 Ok(Ok(row)) if row.try_get::<_, bool>(0).unwrap_or(false) => {}
-                Ok(Ok(_)) => tracing::warn!(lock = what, "the leadership lock was no longer held when released (was the connection reset?)"),
-                Ok(Err(e)) => tracing::debug!(lock = what, error = %e, "unlocking failed; closing the session frees the lock"),
+                Ok(Ok(_)) => tracing::warn!(
+                    lock = what,
+                    "the leadership lock was no longer held when released (was the connection reset?)"
+                ),
+                Ok(Err(e)) => {
+                    tracing::debug!(lock = what, error = %e, "unlocking failed; closing the session frees the lock")
+                }
                 Err(_) => tracing::debug!(lock = what, "unlocking got no answer; closing the session frees the lock"),
             }
             drop(client);
@@ -211,7 +216,8 @@ impl Leadership for PostgresLeadership {
         loop {
             match self.try_lock(&conn).await {
                 Ok(true) => {
-                    let lease = PostgresLease { conn: Some(conn), key: self.key, what: self.what(), timeout: self.timeout };
+                    let lease =
+                        PostgresLease { conn: Some(conn), key: self.key, what: self.what(), timeout: self.timeout };
                     return Ok(Box::new(lease));
                 }
                 Ok(false) => {}
@@ -235,4 +241,3 @@ impl Leadership for PostgresLeadership {
         }
     }
 }
-

@@ -45,8 +45,7 @@ impl MemoryStore for PostgresStore {
     async fn commit_tick(&self, commit: &TickCommit) -> Result<Committed, StoreError> {
         let commit = commit.clone();
         let location = self.shared.location.clone();
-        self.run("committing the tick", move |c| Box::pin(async move { write_tick(c, &commit, &location).await }))
-            .await
+        self.run("committing the tick", move |c| Box::pin(async move { write_tick(c, &commit, &location).await })).await
     }
 
     async fn record_publication(&self, sequence: u64, outcomes: &[ChannelOutcome]) -> Result<(), StoreError> {
@@ -79,7 +78,10 @@ impl MemoryStore for PostgresStore {
         self.run("reading the tick records", move |c| {
             Box::pin(async move {
                 let rows = c
-                    .query("SELECT sequence, record::text FROM ticks ORDER BY sequence DESC LIMIT $1", &[&i64::from(limit)])
+                    .query(
+                        "SELECT sequence, record::text FROM ticks ORDER BY sequence DESC LIMIT $1",
+                        &[&i64::from(limit)],
+                    )
                     .await?;
                 rows.into_iter()
                     .map(|row| {
@@ -129,7 +131,12 @@ async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<C
         .filter(|(api, sample)| {
             let ok = sample.p95_ms.is_finite();
             if !ok {
-                tracing::warn!(store = location, api, p95_ms = sample.p95_ms, "not storing a non-finite latency sample");
+                tracing::warn!(
+                    store = location,
+                    api,
+                    p95_ms = sample.p95_ms,
+                    "not storing a non-finite latency sample"
+                );
             }
             ok
         })
@@ -177,7 +184,10 @@ async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<C
     )
     .await?;
     let sequence = u64::try_from(sequence).map_err(|_| {
-        Fail::corrupt("the tick counter", format!("it handed out {sequence}; set tick_counter.last to MAX(ticks.sequence)"))
+        Fail::corrupt(
+            "the tick counter",
+            format!("it handed out {sequence}; set tick_counter.last to MAX(ticks.sequence)"),
+        )
     })?;
     Ok(Committed { sequence, expiry_audit })
 }

@@ -20,12 +20,13 @@
 //! `sslmode=disable` or `prefer` (the default), or a local TLS proxy.
 
 mod baselines;
+mod errors;
 mod lock;
 mod memory;
 mod pins;
 mod schema;
 
-pub use lock::{PostgresLease, PostgresLeadership, RETRY_EVERY};
+pub use lock::{PostgresLeadership, PostgresLease, RETRY_EVERY};
 pub use schema::SCHEMA_VERSION;
 
 use crate::ports::StoreError;
@@ -68,9 +69,7 @@ struct Slot {
 
 impl Slot {
     fn discard(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            conn.task.abort();
-        }
+        self.conn = None;
         self.busy = false;
     }
 }
@@ -79,6 +78,15 @@ impl Slot {
 struct Conn {
     client: Client,
     task: JoinHandle<()>,
+}
+
+impl Drop for Conn {
+    /// Ends the connection now, also when a request is still waiting for an answer (from a
+    /// hung server, the task would otherwise wait forever). The server sees the socket close
+    /// and ends the session, rolling back whatever was open.
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -101,7 +109,8 @@ pub async fn connect(url: &str, timeout: Duration) -> Result<PostgresStore, Stor
 impl PostgresStore {
     /// See [`connect`].
     pub async fn connect(url: &str, timeout: Duration) -> Result<PostgresStore, StoreError> {
-        let (config, location) = parse_url(url, timeout).map_err(|(location, message)| StoreError::Unavailable { location, message })?;
+        let (config, location) =
+            parse_url(url, timeout).map_err(|(location, message)| StoreError::Unavailable { location, message })?;
         if matches!(config.get_ssl_mode(), SslMode::Require) {
             return Err(StoreError::Unavailable {
                 location,
@@ -114,9 +123,12 @@ impl PostgresStore {
         let deadline = Instant::now() + timeout;
         let stage = AtomicU8::new(Stage::Connecting as u8);
         let opening = async {
-            let mut conn = shared.open(deadline).await.map_err(|f| f.into_store_error(&shared.location, "connecting"))?;
+            let mut conn =
+                shared.open(deadline).await.map_err(|f| f.into_store_error(&shared.location, "connecting"))?;
             stage.store(Stage::Working as u8, Ordering::Relaxed);
-            schema::migrate(&mut conn.client).await.map_err(|f| f.into_store_error(&shared.location, "migrating the schema"))?;
+            schema::migrate(&mut conn.client)
+                .await
+                .map_err(|f| f.into_store_error(&shared.location, "migrating the schema"))?;
             Ok::<_, StoreError>(conn)
         };
         let conn = match tokio::time::timeout_at(deadline, opening).await {
@@ -243,14 +255,16 @@ impl Shared {
                     // A statement or a transaction left open beyond the timeout is abandoned by
                     // this side already: let the server end it too, and free its locks.
                     let ms = self.timeout.as_millis().max(1);
-                    let settings = format!("SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms}");
+                    let settings =
+                        format!("SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms}");
                     if let Err(e) = conn.client.batch_execute(&settings).await {
-                        conn.task.abort();
                         return Err(Fail::Connect(e));
                     }
                     return Ok(conn);
                 }
-                Err(e) if e.code() == Some(&SqlState::CANNOT_CONNECT_NOW) && Instant::now() + STARTUP_RETRY < deadline => {
+                Err(e)
+                    if e.code() == Some(&SqlState::CANNOT_CONNECT_NOW) && Instant::now() + STARTUP_RETRY < deadline =>
+                {
                     tracing::debug!(store = self.location, error = %e, "PostgreSQL is starting up; retrying");
                     tokio::time::sleep(STARTUP_RETRY).await;
                 }
@@ -332,146 +346,4 @@ pub(super) fn location(config: &Config) -> String {
     format!("{}/{db}", hosts.join(","))
 }
 
-/// Whether an error leaves the connection unusable or in an unknown state: anything but an
-/// error reported by the server, and the server's own "this session is over" errors.
-fn breaks_connection(e: &tokio_postgres::Error, client: &Client) -> bool {
-    client.is_closed() || e.is_closed() || e.as_db_error().is_none_or(|db| session_ends(db.code()))
-}
-
-/// Operator intervention (`57P..`: shutdown, crash, restart) and connection exceptions (`08...`).
-fn session_ends(code: &SqlState) -> bool {
-    let code = code.code();
-    code.starts_with("57P") || code.starts_with("08")
-}
-
-/// An error with its causes, on one line.
-pub(super) fn describe(e: &tokio_postgres::Error) -> String {
-    if let Some(db) = e.as_db_error() {
-        let mut text = format!("{}: {} (SQLSTATE {})", db.severity(), db.message(), db.code().code());
-        if let Some(detail) = db.detail() {
-            text.push_str(&format!("; {detail}"));
-        }
-        if let Some(hint) = db.hint() {
-            text.push_str(&format!("; hint: {hint}"));
-        }
-        return text;
-    }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
-}
-
-/// What to do about a server or connection error, after its description.
-pub(super) fn advice(e: &tokio_postgres::Error) -> String {
-    let text = describe(e);
-    let Some(code) = e.code() else {
-        if e.is_closed() {
-            return format!("{text}; the connection to the server was lost, and the next call reconnects");
-        }
-        return text;
-    };
-    let hint = match code {
-        c if *c == SqlState::INVALID_PASSWORD || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
-            "check the user and password in the URL and the server's pg_hba.conf"
-        }
-        c if *c == SqlState::INVALID_CATALOG_NAME => "create the database (createdb) or fix its name in the URL",
-        c if *c == SqlState::INSUFFICIENT_PRIVILEGE => {
-            "grant the sentinel's user the privileges on its tables (and CREATE on the schema for migrations)"
-        }
-        c if *c == SqlState::TOO_MANY_CONNECTIONS => "raise max_connections or close other clients' idle connections",
-        c if *c == SqlState::CANNOT_CONNECT_NOW => "the server is starting up or shutting down; retry in a moment",
-        c if *c == SqlState::QUERY_CANCELED => "the statement ran longer than the store's timeout; check the server's load and locks",
-        c if *c == SqlState::UNDEFINED_TABLE => "a sentinel table is missing: was it dropped by hand? restore it or point the sentinel at a fresh database",
-        c if session_ends(c) => "the server ended the session (restart or shutdown); the next call reconnects",
-        _ => return text,
-    };
-    format!("{text}; {hint}")
-}
-
-/// Why a store call failed, before the location is known.
-#[derive(Debug)]
-pub(super) enum Fail {
-    /// A statement failed.
-    Pg(tokio_postgres::Error),
-    /// Connecting failed.
-    Connect(tokio_postgres::Error),
-    /// The connection failed while committing: the outcome is unknown.
-    CommitLost(tokio_postgres::Error),
-    /// Stored data that does not parse; `message` says what and what to do.
-    Corrupt { what: &'static str, message: String },
-    NewerSchema { found: i64, known: i64 },
-    /// A request the store cannot carry out.
-    Invalid(String),
-}
-
-impl From<tokio_postgres::Error> for Fail {
-    fn from(e: tokio_postgres::Error) -> Fail {
-        Fail::Pg(e)
-    }
-}
-
-impl Fail {
-    pub(super) fn corrupt(what: &'static str, message: impl Into<String>) -> Fail {
-        Fail::Corrupt { what, message: message.into() }
-    }
-
-    /// Whether the connection must be replaced after this failure.
-    fn breaks_connection(&self) -> bool {
-        match self {
-            Fail::Pg(e) | Fail::Connect(e) | Fail::CommitLost(e) => {
-                e.is_closed() || e.as_db_error().is_none_or(|db| session_ends(db.code()))
-            }
-            Fail::Corrupt { .. } | Fail::NewerSchema { .. } | Fail::Invalid(_) => false,
-        }
-    }
-
-    pub(super) fn into_store_error(self, location: &str, doing: &str) -> StoreError {
-        let location = location.to_string();
-        match self {
-            Fail::Pg(e) => {
-                let message = format!("{doing}: {}", advice(&e));
-                StoreError::Unavailable { location, message }
-            }
-            Fail::Connect(e) => {
-                let mut message = format!("{doing}: {}", advice(&e));
-                if e.as_db_error().is_none() {
-                    message.push_str(&format!(
-                        "; check that PostgreSQL is running at {location} and accepts TCP connections \
-                         (listen_addresses, port, firewall)"
-                    ));
-                }
-                StoreError::Unavailable { location, message }
-            }
-            Fail::CommitLost(e) => StoreError::Unavailable {
-                message: format!(
-                    "{doing}: the connection was lost while committing ({}); the change may or may not have \
-                     been saved. The next call reconnects",
-                    describe(&e)
-                ),
-                location,
-            },
-            Fail::Corrupt { what, message } => StoreError::Corrupt { location, what, message },
-            Fail::NewerSchema { found, known } => StoreError::NewerSchema { location, found, known },
-            Fail::Invalid(message) => StoreError::Unavailable { location, message: format!("{doing}: {message}") },
-        }
-    }
-}
-
-/// A stored JSON value back as `T`, or `Fail::Corrupt` naming `what` and `which` row.
-pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
-    what: &'static str,
-    which: impl std::fmt::Display,
-    text: &str,
-    advice: &str,
-) -> Result<T, Fail> {
-    serde_json::from_str(text).map_err(|e| Fail::corrupt(what, format!("{which} does not parse ({e}); {advice}")))
-}
-
-/// A value as JSON text, for a `json` column (written as `$n::text::json`).
-pub(super) fn to_json<T: serde::Serialize>(what: &str, value: &T) -> Result<String, Fail> {
-    serde_json::to_string(value).map_err(|e| Fail::Invalid(format!("cannot encode the {what} as JSON: {e}")))
-}
+use errors::*;

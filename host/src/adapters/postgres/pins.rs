@@ -19,7 +19,7 @@ fn parse_pin(text: Option<String>) -> Option<Result<Pin, Fail>> {
 /// Locks the pin row until the transaction ends and returns the stored pin. The row is created
 /// by the first migration; should it have been deleted by hand, it is put back first.
 pub(super) async fn lock_pin(c: &Client) -> Result<Option<Result<Pin, Fail>>, Fail> {
-    const LOCK: &str = "SELECT pin::text FROM pin WHERE id = 1";
+    const LOCK: &str = "SELECT pin::text FROM pin WHERE id = 1 FOR UPDATE";
     let row = match c.query_opt(LOCK, &[]).await? {
         Some(row) => row,
         None => {

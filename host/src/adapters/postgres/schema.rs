@@ -120,7 +120,9 @@ pub(super) async fn migrate(client: &mut Client) -> Result<(), Fail> {
     if found < 0 {
         return Err(Fail::corrupt(
             "the schema version",
-            format!("schema_migrations says version {found}; this is not a sentinel store, point the sentinel at another database"),
+            format!(
+                "schema_migrations says version {found}; this is not a sentinel store, point the sentinel at another database"
+            ),
         ));
     }
     let by = format!("capacity-sentinel {}", env!("CARGO_PKG_VERSION"));
