@@ -4,8 +4,8 @@
 //! `expected` exactly, and a mismatch names the file, the case and the differing fields.
 //! `BLESS=1` rewrites `expected` from the native result (the component must still agree).
 //!
-//! The admission vectors cannot also run through `capacity-admission-1.0.0.wasm`: the host loads
-//! only the `policy` world through its `Policy` trait.
+//! The same files run in Python and Node (`tests/cross_language.sh`), the admission vectors there
+//! through `capacity-admission-1.0.0.wasm`.
 
 use capacity_tests::golden::{json_differences, write_golden};
 use capacity_tests::paths::{crate_dir, files_ending};

@@ -8,24 +8,11 @@ use crate::planner;
 
 impl Guest for Component {
     fn resolve_budget(r: wit::AdmissionRequest) -> wit::AdmissionResult {
-        let result = core::resolve_budget(&core::AdmissionRequest {
-            factor: r.factor,
-            cluster_batches: r.cluster_batches,
-            service_batches: r.service_batches,
-            share: r.share,
-            cluster_in_flight: r.cluster_in_flight,
-            service_in_flight: r.service_in_flight,
-            workspace_in_flight: r.workspace_in_flight,
-        });
-        wit::AdmissionResult {
-            admit: result.admit,
-            outcome: outcome(result.outcome),
-            factor_used: result.factor_used,
-            factor_read_failed: result.factor_read_failed,
-            cluster_budget: result.cluster_budget,
-            service_budget: result.service_budget,
-            workspace_ceiling: result.workspace_ceiling,
-        }
+        result_out(core::resolve_budget(&request_in(r)))
+    }
+
+    fn resolve_budgets(requests: Vec<wit::AdmissionRequest>) -> Vec<wit::AdmissionResult> {
+        requests.into_iter().map(|r| result_out(core::resolve_budget(&request_in(r)))).collect()
     }
 
     fn plan(r: wit::PlanRequest) -> wit::AdmissionPlan {
@@ -58,6 +45,30 @@ impl Guest for Component {
             cluster_budget: plan.cluster_budget,
             service_budget: plan.service_budget,
         }
+    }
+}
+
+fn request_in(r: wit::AdmissionRequest) -> core::AdmissionRequest {
+    core::AdmissionRequest {
+        factor: r.factor,
+        cluster_batches: r.cluster_batches,
+        service_batches: r.service_batches,
+        share: r.share,
+        cluster_in_flight: r.cluster_in_flight,
+        service_in_flight: r.service_in_flight,
+        workspace_in_flight: r.workspace_in_flight,
+    }
+}
+
+fn result_out(r: core::AdmissionResult) -> wit::AdmissionResult {
+    wit::AdmissionResult {
+        admit: r.admit,
+        outcome: outcome(r.outcome),
+        factor_used: r.factor_used,
+        factor_read_failed: r.factor_read_failed,
+        cluster_budget: r.cluster_budget,
+        service_budget: r.service_budget,
+        workspace_ceiling: r.workspace_ceiling,
     }
 }
 

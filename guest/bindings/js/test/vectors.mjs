@@ -1,0 +1,140 @@
+// The shared conformance vectors (tests/vectors) and conversions between their serde form and
+// jco's: serde has snake_case fields, enum cases by Rust variant ("WaitClusterFull"), externally
+// tagged variants ({"Reading": {...}}), null options and instants as JSON integers; jco has
+// camelCase fields, kebab-case cases, {tag, val} variants, undefined options and BigInt s64.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repo = process.env.CAPACITY_REPO ?? resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+/** JSON.parse that keeps integers beyond 2^53 exact, as {"$bigint": "digits"} (Node 20's
+ * JSON.parse has no access to the source text). */
+export function parseExact(text) {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      let j = i + 1;
+      while (j < text.length && /[0-9eE+\-.]/.test(text[j])) j++;
+      const literal = text.slice(i, j);
+      const unsafe = /^-?\d+$/.test(literal) && !Number.isSafeInteger(Number(literal));
+      out += unsafe ? `{"$bigint":"${literal}"}` : literal;
+      i = j;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return JSON.parse(out);
+}
+
+/** Every case of every file under tests/vectors/<kind>, as [id, case]. */
+export function cases(kind) {
+  const dir = join(repo, 'tests', 'vectors', kind);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  if (files.length === 0) throw new Error(`no vectors under ${dir}`);
+  return files.flatMap((file) =>
+    parseExact(readFileSync(join(dir, file), 'utf8')).map((c) => {
+      if (c.expected === null || c.expected === undefined) throw new Error(`${file} case ${c.name}: not blessed`);
+      return [`${kind}/${file}::${c.name}`, c];
+    }));
+}
+
+export const kebab = (pascal) => pascal.replace(/(?<!^)(?=[A-Z])/g, '-').toLowerCase();
+export const pascal = (kebabName) => kebabName.split('-').map((p) => p[0].toUpperCase() + p.slice(1)).join('');
+export const camel = (snake) => snake.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+export const snake = (camelName) => camelName.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+// The WIT types the policy world's vectors need, as a schema (names in serde form).
+const recentEntry = { record: { at: 'instant', level: 'enum' } };
+const memory = {
+  record: {
+    state: 'enum', state_since: 'instant', last_auto_change: { option: 'instant' },
+    recent: { list: recentEntry }, failed_reads: 'u32', throttles_engaged: 'bool',
+  },
+};
+const reading = {
+  record: {
+    cpu_pct: { option: 'f64' }, connections_pct: { option: 'f64' }, scaling: { option: 'bool' },
+    latency: { list: { record: { api: 'string', p95_ms: { option: 'f64' }, baseline_ms: { option: 'f64' } } } },
+  },
+};
+export const schema = {
+  decisionInput: {
+    record: {
+      now: 'instant',
+      signal: { variant: { Reading: reading, Failed: 'string' } },
+      memory: { option: memory },
+      pin: { option: { record: { state: 'enum', reason: 'string', expires_at: 'instant', actor: 'string' } } },
+      throttles_enabled: 'bool',
+    },
+  },
+  decision: {
+    record: {
+      state: 'enum', factors: { record: { bulk: 'f64', heavy: 'f64', write: 'f64', read: 'f64' } },
+      changed: 'bool', previous: 'enum', cause: 'enum', level: { option: 'enum' }, pending: { option: 'enum' },
+      throttles: 'enum', supporting: { list: recentEntry }, memory, explanation: 'string',
+    },
+  },
+};
+
+/** A serde value to jco's form. */
+export function toJco(ty, v) {
+  if (ty === 'instant') return typeof v === 'object' ? BigInt(v.$bigint) : BigInt(v);
+  if (ty === 'enum') return kebab(v);
+  if (typeof ty === 'string') return v;
+  if (ty.option) return v === null ? undefined : toJco(ty.option, v);
+  if (ty.list) return v.map((x) => toJco(ty.list, x));
+  if (ty.variant) {
+    const [[tag, payload]] = Object.entries(v);
+    return { tag: kebab(tag), val: toJco(ty.variant[tag], payload) };
+  }
+  return Object.fromEntries(Object.entries(ty.record).map(([k, t]) => [camel(k), toJco(t, v[k])]));
+}
+
+/** A jco value back to the serde form (instants beyond 2^53 as {"$bigint": ...}). */
+export function fromJco(ty, v) {
+  if (ty === 'instant') return Number.isSafeInteger(Number(v)) ? Number(v) : { $bigint: String(v) };
+  if (ty === 'enum') return pascal(v);
+  if (typeof ty === 'string') return v;
+  if (ty.option) return v === undefined || v === null ? null : fromJco(ty.option, v);
+  if (ty.list) return v.map((x) => fromJco(ty.list, x));
+  if (ty.variant) {
+    const tag = pascal(v.tag);
+    return { [tag]: fromJco(ty.variant[tag], v.val) };
+  }
+  return Object.fromEntries(Object.entries(ty.record).map(([k, t]) => [k, fromJco(t, v[camel(k)])]));
+}
+
+/** The admission API's serde form <-> the wrapper's (camelCase keys; outcomes kebab-case). */
+export function camelKeys(v) {
+  if (Array.isArray(v)) return v.map(camelKeys);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), camelKeys(x)]));
+}
+
+export function serdeAdmission(v) {
+  if (Array.isArray(v)) return v.map(serdeAdmission);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [snake(k), k === 'outcome' ? pascal(x) : serdeAdmission(x)]));
+}
+
+/** Each differing field as `path: expected X, got Y`. */
+export function differences(expected, actual, at = '') {
+  const show = (x) => JSON.stringify(x, (_, y) => (typeof y === 'bigint' ? `${y}n` : y));
+  if (expected && actual && typeof expected === 'object' && typeof actual === 'object') {
+    if (Array.isArray(expected) !== Array.isArray(actual) || (Array.isArray(expected) && expected.length !== actual.length)) {
+      return [`${at || '.'}: expected ${show(expected)}, got ${show(actual)}`];
+    }
+    const keys = [...new Set([...Object.keys(expected), ...Object.keys(actual)])].sort();
+    return keys.flatMap((k) => differences(expected[k], actual[k], Array.isArray(expected) ? `${at}[${k}]` : at ? `${at}.${k}` : k));
+  }
+  return Object.is(expected, actual) || expected === actual ? [] : [`${at || '.'}: expected ${show(expected)}, got ${show(actual)}`];
+}

@@ -1,0 +1,99 @@
+"""Per-call cost of resolve_budget through the component, next to plain Python doing the same
+math (SPEC section 9), as a ratio.
+
+    python guest/bindings/python/bench.py [--calls N]
+
+Paths measured (each the best of 5 rounds of N calls; a "call" of the batch is one request):
+  plain Python        the reimplementation below, on the package's dataclasses
+  package (cached)    capacity_admission.resolve_budget: dataclass -> Record -> component -> dataclass
+  export (cached)     the cached export alone, on a prepared Record (no dataclass conversion)
+  export (dynamic)    wasmtime-py looking up the function and its types on every call
+  batch of 100        resolve_budgets over 100 requests, cost per request
+The plain version is checked against the component on tests/vectors/admission first.
+"""
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import capacity_admission as ca
+from capacity_admission import AdmissionOutcome, AdmissionRequest, AdmissionResult
+
+
+def plain_resolve_budget(r: AdmissionRequest) -> AdmissionResult:
+    """SPEC section 9 in plain Python (for comparison only: services use the component)."""
+    f, failed = r.factor, False
+    if f is None or not math.isfinite(f) or not 0.0 <= f <= 1.0:
+        f, failed = 1.0, True
+    if f <= 0.0:
+        cluster = service = ceiling = 0
+    else:
+        cluster = max(1, math.floor(r.cluster_batches * f))
+        service = min(cluster, max(1, math.floor(r.service_batches * f)))
+        ceiling = min(r.share, 1) if service == 1 else min(r.share, service - 1)
+    if f <= 0.0:
+        return AdmissionResult(0, AdmissionOutcome.WAIT_CAPACITY_ZERO, f, failed, cluster, service, ceiling)
+    rooms = (max(0, cluster - r.cluster_in_flight), max(0, service - r.service_in_flight),
+             max(0, ceiling - r.workspace_in_flight))
+    admit = min(rooms)
+    if admit > 0:
+        outcome = AdmissionOutcome.ADMIT
+    elif rooms[0] == 0:
+        outcome = AdmissionOutcome.WAIT_CLUSTER_FULL
+    elif rooms[1] == 0:
+        outcome = AdmissionOutcome.WAIT_SERVICE_FULL
+    else:
+        outcome = AdmissionOutcome.WAIT_WORKSPACE_FULL
+    return AdmissionResult(admit, outcome, f, failed, cluster, service, ceiling)
+
+
+def vectors():
+    root = Path(__file__).resolve().parents[3] / "tests" / "vectors" / "admission"
+    return [AdmissionRequest(**c["input"]) for f in sorted(root.glob("*.json")) for c in json.loads(f.read_text())]
+
+
+def best_per_call_us(fn, calls: int, per: int = 1) -> float:
+    fn()
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, time.perf_counter() - started)
+    return best / (calls * per) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=5000)
+    calls = parser.parse_args().calls
+
+    requests = vectors()
+    admission = ca.Admission()
+    for r in requests:
+        assert plain_resolve_budget(r) == admission.resolve_budget(r), r
+    print(f"plain Python agrees with the component on {len(requests)} admission vectors")
+
+    request = AdmissionRequest(factor=0.5, cluster_batches=40, service_batches=12, share=4,
+                               cluster_in_flight=9, service_in_flight=3, workspace_in_flight=1)
+    raw = ca.admission._request_in(request)
+    export = admission._resolve
+    batch = [AdmissionRequest(factor=i / 100, cluster_batches=40, service_batches=12, share=4) for i in range(100)]
+
+    plain = best_per_call_us(lambda: plain_resolve_budget(request), calls * 4)
+    rows = [
+        ("plain Python", plain),
+        ("package (cached)", best_per_call_us(lambda: admission.resolve_budget(request), calls)),
+        ("export (cached)", best_per_call_us(lambda: export(raw), calls)),
+        ("export (dynamic)", best_per_call_us(lambda: export.call_dynamic(raw), calls)),
+        ("batch of 100", best_per_call_us(lambda: admission.resolve_budgets(batch), max(1, calls // 100), 100)),
+    ]
+    print(f"resolve_budget per call, wasmtime-py (cached path {'on' if export.cached else 'OFF'}):")
+    for name, us in rows:
+        print(f"  {name:<18} {us:9.2f} µs   {us / plain:7.1f}x plain")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Converts between the vectors' serde form and wasmtime-py component values, guided by the
+component's own types (so no WIT type is written out here).
+
+The serde form (tests/vectors/README.md): record fields in snake case, enum cases by their Rust
+variant (`"WaitClusterFull"`), variants externally tagged (`{"Reading": {...}}`), options null.
+The WIT form: kebab-case fields and cases (`wait-cluster-full`), `Record` objects, `None`, and
+`Variant(tag, payload)` or the bare payload for a variant whose cases have distinct Python types
+(wasmtime-py's rule).
+"""
+
+import re
+from typing import Any
+
+from wasmtime import component as wc
+
+
+def kebab(pascal: str) -> str:
+    """`WaitClusterFull` -> `wait-cluster-full`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", pascal).lower()
+
+
+def pascal(kebab_name: str) -> str:
+    """`wait-cluster-full` -> `WaitClusterFull`."""
+    return "".join(part.capitalize() for part in kebab_name.split("-"))
+
+
+def to_wit(ty: Any, value: Any) -> Any:
+    if isinstance(ty, wc.RecordType):
+        record = wc.Record()
+        for name, field_ty in ty.fields:
+            setattr(record, name, to_wit(field_ty, value[name.replace("-", "_")]))
+        return record
+    if isinstance(ty, wc.ListType):
+        return [to_wit(ty.element, v) for v in value]
+    if isinstance(ty, wc.OptionType):
+        return None if value is None else to_wit(ty.payload, value)
+    if isinstance(ty, wc.EnumType):
+        return kebab(value)
+    if isinstance(ty, wc.VariantType):
+        (tag, payload), = value.items() if isinstance(value, dict) else [(value, None)]
+        cases = dict(ty.cases)
+        case = kebab(tag)
+        converted = None if cases[case] is None else to_wit(cases[case], payload)
+        return wc.Variant(case, converted) if ty._tagged() else converted
+    if isinstance(ty, (wc.F64, wc.F32)):
+        return float(value)
+    if isinstance(ty, (wc.U8, wc.U16, wc.U32, wc.U64, wc.S8, wc.S16, wc.S32, wc.S64, wc.Bool, wc.String)):
+        return value
+    raise NotImplementedError(f"no serde conversion for {type(ty).__name__}")
+
+
+def from_wit(ty: Any, value: Any) -> Any:
+    if isinstance(ty, wc.RecordType):
+        return {name.replace("-", "_"): from_wit(t, getattr(value, name)) for name, t in ty.fields}
+    if isinstance(ty, wc.ListType):
+        return [from_wit(ty.element, v) for v in value]
+    if isinstance(ty, wc.OptionType):
+        return None if value is None else from_wit(ty.payload, value)
+    if isinstance(ty, wc.EnumType):
+        return pascal(value)
+    if isinstance(ty, wc.VariantType):
+        if ty._tagged():
+            tag, payload = value.tag, value.payload
+        else:
+            tag, payload = _untagged_case(ty, value)
+        case_ty = dict(ty.cases)[tag]
+        return pascal(tag) if case_ty is None else {pascal(tag): from_wit(case_ty, payload)}
+    return value
+
+
+def _untagged_case(ty: Any, value: Any) -> Any:
+    for name, case_ty in ty.cases:
+        if case_ty is None and value is None:
+            return name, None
+        if case_ty is not None:
+            classes: set = set()
+            case_ty.add_classes(classes)
+            if isinstance(value, tuple(classes)):
+                return name, value
+    raise ValueError(f"{value!r} matches no case of the variant")

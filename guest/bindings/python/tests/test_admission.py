@@ -1,0 +1,142 @@
+"""The package's own behaviour: SPEC section 9 through the typed API, input checks, the batch
+export, the cached call path, threads and recovery."""
+
+import threading
+
+import pytest
+
+import capacity_admission as ca
+from capacity_admission import (
+    Admission,
+    AdmissionOutcome,
+    AdmissionRequest,
+    PlanRequest,
+    QueuedBatch,
+    WorkspaceLoad,
+    plan,
+    resolve_budget,
+    resolve_budgets,
+)
+
+
+def request(**overrides):
+    base = dict(factor=1.0, cluster_batches=10, service_batches=6, share=3)
+    return AdmissionRequest(**{**base, **overrides})
+
+
+def test_half_factor_halves_the_budgets_and_keeps_a_workspace_below_the_service():
+    r = resolve_budget(request(factor=0.5, cluster_in_flight=1, service_in_flight=1))
+    assert (r.cluster_budget, r.service_budget, r.workspace_ceiling) == (5, 3, 2)
+    assert (r.admit, r.outcome) == (2, AdmissionOutcome.ADMIT)
+    assert r.outcome.value == "admit" and not r.factor_read_failed
+
+
+def test_absent_factor_uses_full_capacity_and_reports_the_failed_read():
+    r = resolve_budget(request(factor=None))
+    assert r.factor_read_failed and r.factor_used == 1.0 and r.admit == 3
+
+
+@pytest.mark.parametrize("factor", [float("nan"), float("inf"), -0.1, 1.5])
+def test_invalid_factor_is_a_failed_read_not_an_error(factor):
+    r = resolve_budget(request(factor=factor))
+    assert r.factor_read_failed and r.factor_used == 1.0
+
+
+def test_zero_factor_is_a_wait_not_an_error():
+    r = resolve_budget(request(factor=0.0))
+    assert (r.admit, r.outcome, r.factor_read_failed) == (0, AdmissionOutcome.WAIT_CAPACITY_ZERO, False)
+
+
+def test_an_int_factor_is_accepted():
+    assert resolve_budget(request(factor=1)).factor_used == 1.0
+
+
+@pytest.mark.parametrize("field,value,error", [
+    ("share", -1, ValueError),
+    ("share", 2**32, ValueError),
+    ("cluster_batches", 1.5, TypeError),
+    ("service_in_flight", True, TypeError),
+    ("factor", "0.5", TypeError),
+])
+def test_a_count_outside_u32_is_refused_before_the_call(field, value, error):
+    with pytest.raises(error, match=field.split("_")[0]):
+        resolve_budget(request(**{field: value}))
+
+
+def test_batch_equals_one_call_per_request_in_order():
+    requests = [request(factor=f / 10, workspace_in_flight=w) for f in range(11) for w in range(4)]
+    assert resolve_budgets(requests) == [resolve_budget(r) for r in requests]
+    assert resolve_budgets([]) == []
+    assert resolve_budgets(iter(requests[:3])) == [resolve_budget(r) for r in requests[:3]]
+
+
+def test_plan_admits_round_robin_and_says_why_the_rest_wait():
+    p = plan(PlanRequest(
+        factor=1.0, cluster_batches=20, service_batches=3,
+        workspaces=[WorkspaceLoad("acme", 5), WorkspaceLoad("beta", 5)],
+        queue=[QueuedBatch("a1", "acme", 100), QueuedBatch("a2", "acme", 101), QueuedBatch("a3", "acme", 102),
+               QueuedBatch("b1", "beta", 105), QueuedBatch("x1", "nobody", 50)],
+    ))
+    assert p.admitted == ["a1", "b1", "a2"]
+    assert [(w.id, w.outcome) for w in p.waiting] == [
+        ("a3", AdmissionOutcome.WAIT_SERVICE_FULL), ("x1", AdmissionOutcome.WAIT_SERVICE_FULL)]
+
+
+def test_plan_refuses_a_non_integer_instant():
+    with pytest.raises(ValueError, match=r"queue\[0\].enqueued_at"):
+        plan(PlanRequest(factor=1.0, cluster_batches=2, service_batches=2, queue=[QueuedBatch("a", "w", 1.5)]))
+
+
+def test_the_fast_path_is_in_use_and_agrees_with_the_dynamic_one():
+    a = Admission()
+    assert a._resolve.cached, "wasmtime-py's type classes changed shape: the cached path is off"
+    raw = ca.admission._request_in(request(factor=0.3, share=2))
+    assert vars(a._resolve(raw)) == vars(a._resolve.call_dynamic(raw))
+
+
+def test_each_thread_gets_its_own_instance():
+    seen, errors = [], []
+
+    def work():
+        try:
+            seen.append(id(ca.admission.default()))
+            for f in range(50):
+                assert resolve_budget(request(factor=f / 50)).factor_used == f / 50
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(set(seen)) == 4
+
+
+def test_a_trap_discards_the_instance_and_the_next_call_rebinds_to_a_fresh_one(monkeypatch):
+    import wasmtime
+
+    a = Admission()
+    first = a.instance._state
+    export = a._resolve
+
+    def trap(store, args):
+        raise wasmtime.WasmtimeError("wasm trap: unreachable")
+
+    monkeypatch.setattr(export, "_call_cached", trap)
+    with pytest.raises(ca.ComponentError, match="resolve-budget failed"):
+        a.resolve_budget(request())
+    assert a.instance._state is None
+    monkeypatch.undo()
+    assert a.resolve_budget(request()).admit == 3
+    assert a.instance._state is not first and export._generation == a.instance._generation
+
+
+def test_a_missing_component_is_a_clear_error(tmp_path):
+    with pytest.raises(ca.ComponentError, match="loading component"):
+        Admission(str(tmp_path / "absent.wasm"))
+
+
+def test_the_component_imports_nothing_and_exports_admission():
+    assert Admission().instance.exports() == [
+        "capacity:sentinel/admission-types@1.0.0", "capacity:sentinel/admission@1.0.0"]

@@ -1,0 +1,123 @@
+"""The shared conformance vectors (tests/vectors) through this package and the components.
+
+`admission/` and `planner/` run through the package's public functions (the shipped
+`capacity-admission-1.0.0.wasm`); `decision/` runs through the policy world
+(`target/policies/capacity-policy-1.0.0.wasm`) with the package's runtime. Every result must
+equal `expected` exactly: the Rust host checks the same files (tests/tests/conformance_vectors.rs),
+so the three runtimes agree case by case.
+"""
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+from capacity_admission import (
+    AdmissionRequest,
+    PlanRequest,
+    QueuedBatch,
+    WorkspaceLoad,
+    plan,
+    resolve_budget,
+    resolve_budgets,
+)
+from capacity_admission.runtime import ComponentInstance
+from conftest import VECTORS, built
+from serde_wit import from_wit, pascal, to_wit
+
+
+def cases(kind: str) -> List[Tuple[str, Dict[str, Any]]]:
+    files = sorted((VECTORS / kind).glob("*.json"))
+    assert files, f"no vectors under {VECTORS / kind}"
+    found = []
+    for file in files:
+        for case in json.loads(file.read_text()):
+            assert case.get("expected") is not None, f"{file.name} case {case['name']}: not blessed"
+            found.append((f"{kind}/{file.name}::{case['name']}", case))
+    return found
+
+
+def differences(expected: Any, actual: Any, at: str = "") -> List[str]:
+    """Each differing field, as `path: expected X, got Y`."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        out = []
+        for key in sorted(set(expected) | set(actual)):
+            out += differences(expected.get(key), actual.get(key), f"{at}.{key}" if at else key)
+        return out
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in differences(e, a, f"{at}[{i}]")]
+    return [] if expected == actual else [f"{at or '.'}: expected {expected!r}, got {actual!r}"]
+
+
+def serde(value: Any) -> Any:
+    """A package dataclass in the vectors' serde form (enum cases by Rust variant name)."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: serde(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list):
+        return [serde(v) for v in value]
+    if hasattr(value, "value") and isinstance(value.value, str):  # an AdmissionOutcome
+        return pascal(value.value)
+    return value
+
+
+def plan_request(d: Dict[str, Any]) -> PlanRequest:
+    return PlanRequest(**{
+        **d,
+        "workspaces": [WorkspaceLoad(**w) for w in d["workspaces"]],
+        "queue": [QueuedBatch(**b) for b in d["queue"]],
+    })
+
+
+def check(expected: Any, actual: Any) -> None:
+    diffs = differences(expected, actual)
+    assert not diffs, "\n".join(diffs)
+
+
+ADMISSION = cases("admission")
+PLANNER = cases("planner")
+DECISION = cases("decision")
+
+
+@pytest.mark.parametrize("case", [c for _, c in ADMISSION], ids=[i for i, _ in ADMISSION])
+def test_admission_vector(case: Dict[str, Any]) -> None:
+    check(case["expected"], serde(resolve_budget(AdmissionRequest(**case["input"]))))
+
+
+def test_admission_vectors_in_one_batch_call() -> None:
+    results = resolve_budgets([AdmissionRequest(**c["input"]) for _, c in ADMISSION])
+    check([c["expected"] for _, c in ADMISSION], serde(results))
+
+
+@pytest.mark.parametrize("case", [c for _, c in PLANNER], ids=[i for i, _ in PLANNER])
+def test_planner_vector(case: Dict[str, Any]) -> None:
+    check(case["expected"], serde(plan(plan_request(case["input"]))))
+
+
+@pytest.fixture(scope="module")
+def decide():
+    policy = ComponentInstance(str(built("capacity-policy-1.0.0.wasm")))
+    return policy.export("capacity:sentinel/decision@1.0.0", "decide")
+
+
+@pytest.mark.parametrize("case", [c for _, c in DECISION], ids=[i for i, _ in DECISION])
+def test_decision_vector(decide, case: Dict[str, Any]) -> None:
+    result = decide(to_wit(decide.param_types[0], case["input"]))
+    check(case["expected"], from_wit(decide.result_type, result))
+
+
+def test_vectors_cover_every_outcome() -> None:
+    seen = {c["expected"]["outcome"] for _, c in ADMISSION}
+    seen |= {w["outcome"] for _, c in PLANNER for w in c["expected"]["waiting"]}
+    assert seen >= {"Admit", "WaitClusterFull", "WaitServiceFull", "WaitWorkspaceFull", "WaitCapacityZero"}
+
+
+def test_shipped_component_is_the_built_one() -> None:
+    import hashlib
+
+    from capacity_admission import component_path
+
+    shipped = hashlib.sha256(Path(component_path()).read_bytes()).hexdigest()
+    current = hashlib.sha256(built("capacity-admission-1.0.0.wasm").read_bytes()).hexdigest()
+    assert shipped == current, "the installed package carries an older build: pip install it again"
