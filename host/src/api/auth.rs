@@ -1,0 +1,131 @@
+//! Bearer tokens: the presented token is hashed (SHA-256) and compared with every configured
+//! hash in constant time, so neither the match nor its position shows in the timing. A missing,
+//! malformed or unknown token is one answer (401); a known token of the wrong role is 403.
+//! Tokens are never logged; the caller's name is the actor of its audit records.
+
+use super::ApiState;
+use super::problem::Problem;
+use crate::config::api::{ApiRole, ApiToken};
+use axum::extract::FromRequestParts;
+use axum::http::header;
+use axum::http::request::Parts;
+use sha2::{Digest, Sha256};
+use subtle::{ConditionallySelectable, ConstantTimeEq};
+
+/// The configured tokens, by hash.
+pub struct Tokens {
+    tokens: Vec<ApiToken>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens").field("count", &self.tokens.len()).finish()
+    }
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub name: String,
+    pub role: ApiRole,
+}
+
+impl Tokens {
+    pub fn new(tokens: &[ApiToken]) -> Tokens {
+        Tokens { tokens: tokens.to_vec() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The caller whose token this is. Every configured hash is compared, in constant time.
+    pub fn authenticate(&self, token: &str) -> Option<Caller> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let mut found = u32::MAX;
+        for (i, t) in self.tokens.iter().enumerate() {
+            let matches = t.sha256.ct_eq(&digest);
+            found = u32::conditional_select(&found, &(i as u32), matches);
+        }
+        let t = self.tokens.get(found as usize)?;
+        Some(Caller { name: t.name.clone(), role: t.role })
+    }
+
+    /// The caller of a request's `Authorization: Bearer <token>` header.
+    fn caller(&self, parts: &Parts) -> Option<Caller> {
+        let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+        let (scheme, token) = value.trim().split_once(' ')?;
+        let token = token.trim();
+        if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+            return None;
+        }
+        self.authenticate(token)
+    }
+}
+
+/// Any authenticated caller (staff or viewer): may read.
+impl FromRequestParts<ApiState> for Caller {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Caller, Problem> {
+        match state.tokens.caller(parts) {
+            Some(caller) => Ok(caller),
+            None => {
+                state.metrics.auth_failure(401);
+                Err(Problem::unauthenticated())
+            }
+        }
+    }
+}
+
+/// A staff caller: may set and clear pins.
+#[derive(Debug, Clone)]
+pub struct Staff(pub Caller);
+
+impl FromRequestParts<ApiState> for Staff {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Staff, Problem> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        if caller.role != ApiRole::Staff {
+            state.metrics.auth_failure(403);
+            tracing::info!(caller = %caller.name, role = caller.role.name(), "refused: the pin needs a staff token");
+            return Err(Problem::forbidden());
+        }
+        Ok(Staff(caller))
+    }
+}
+
+/// The SHA-256 of a token as `[api] tokens` takes it (64 lowercase hex digits).
+pub fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens() -> Tokens {
+        let t = |name: &str, role, token: &str| ApiToken {
+            name: name.into(),
+            role,
+            sha256: Sha256::digest(token.as_bytes()).into(),
+        };
+        Tokens::new(&[t("alice", ApiRole::Staff, "alice-secret"), t("dash", ApiRole::Viewer, "dash-secret")])
+    }
+
+    #[test]
+    fn a_known_token_names_its_caller() {
+        let t = tokens();
+        assert_eq!(t.authenticate("alice-secret"), Some(Caller { name: "alice".into(), role: ApiRole::Staff }));
+        assert_eq!(t.authenticate("dash-secret"), Some(Caller { name: "dash".into(), role: ApiRole::Viewer }));
+        assert_eq!(t.authenticate("alice-secre"), None);
+        assert_eq!(t.authenticate(""), None);
+        assert_eq!(Tokens::new(&[]).authenticate("x"), None);
+    }
+
+    #[test]
+    fn the_hash_is_what_the_config_takes() {
+        assert_eq!(token_hash("hello"), "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+    }
+}

@@ -1,0 +1,98 @@
+//! The HTTP API of `sentinel serve` (axum): the published state, the staff pin and its audit
+//! trail, metrics and probes, and the OpenAPI document generated from this code.
+//!
+//! Reads need any valid token; setting and clearing a pin needs a staff token. The pin goes
+//! through the same [`PinService`] as `sentinel pin`, so the next tick honours it either way.
+
+pub mod auth;
+pub mod body;
+pub mod metrics;
+pub mod model;
+pub mod openapi;
+pub mod problem;
+pub mod routes;
+#[cfg(test)]
+mod tests;
+
+use crate::bindings::Instant;
+use crate::config::api::ApiToken;
+use crate::pin_service::PinService;
+use crate::policy::PolicyError;
+use crate::ports::memory::MemoryStore;
+use crate::ports::pins::PinStore;
+use crate::tick::SharedPolicy;
+use axum::Router;
+use axum::routing::get;
+use std::sync::Arc;
+
+/// The clock the API validates pins against (unix seconds).
+pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct ApiState {
+    pub pins: PinService,
+    pub memory: Arc<dyn MemoryStore>,
+    pub policy: SharedPolicy,
+    pub tokens: Arc<auth::Tokens>,
+    pub metrics: Arc<metrics::ApiMetrics>,
+    pub clock: Clock,
+    /// The OpenAPI document, serialized once.
+    pub openapi: Arc<Vec<u8>>,
+}
+
+impl std::fmt::Debug for ApiState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiState").field("tokens", &self.tokens).finish_non_exhaustive()
+    }
+}
+
+impl ApiState {
+    /// The state of a store and a loaded policy, on the wall clock. Asks the policy for its pin
+    /// limits, for the OpenAPI document.
+    pub fn new(
+        memory: Arc<dyn MemoryStore>,
+        pins: Arc<dyn PinStore>,
+        policy: SharedPolicy,
+        tokens: &[ApiToken],
+    ) -> Result<ApiState, PolicyError> {
+        let thresholds = policy.lock().expect("policy lock poisoned").describe()?.thresholds;
+        let openapi = serde_json::to_vec_pretty(&openapi::document(&thresholds)).expect("the OpenAPI document serializes");
+        Ok(ApiState {
+            pins: PinService::new(pins, policy.clone()),
+            memory,
+            policy,
+            tokens: Arc::new(auth::Tokens::new(tokens)),
+            metrics: Arc::new(metrics::ApiMetrics::default()),
+            clock: Arc::new(wall_clock),
+            openapi: Arc::new(openapi),
+        })
+    }
+
+    /// The same state on another clock (tests).
+    pub fn with_clock(mut self, clock: impl Fn() -> Instant + Send + Sync + 'static) -> ApiState {
+        self.clock = Arc::new(clock);
+        self
+    }
+}
+
+fn wall_clock() -> Instant {
+    crate::cli::now_seconds()
+}
+
+/// Every route, with problem+json for unknown paths and methods, and request metrics.
+pub fn router(state: ApiState) -> Router {
+    use routes::{audit, ops, pin, state as st};
+    Router::new()
+        .route("/v1/state", get(st::get_state))
+        .route("/v1/pin", get(pin::get_pin).put(pin::put_pin).delete(pin::delete_pin))
+        .route("/v1/pin/audit", get(audit::get_audit))
+        .route("/metrics", get(ops::metrics))
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/openapi.json", get(ops::openapi_json))
+        .fallback(problem::not_found)
+        .method_not_allowed_fallback(problem::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
+        .with_state(state)
+}

@@ -1,0 +1,6 @@
+//! The handlers, one concern per file; each carries its OpenAPI description.
+
+pub mod audit;
+pub mod ops;
+pub mod pin;
+pub mod state;
