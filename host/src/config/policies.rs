@@ -1,0 +1,113 @@
+//! The `[policies]` table: the policy directory the sentinel watches, which version is active
+//! and which runs in shadow, and whose signatures it trusts. Without the table the sentinel
+//! runs the single `policy` file, as before.
+//!
+//! ```toml
+//! [policies]
+//! dir = "policies"                 # built components with their manifests (and signatures)
+//! active = "latest"                # or a version; `sentinel policy activate` overrides it
+//! shadow = "2.0.0"                 # optional: evaluated every tick, never published
+//! public_key = "keys/policy.pub"   # manifests must be signed by this key
+//! allow_unsigned = false           # true loads unsigned manifests, with a warning
+//! poll = "2s"                      # how often `sentinel run` looks for changes
+//! precompiled_cache = true         # cache compiled artifacts under <dir>/.cache
+//! ```
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicies {
+    pub dir: PathBuf,
+    pub active: Option<String>,
+    pub shadow: Option<String>,
+    pub public_key: Option<PathBuf>,
+    pub allow_unsigned: Option<bool>,
+    #[serde(default, with = "humantime_serde::option")]
+    pub poll: Option<Duration>,
+    pub precompiled_cache: Option<bool>,
+}
+
+/// Which version the configuration asks for (the persisted choice of `policy activate` wins).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// The newest version that passes its checks; a newer one dropped in is activated.
+    Latest,
+    Version(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoliciesConfig {
+    pub dir: PathBuf,
+    pub active: Selection,
+    pub shadow: Option<String>,
+    pub public_key: Option<PathBuf>,
+    pub allow_unsigned: bool,
+    pub poll: Duration,
+    pub precompiled_cache: bool,
+}
+
+/// Checks the table; errors are (key, message).
+pub fn from_raw(raw: Option<RawPolicies>, base: Option<&Path>) -> Result<Option<PoliciesConfig>, (String, String)> {
+    let Some(raw) = raw else { return Ok(None) };
+    let resolve = |p: PathBuf| match base {
+        Some(base) if p.is_relative() => base.join(p),
+        _ => p,
+    };
+    let allow_unsigned = raw.allow_unsigned.unwrap_or(false);
+    if raw.public_key.is_none() && !allow_unsigned {
+        return Err(("policies.public_key".into(), "is required unless allow_unsigned = true".into()));
+    }
+    let version = |key: &str, v: Option<String>| -> Result<Option<String>, (String, String)> {
+        match v {
+            Some(v) if v.trim().is_empty() => Err((key.into(), "must not be blank".into())),
+            other => Ok(other),
+        }
+    };
+    let active = match version("policies.active", raw.active)?.as_deref() {
+        None | Some("latest") => Selection::Latest,
+        Some(v) => Selection::Version(v.into()),
+    };
+    let poll = raw.poll.unwrap_or(Duration::from_secs(2));
+    if !(Duration::from_millis(100)..=Duration::from_secs(3600)).contains(&poll) {
+        return Err(("policies.poll".into(), "must be between 100ms and 1h".into()));
+    }
+    Ok(Some(PoliciesConfig {
+        dir: resolve(raw.dir),
+        active,
+        shadow: version("policies.shadow", raw.shadow)?,
+        public_key: raw.public_key.map(resolve),
+        allow_unsigned,
+        poll,
+        precompiled_cache: raw.precompiled_cache.unwrap_or(true),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::path::Path;
+
+    fn parse(table: &str) -> Result<Config, String> {
+        Config::parse(&format!("[policies]\n{table}"), Path::new("/etc/sentinel/sentinel.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_policies_table_resolves_its_paths_against_the_config_file() {
+        let c = parse("dir = \"policies\"\npublic_key = \"keys/p.pub\"\nactive = \"2.0.0\"\nshadow = \"3.0.0\"\n").unwrap();
+        let p = c.policies.unwrap();
+        assert_eq!(p.dir, Path::new("/etc/sentinel/policies"));
+        assert_eq!(p.public_key.as_deref(), Some(Path::new("/etc/sentinel/keys/p.pub")));
+        assert_eq!(p.active, super::Selection::Version("2.0.0".into()));
+        assert!(!p.allow_unsigned && p.precompiled_cache);
+    }
+
+    #[test]
+    fn a_policies_table_needs_a_public_key_unless_unsigned_is_allowed_and_refuses_unknown_keys() {
+        assert!(parse("dir = \"p\"\n").unwrap_err().contains("policies.public_key: is required unless allow_unsigned = true"));
+        assert_eq!(parse("dir = \"p\"\nallow_unsigned = true\n").unwrap().policies.unwrap().active, super::Selection::Latest);
+        assert!(parse("dir = \"p\"\nallow_unsigned = true\nactiv = \"1\"\n").unwrap_err().contains("unknown field"));
+    }
+}

@@ -1,0 +1,134 @@
+//! What a candidate version must pass before it may decide: the checks that apply to every
+//! version (no trap, the same output twice for the same input, structurally sound decisions,
+//! the seed invariants over a fixed scenario) and a trial replay of the recorded ticks.
+
+use crate::bindings::{Decision, DecisionInput, Memory, Reading, Signal, Thresholds};
+use crate::policy::Policy;
+use crate::ports::memory::TickRecord;
+use crate::replay::Tick;
+use crate::replay::invariants::InvariantChecker;
+
+/// The inputs of the shared conformance vectors (their expected outputs belong to 1.0.0).
+const VECTORS: [&str; 4] = [
+    include_str!("../../../../tests/vectors/decision/assessment.json"),
+    include_str!("../../../../tests/vectors/decision/causes.json"),
+    include_str!("../../../../tests/vectors/decision/memory.json"),
+    include_str!("../../../../tests/vectors/decision/throttles.json"),
+];
+
+/// The fixed inputs: every vector's input, by name.
+pub fn fixed_inputs() -> Vec<(String, DecisionInput)> {
+    let mut out = Vec::new();
+    for text in VECTORS {
+        let Ok(cases) = serde_json::from_str::<Vec<serde_json::Value>>(text) else { continue };
+        for case in cases {
+            let name = case.get("name").and_then(|n| n.as_str()).unwrap_or("unnamed").to_string();
+            if let Some(input) = case.get("input").and_then(|i| serde_json::from_value::<DecisionInput>(i.clone()).ok()) {
+                out.push((name, input));
+            }
+        }
+    }
+    out
+}
+
+/// A decision that cannot be right whatever the thresholds.
+pub fn structural(d: &Decision) -> Option<String> {
+    let f = &d.factors;
+    if [f.bulk, f.heavy, f.write, f.read].iter().any(|v| !v.is_finite() || !(0.0..=1.0).contains(v)) {
+        return Some(format!("factors out of [0, 1]: {f:?}"));
+    }
+    if d.memory.state != d.state {
+        return Some(format!("memory.state {:?} differs from state {:?}", d.memory.state, d.state));
+    }
+    if !d.changed && d.previous != d.state {
+        return Some(format!("unchanged but previous {:?} differs from state {:?}", d.previous, d.state));
+    }
+    if d.explanation.trim().is_empty() {
+        return Some("empty explanation".into());
+    }
+    None
+}
+
+/// Runs the checks every version must pass; the number of decisions made.
+pub fn self_check(policy: &mut dyn Policy) -> Result<usize, String> {
+    let mut calls = 0;
+    for (name, input) in fixed_inputs() {
+        let first = policy.decide(&input).map_err(|e| format!("conformance input `{name}`: {e}"))?;
+        let second = policy.decide(&input).map_err(|e| format!("conformance input `{name}` (second call): {e}"))?;
+        calls += 2;
+        if first != second {
+            return Err(format!("conformance input `{name}`: two calls with the same input gave different decisions"));
+        }
+        if let Some(why) = structural(&first) {
+            return Err(format!("conformance input `{name}`: {why}"));
+        }
+    }
+    let thresholds = thresholds(policy)?;
+    let mut checker = InvariantChecker::new(&thresholds);
+    let mut memory: Option<Memory> = None;
+    for (at, reading) in scenario() {
+        let input = DecisionInput { now: at, signal: Signal::Reading(reading.clone()), memory: memory.take(), pin: None, throttles_enabled: false };
+        let d = policy.decide(&input).map_err(|e| format!("conformance scenario at {at}: {e}"))?;
+        calls += 1;
+        if let Some(why) = structural(&d) {
+            return Err(format!("conformance scenario at {at}: {why}"));
+        }
+        let tick = Tick { at, reading: Some(&reading), pin: None, throttles_enabled: false, decision: &d };
+        if let Some(v) = checker.check(&tick) {
+            return Err(format!("conformance scenario: {} at {}: {}", v.invariant, v.at, v.detail));
+        }
+        memory = Some(d.memory);
+    }
+    Ok(calls)
+}
+
+/// Replays recorded ticks (oldest first) with the candidate's own memory, refusing a trap or
+/// an invariant break; the number of ticks replayed.
+pub fn trial_replay(policy: &mut dyn Policy, records: &[TickRecord]) -> Result<usize, String> {
+    let thresholds = thresholds(policy)?;
+    let mut checker = InvariantChecker::new(&thresholds);
+    let mut memory: Option<Memory> = None;
+    for record in records {
+        let at = crate::instants::format_rfc3339(record.at);
+        let input = DecisionInput {
+            now: record.at,
+            signal: record.signal.clone(),
+            memory: memory.take(),
+            pin: record.pin.clone(),
+            throttles_enabled: record.throttles_enabled,
+        };
+        let d = policy.decide(&input).map_err(|e| format!("trial replay, recorded tick at {at}: {e}"))?;
+        if let Some(why) = structural(&d) {
+            return Err(format!("trial replay, recorded tick at {at}: {why}"));
+        }
+        let reading: Option<&Reading> = match &record.signal {
+            Signal::Reading(r) => Some(r),
+            Signal::Failed(_) => None,
+        };
+        let tick = Tick { at: record.at, reading, pin: record.pin.as_ref(), throttles_enabled: record.throttles_enabled, decision: &d };
+        if let Some(v) = checker.check(&tick) {
+            return Err(format!("trial replay: {} at {}: {}", v.invariant, v.at, v.detail));
+        }
+        memory = Some(d.memory);
+    }
+    Ok(records.len())
+}
+
+fn thresholds(policy: &mut dyn Policy) -> Result<Thresholds, String> {
+    Ok(policy.describe().map_err(|e| format!("describe: {e}"))?.thresholds)
+}
+
+/// A quiet hour, a CPU incident rising through every level, and the recovery: one reading a
+/// minute from a fixed instant.
+fn scenario() -> Vec<(i64, Reading)> {
+    let start = 1_792_500_000;
+    let cpu = |m: i64| match m {
+        0..10 => 40.0,
+        10..30 => 96.0,
+        30..40 => 78.0,
+        _ => 30.0,
+    };
+    (0..70)
+        .map(|m| (start + m * 60, Reading { cpu_pct: Some(cpu(m)), connections_pct: Some(30.0), scaling: Some(false), latency: vec![] }))
+        .collect()
+}

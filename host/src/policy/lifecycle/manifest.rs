@@ -1,0 +1,137 @@
+//! The policy directory: each component `X.wasm` with `X.manifest.json` beside it (written by
+//! `cargo policies`) and, once signed, `X.manifest.sig`. A manifest names the file and the
+//! sha256 of its bytes; the signature covers the manifest's exact bytes, so one signature
+//! vouches for the component through its digest.
+
+use super::signing::{self, SignatureStatus, Trust};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// The manifest as the builder writes it (unknown fields are kept out, not refused: the
+/// builder may add some).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub name: String,
+    pub version: String,
+    pub file: String,
+    pub sha256: String,
+    pub size: u64,
+    pub world: String,
+}
+
+/// One manifest found in the directory (not yet checked).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub manifest: Manifest,
+    pub manifest_path: PathBuf,
+    /// The manifest's exact bytes: what the signature covers.
+    pub manifest_bytes: Vec<u8>,
+    pub component_path: PathBuf,
+}
+
+/// A component whose bytes matched its manifest and whose manifest is trusted.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    pub entry: Entry,
+    pub bytes: Vec<u8>,
+    pub signature: SignatureStatus,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IntegrityError {
+    #[error("manifest {path} is unreadable: {message}")]
+    Manifest { path: PathBuf, message: String },
+    #[error("policy file {file} (named by {manifest}) cannot be read: {message}")]
+    Missing { file: PathBuf, manifest: PathBuf, message: String },
+    #[error("policy file {file} does not match its manifest {manifest}: sha256 is {actual}, the manifest says {expected}")]
+    Digest { file: PathBuf, manifest: PathBuf, expected: String, actual: String },
+    #[error("policy file {file} does not match its manifest {manifest}: {actual} bytes, the manifest says {expected}")]
+    Size { file: PathBuf, manifest: PathBuf, expected: u64, actual: u64 },
+    #[error("manifest {manifest} is refused: {reason}")]
+    Signature { manifest: PathBuf, reason: String },
+    #[error("no policy version {version} in {dir} (found: {found})")]
+    NoSuchVersion { version: String, dir: PathBuf, found: String },
+}
+
+/// `capacity-policy-1.0.0.wasm` -> `capacity-policy-1.0.0.manifest.json`.
+pub fn manifest_path(component: &Path) -> PathBuf {
+    component.with_extension("manifest.json")
+}
+
+/// Every manifest in `dir`, in version order (oldest first). Unreadable manifests are
+/// returned as errors beside the good ones so `policy list` can show them.
+pub fn scan(dir: &Path) -> (Vec<Entry>, Vec<IntegrityError>) {
+    let (mut entries, mut errors) = (Vec::new(), Vec::new());
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return (entries, errors);
+    };
+    let mut paths: Vec<PathBuf> = listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".manifest.json")))
+        .collect();
+    paths.sort();
+    for path in paths {
+        match read_entry(&path) {
+            Ok(entry) => entries.push(entry),
+            Err(e) => errors.push(e),
+        }
+    }
+    entries.sort_by(|a, b| compare_versions(&a.manifest.version, &b.manifest.version));
+    (entries, errors)
+}
+
+pub fn read_entry(path: &Path) -> Result<Entry, IntegrityError> {
+    let bad = |message: String| IntegrityError::Manifest { path: path.into(), message };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+    if manifest.file.contains('/') || manifest.file.contains('\\') || manifest.file.starts_with('.') {
+        return Err(bad(format!("file `{}` must be a plain file name beside the manifest", manifest.file)));
+    }
+    let component_path = path.parent().unwrap_or(Path::new(".")).join(&manifest.file);
+    Ok(Entry { manifest, manifest_path: path.into(), manifest_bytes: bytes, component_path })
+}
+
+/// The policy versions of `dir` that decide (admission-only components are skipped).
+pub fn policy_entries(dir: &Path) -> Vec<Entry> {
+    scan(dir).0.into_iter().filter(|e| e.manifest.world == "policy").collect()
+}
+
+/// Finds one version in `dir`.
+pub fn find(dir: &Path, version: &str) -> Result<Entry, IntegrityError> {
+    let entries = policy_entries(dir);
+    let found = entries.iter().map(|e| e.manifest.version.clone()).collect::<Vec<_>>().join(", ");
+    entries.into_iter().find(|e| e.manifest.version == version).ok_or_else(|| IntegrityError::NoSuchVersion {
+        version: version.into(),
+        dir: dir.into(),
+        found: if found.is_empty() { "none".into() } else { found },
+    })
+}
+
+/// Reads the component, checks its size and sha256 against the manifest, and the manifest's
+/// signature against `trust`. The bytes returned are the ones checked (compile those).
+pub fn verify(entry: &Entry, trust: &Trust) -> Result<Verified, IntegrityError> {
+    let (file, manifest) = (entry.component_path.clone(), entry.manifest_path.clone());
+    let bytes = std::fs::read(&file)
+        .map_err(|e| IntegrityError::Missing { file: file.clone(), manifest: manifest.clone(), message: e.to_string() })?;
+    if bytes.len() as u64 != entry.manifest.size {
+        return Err(IntegrityError::Size { file, manifest, expected: entry.manifest.size, actual: bytes.len() as u64 });
+    }
+    let actual = hex::encode(Sha256::digest(&bytes));
+    if !actual.eq_ignore_ascii_case(&entry.manifest.sha256) {
+        return Err(IntegrityError::Digest { file, manifest, expected: entry.manifest.sha256.clone(), actual });
+    }
+    let signature = signing::check(entry, trust);
+    if let Some(reason) = signing::refusal(&signature, trust) {
+        return Err(IntegrityError::Signature { manifest, reason });
+    }
+    Ok(Verified { entry: entry.clone(), bytes, signature })
+}
+
+/// Orders `1.10.0` after `1.9.0`; non-numeric parts compare as text.
+pub fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = |v: &str| -> Vec<(u64, String)> {
+        v.split(['.', '-', '+']).map(|p| (p.parse::<u64>().unwrap_or(u64::MAX), p.to_string())).collect()
+    };
+    parts(a).cmp(&parts(b))
+}

@@ -1,0 +1,308 @@
+//! The policy lifecycle: a watched directory of verified versions, activated off the tick
+//! path and swapped in atomically, rolled back when the active one fails during a tick, and
+//! an optional shadow version compared every tick (issue 6, SPEC section 11 hop 2).
+//!
+//! The swap replaces the `Box<dyn Policy>` inside the sentinel's one [`SharedPolicy`]: the
+//! tick locks it once per tick, so a tick runs wholly on the old version or wholly on the new
+//! one, and no tick is missed or run twice.
+
+pub mod activate;
+pub mod cache;
+pub mod checks;
+pub mod manifest;
+mod record;
+pub mod shadow;
+pub mod signing;
+pub mod state;
+
+use crate::bindings::{Decision, DecisionInput};
+use crate::config::policies::{PoliciesConfig, Selection};
+use crate::policy::{Policy, PolicyError, Runtime};
+use crate::ports::memory::{MemoryStore, TickRecord};
+use crate::telemetry::Telemetry;
+use crate::tick::SharedPolicy;
+use activate::{Candidate, Preparer, Refused};
+pub use record::record_events;
+use state::PolicyState;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+/// The trust a `[policies]` table configures.
+pub fn trust(config: &PoliciesConfig) -> anyhow::Result<signing::Trust> {
+    let key = match &config.public_key {
+        Some(p) => Some(signing::read_public(p).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    if config.allow_unsigned {
+        tracing::warn!("policies.allow_unsigned = true: unsigned policy manifests in {} will load", config.dir.display());
+    }
+    Ok(signing::Trust { key, allow_unsigned: config.allow_unsigned })
+}
+
+pub struct Lifecycle {
+    pub config: PoliciesConfig,
+    pub preparer: Preparer,
+    memory: Arc<dyn MemoryStore>,
+    active: SharedPolicy,
+    telemetry: Arc<Telemetry>,
+    /// The version active before the current one, loaded and checked: the runtime fallback.
+    last_good: Mutex<Option<Box<dyn Policy>>>,
+    shadow: Mutex<Option<shadow::Shadow>>,
+    seen: Mutex<(Fingerprint, BTreeSet<String>)>,
+    syncing: tokio::sync::Mutex<()>,
+}
+
+impl Lifecycle {
+    /// Activates the persisted (or configured) version, falling back to earlier healthy ones
+    /// when it is refused, and loads the shadow.
+    pub async fn start(
+        config: PoliciesConfig,
+        runtime: Arc<Runtime>,
+        memory: Arc<dyn MemoryStore>,
+        telemetry: Arc<Telemetry>,
+    ) -> anyhow::Result<Arc<Lifecycle>> {
+        let preparer = Preparer { dir: config.dir.clone(), runtime, trust: trust(&config)?, use_cache: config.precompiled_cache };
+        let records = recent(&memory).await;
+        let mut state = PolicyState::load(&config.dir)?;
+        let entries = manifest::policy_entries(&config.dir);
+        let mut order: Vec<String> = Vec::new();
+        order.extend(state.active.clone());
+        if let Selection::Version(v) = &config.active {
+            order.push(v.clone());
+        }
+        order.extend(state.history.iter().rev().cloned());
+        order.extend(entries.iter().rev().map(|e| e.manifest.version.clone()));
+        let mut tried = BTreeSet::new();
+        let mut chosen: Option<Candidate> = None;
+        for version in order {
+            if !tried.insert(version.clone()) || (state.unhealthy.contains_key(&version) && state.active.as_ref() != Some(&version)) {
+                continue;
+            }
+            match prepare(&preparer, &version, &records).await {
+                Ok(c) => {
+                    chosen = Some(c);
+                    break;
+                }
+                Err(e) => {
+                    tracing::error!("{e}");
+                    telemetry.policy_refusals.inc();
+                    state.unhealthy.insert(version, e.to_string());
+                }
+            }
+        }
+        let Some(candidate) = chosen else {
+            anyhow::bail!("no policy version in {} passed its checks (see the errors above)", config.dir.display());
+        };
+        log_activation(&candidate, "startup");
+        state.activated(&candidate.version);
+        state.save(&config.dir)?;
+        let last_good = match state.previous().map(str::to_string) {
+            Some(v) => prepare(&preparer, &v, &records).await.map(|c| c.policy).ok(),
+            None => None,
+        };
+        let lifecycle = Arc::new(Lifecycle {
+            active: Arc::new(Mutex::new(candidate.policy)),
+            last_good: Mutex::new(last_good),
+            shadow: Mutex::new(None),
+            seen: Mutex::new((fingerprint(&config.dir), entries.iter().map(|e| e.manifest.version.clone()).collect())),
+            syncing: tokio::sync::Mutex::new(()),
+            config,
+            preparer,
+            memory,
+            telemetry,
+        });
+        lifecycle.load_shadow(&records).await;
+        Ok(lifecycle)
+    }
+
+    /// The policy the sentinel decides with.
+    pub fn active(&self) -> SharedPolicy {
+        self.active.clone()
+    }
+
+    pub fn active_version(&self) -> (String, String) {
+        let p = self.active.lock().expect("policy lock poisoned");
+        (p.identity().version.clone(), p.identity().digest.clone())
+    }
+
+    async fn load_shadow(&self, records: &[TickRecord]) {
+        let Some(version) = self.config.shadow.clone() else { return };
+        match prepare(&self.preparer, &version, records).await {
+            Ok(c) => {
+                tracing::info!(version = %version, "shadow policy loaded: decides every tick, never published");
+                *self.shadow.lock().expect("shadow lock") = Some(shadow::Shadow::open(&self.config.dir, &version, c.policy));
+            }
+            Err(e) => tracing::error!("shadow not loaded: {e}"),
+        }
+    }
+
+    /// One look at the directory (`sentinel run` calls it every `poll`): when something
+    /// changed, activates what the persisted state (or, with `active = "latest"`, a newly
+    /// arrived version) asks for. Returns the version activated, if any.
+    pub async fn sync(&self) -> anyhow::Result<Option<String>> {
+        let _one = self.syncing.lock().await;
+        let detected = Instant::now();
+        let now = fingerprint(&self.config.dir);
+        let entries = manifest::policy_entries(&self.config.dir);
+        let versions: BTreeSet<String> = entries.iter().map(|e| e.manifest.version.clone()).collect();
+        let arrived: Vec<String> = {
+            let mut seen = self.seen.lock().expect("seen lock");
+            if seen.0 == now {
+                return Ok(None);
+            }
+            let arrived = versions.difference(&seen.1).cloned().collect();
+            *seen = (now, versions);
+            arrived
+        };
+        let mut state = PolicyState::load(&self.config.dir)?;
+        let (current, digest) = self.active_version();
+        let mut desired = state.active.clone().unwrap_or_else(|| current.clone());
+        if self.config.active == Selection::Latest
+            && let Some(newest) = arrived.iter().filter(|v| !state.unhealthy.contains_key(*v)).max_by(|a, b| manifest::compare_versions(a, b))
+            && manifest::compare_versions(newest, &current).is_gt()
+        {
+            desired = newest.clone();
+        }
+        let unchanged = entries.iter().any(|e| e.manifest.version == desired && e.manifest.sha256.eq_ignore_ascii_case(&digest));
+        if desired == current && unchanged {
+            return Ok(None);
+        }
+        let records = recent(&self.memory).await;
+        match prepare(&self.preparer, &desired, &records).await {
+            Ok(candidate) => {
+                let version = candidate.version.clone();
+                log_activation(&candidate, "directory change");
+                self.swap(candidate.policy);
+                state.activated(&version);
+                state.save(&self.config.dir)?;
+                tracing::info!(version = %version, file_change_to_active_ms = detected.elapsed().as_secs_f64() * 1e3, "policy swapped in");
+                Ok(Some(version))
+            }
+            Err(e) => {
+                tracing::error!("{e}; {current} stays active");
+                self.telemetry.policy_refusals.inc();
+                state.unhealthy.insert(desired.clone(), e.to_string());
+                if state.active.as_deref() == Some(desired.as_str()) {
+                    state.active = Some(current);
+                }
+                state.save(&self.config.dir)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Swaps `policy` in; the one it replaces becomes the fallback.
+    fn swap(&self, policy: Box<dyn Policy>) {
+        let old = std::mem::replace(&mut *self.active.lock().expect("policy lock poisoned"), policy);
+        *self.last_good.lock().expect("last good lock") = Some(old);
+        self.telemetry.policy_activations.inc();
+    }
+
+    /// Called by the tick holding the active policy's lock when the active version failed:
+    /// puts the last good version in its place, marks the failing one unhealthy (persisted)
+    /// and raises the alarm. False when there is no good version to fall back to.
+    pub fn fall_back(&self, active: &mut Box<dyn Policy>, error: &PolicyError) -> bool {
+        let Some(good) = self.last_good.lock().expect("last good lock").take() else { return false };
+        let failing = std::mem::replace(active, good);
+        let (bad, good) = (failing.identity().version.clone(), active.identity().version.clone());
+        self.telemetry.policy_rollbacks.inc();
+        tracing::error!(failing = %bad, now_active = %good, "policy {bad} failed during a tick ({error}); marked unhealthy, the tick reruns with {good}");
+        let mut state = PolicyState::load(&self.config.dir).unwrap_or_default();
+        state.unhealthy.insert(bad.clone(), format!("failed during a tick: {error}"));
+        state.history.retain(|v| v != &good);
+        state.active = Some(good);
+        if let Err(e) = state.save(&self.config.dir) {
+            tracing::error!("cannot persist the rollback: {e:#}");
+        }
+        true
+    }
+
+    /// Runs the shadow on this tick's input; never affects the tick.
+    pub fn shadow_step(&self, input: &DecisionInput, active: &Decision, active_version: &str) {
+        let mut guard = self.shadow.lock().expect("shadow lock");
+        let Some(shadow) = guard.as_mut() else { return };
+        match shadow.step(input, active, active_version) {
+            Ok(line) => {
+                self.telemetry.shadow_decisions.inc();
+                if !line.diverged.is_empty() {
+                    self.telemetry.shadow_divergences.inc();
+                    tracing::info!(shadow = %line.shadow_version, active = %line.active_state, shadow_state = %line.shadow_state,
+                        fields = %line.diverged.join(","), "shadow policy diverged");
+                }
+            }
+            Err(e) => {
+                self.telemetry.shadow_failures.inc();
+                tracing::warn!("shadow policy {} failed (not published, the tick is unaffected): {e}", shadow.version);
+            }
+        }
+    }
+}
+
+/// Prepares a version on a blocking thread (compiling and replaying take milliseconds to
+/// seconds: never on the tick's thread).
+async fn prepare(preparer: &Preparer, version: &str, records: &[TickRecord]) -> Result<Candidate, Refused> {
+    let (p, v, r) = (preparer.clone(), version.to_string(), records.to_vec());
+    match tokio::task::spawn_blocking(move || p.version(&v, &r)).await {
+        Ok(result) => result,
+        Err(e) => Err(Refused::Load { version: version.into(), message: format!("the preparing thread failed: {e}") }),
+    }
+}
+
+/// The last day of recorded ticks, oldest first (none when the store cannot say).
+pub async fn recent(memory: &Arc<dyn MemoryStore>) -> Vec<TickRecord> {
+    match memory.recent_ticks(activate::TRIAL_LIMIT).await {
+        Ok(r) => activate::window(r, activate::TRIAL_WINDOW),
+        Err(e) => {
+            tracing::warn!("no recorded ticks for the trial replay: {e}");
+            Vec::new()
+        }
+    }
+}
+
+fn log_activation(c: &Candidate, why: &str) {
+    let t = &c.timings;
+    tracing::info!(
+        version = %c.version, digest = %c.digest, origin = activate::describe_origin(c.origin),
+        verify_ms = t.verify.as_secs_f64() * 1e3, load_ms = t.load.as_secs_f64() * 1e3,
+        checks_ms = t.checks.as_secs_f64() * 1e3, trial_ms = t.trial.as_secs_f64() * 1e3, trial_ticks = t.trial_ticks,
+        "policy {} activated ({why})", c.version
+    );
+}
+
+type Fingerprint = Vec<(String, SystemTime, u64)>;
+
+/// Names, modification times and sizes of the directory's files (its cache and shadow logs
+/// aside): a change in any means a look.
+fn fingerprint(dir: &Path) -> Fingerprint {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let meta = e.metadata().ok().filter(|m| m.is_file())?;
+            Some((e.file_name().to_string_lossy().into_owned(), meta.modified().ok()?, meta.len()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Looks at the policy directory every `poll` (modification times; no watcher needed) and
+/// activates what changed, off the tick path.
+pub fn watch(lifecycle: Arc<Lifecycle>) {
+    tokio::spawn(async move {
+        let mut interval = tokio::time::interval(lifecycle.config.poll);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            interval.tick().await;
+            if let Err(e) = lifecycle.sync().await {
+                tracing::error!("policy directory {}: {e:#}", lifecycle.config.dir.display());
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! Shadow mode: a second version decides every tick on the same inputs, with its own memory,
+//! and is never published. Its memory is a file in the policy directory
+//! (`shadow/<version>.memory.json`), its decisions and how they compare with the active one's
+//! a JSON Lines log beside it (`shadow/<version>.jsonl`), which `policy shadow-report` reads.
+
+use crate::bindings::{Decision, DecisionInput, Factors, Memory};
+use crate::names;
+use crate::policy::Policy;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub struct Shadow {
+    pub policy: Box<dyn Policy>,
+    pub version: String,
+    memory: Option<Memory>,
+    memory_path: PathBuf,
+    log_path: PathBuf,
+}
+
+/// One tick of the shadow beside the active version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShadowLine {
+    pub at: String,
+    pub active_version: String,
+    pub shadow_version: String,
+    pub active_state: String,
+    pub shadow_state: String,
+    pub active_factors: Factors,
+    pub shadow_factors: Factors,
+    /// The fields that differ (`state`, `factors`, `throttles`); empty: the same decision.
+    pub diverged: Vec<String>,
+}
+
+pub fn shadow_dir(dir: &Path) -> PathBuf {
+    dir.join("shadow")
+}
+
+pub fn log_path(dir: &Path, version: &str) -> PathBuf {
+    shadow_dir(dir).join(format!("{version}.jsonl"))
+}
+
+impl Shadow {
+    /// A shadow with the memory it saved last (none: it starts fresh).
+    pub fn open(dir: &Path, version: &str, policy: Box<dyn Policy>) -> Shadow {
+        let memory_path = shadow_dir(dir).join(format!("{version}.memory.json"));
+        let memory = std::fs::read_to_string(&memory_path).ok().and_then(|t| serde_json::from_str(&t).ok());
+        Shadow { policy, version: version.into(), memory, memory_path, log_path: log_path(dir, version) }
+    }
+
+    /// Decides `input` with the shadow's own memory, records it, and says what diverged.
+    pub fn step(&mut self, input: &DecisionInput, active: &Decision, active_version: &str) -> Result<ShadowLine, String> {
+        let input = DecisionInput { memory: self.memory.take(), ..input.clone() };
+        let d = self.policy.decide(&input).map_err(|e| e.to_string())?;
+        let mut diverged = Vec::new();
+        if d.state != active.state {
+            diverged.push("state".to_string());
+        }
+        if d.factors != active.factors {
+            diverged.push("factors".to_string());
+        }
+        if d.throttles != active.throttles {
+            diverged.push("throttles".to_string());
+        }
+        let line = ShadowLine {
+            at: crate::instants::format_rfc3339(input.now),
+            active_version: active_version.into(),
+            shadow_version: self.version.clone(),
+            active_state: names::state(active.state).into(),
+            shadow_state: names::state(d.state).into(),
+            active_factors: active.factors,
+            shadow_factors: d.factors,
+            diverged,
+        };
+        self.memory = Some(d.memory);
+        if let Err(e) = self.persist(&line) {
+            tracing::warn!("shadow {}: cannot record its tick: {e}", self.version);
+        }
+        Ok(line)
+    }
+
+    fn persist(&self, line: &ShadowLine) -> std::io::Result<()> {
+        if let Some(dir) = self.memory_path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log_path)?;
+        writeln!(log, "{}", serde_json::to_string(line).map_err(std::io::Error::other)?)?;
+        let tmp = self.memory_path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_string(&self.memory).map_err(std::io::Error::other)?)?;
+        std::fs::rename(tmp, &self.memory_path)
+    }
+}
+
+/// What `policy shadow-report` prints.
+#[derive(Debug, Default, Serialize)]
+pub struct ShadowReport {
+    pub shadow_version: String,
+    pub ticks: usize,
+    pub divergent_ticks: usize,
+    pub divergence_ratio: f64,
+    /// Field -> ticks where it differed.
+    pub by_field: BTreeMap<String, usize>,
+    /// `active-state -> shadow-state` -> ticks, for the ticks whose state differed.
+    pub state_pairs: BTreeMap<String, usize>,
+    pub first_divergence: Option<String>,
+    pub last_divergence: Option<String>,
+    /// The longest run of consecutive divergent ticks.
+    pub longest_run: usize,
+    pub active_versions: Vec<String>,
+}
+
+/// Summarizes a shadow's log.
+pub fn report(dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
+    let path = log_path(dir, version);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow::anyhow!("no shadow log for {version} at {} ({e}); is it configured as `shadow`?", path.display()))?;
+    let mut r = ShadowReport { shadow_version: version.into(), ..ShadowReport::default() };
+    let mut run = 0;
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let line: ShadowLine = serde_json::from_str(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1))?;
+        r.ticks += 1;
+        if !r.active_versions.contains(&line.active_version) {
+            r.active_versions.push(line.active_version.clone());
+        }
+        if line.diverged.is_empty() {
+            run = 0;
+            continue;
+        }
+        r.divergent_ticks += 1;
+        run += 1;
+        r.longest_run = r.longest_run.max(run);
+        r.first_divergence.get_or_insert_with(|| line.at.clone());
+        r.last_divergence = Some(line.at.clone());
+        for field in &line.diverged {
+            *r.by_field.entry(field.clone()).or_default() += 1;
+        }
+        if line.active_state != line.shadow_state {
+            *r.state_pairs.entry(format!("{} -> {}", line.active_state, line.shadow_state)).or_default() += 1;
+        }
+    }
+    r.divergence_ratio = if r.ticks == 0 { 0.0 } else { r.divergent_ticks as f64 / r.ticks as f64 };
+    Ok(r)
+}

@@ -1,0 +1,319 @@
+//! The lifecycle against real components: the shipped versions from `target/policies/` and
+//! the fault fixtures from `target/test-policies/` (both built by `cargo policies`).
+
+use super::activate::{Preparer, Refused};
+use super::cache::Origin;
+use super::manifest::{self, IntegrityError};
+use super::signing::{self, Trust};
+use super::state::PolicyState;
+use crate::config::Config;
+use crate::policy::{Limits, Runtime};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn built(name: &str) -> PathBuf {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let shipped = target.join("policies").join(format!("{name}.wasm"));
+    if shipped.is_file() { shipped } else { target.join("test-policies").join(format!("{name}.wasm")) }
+}
+
+/// Copies built components (with their manifests) into `dir`.
+pub(crate) fn install(dir: &Path, names: &[&str]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for name in names {
+        let wasm = built(name);
+        assert!(wasm.is_file(), "{} missing: run `cargo policies`", wasm.display());
+        std::fs::copy(&wasm, dir.join(wasm.file_name().unwrap())).unwrap();
+        let m = manifest::manifest_path(&wasm);
+        std::fs::copy(&m, dir.join(m.file_name().unwrap())).unwrap();
+    }
+}
+
+const V1: &str = "capacity-policy-1.0.0";
+const V2: &str = "capacity-policy-2.0.0";
+const LOOP: &str = "capacity-policy-fault-loop-9.1.0";
+const OOM: &str = "capacity-policy-fault-oom-9.2.0";
+const TRAP: &str = "capacity-policy-fault-trap-on-api-trap-9.3.0";
+
+fn preparer(dir: &Path, trust: Trust, use_cache: bool) -> Preparer {
+    let runtime = Runtime::new(Limits { deadline: Duration::from_millis(100), memory_bytes: 16 << 20 }).unwrap();
+    Preparer { dir: dir.into(), runtime, trust, use_cache }
+}
+
+fn unsigned_ok() -> Trust {
+    Trust { key: None, allow_unsigned: true }
+}
+
+fn keypair(dir: &Path) -> (ed25519_dalek::SigningKey, Trust) {
+    let (secret, public) = signing::keygen(&dir.join("test")).unwrap();
+    let key = signing::read_secret(&secret).unwrap();
+    (key, Trust { key: Some(signing::read_public(&public).unwrap()), allow_unsigned: false })
+}
+
+#[test]
+fn a_tampered_component_is_refused_naming_the_file_and_the_digest() {
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &[V1]);
+    let file = dir.path().join(format!("{V1}.wasm"));
+    let mut bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len() - 10;
+    bytes[n] ^= 0xff;
+    std::fs::write(&file, bytes).unwrap();
+    let err = preparer(dir.path(), unsigned_ok(), false).version("1.0.0", &[]).unwrap_err();
+    let Refused::Integrity { source: IntegrityError::Digest { .. }, .. } = &err else { panic!("{err}") };
+    let text = err.to_string();
+    assert!(text.contains(&file.display().to_string()) && text.contains("sha256 is"), "{text}");
+}
+
+#[test]
+fn a_signed_manifest_loads_and_a_changed_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &[V1]);
+    let (key, trust) = keypair(dir.path());
+    let entry = manifest::find(dir.path(), "1.0.0").unwrap();
+    signing::sign(&entry, &key).unwrap();
+    let ok = manifest::verify(&manifest::find(dir.path(), "1.0.0").unwrap(), &trust).unwrap();
+    assert_eq!(ok.signature, signing::SignatureStatus::Valid);
+    // Changing any byte of the signed manifest (here its name) breaks the signature.
+    let text = std::fs::read_to_string(&entry.manifest_path).unwrap().replace("\"name\": \"capacity-policy\"", "\"name\": \"capacity-policx\"");
+    std::fs::write(&entry.manifest_path, text).unwrap();
+    let err = manifest::verify(&manifest::find(dir.path(), "1.0.0").unwrap(), &trust).unwrap_err();
+    assert!(matches!(err, IntegrityError::Signature { .. }), "{err}");
+    assert!(err.to_string().contains("does not match the manifest's bytes"), "{err}");
+}
+
+#[test]
+fn unsigned_or_foreign_signed_manifests_are_refused_unless_unsigned_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &[V1]);
+    let (_, trust) = keypair(dir.path());
+    let entry = manifest::find(dir.path(), "1.0.0").unwrap();
+    let err = manifest::verify(&entry, &trust).unwrap_err();
+    assert!(err.to_string().contains("is not signed"), "{err}");
+    let other = tempfile::tempdir().unwrap();
+    let (foreign, _) = keypair(other.path());
+    signing::sign(&entry, &foreign).unwrap();
+    let err = manifest::verify(&entry, &trust).unwrap_err();
+    assert!(err.to_string().contains("not by the trusted key"), "{err}");
+    assert!(manifest::verify(&entry, &unsigned_ok()).is_ok());
+}
+
+#[test]
+fn the_admission_component_is_refused_as_the_wrong_world() {
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &["capacity-admission-1.0.0"]);
+    let entry = manifest::read_entry(&dir.path().join("capacity-admission-1.0.0.manifest.json")).unwrap();
+    let err = preparer(dir.path(), unsigned_ok(), false).entry(&entry, &[]).unwrap_err();
+    assert!(matches!(err, Refused::Load { .. }) && err.to_string().contains("does not export the `policy` world"), "{err}");
+}
+
+#[test]
+fn a_module_that_loops_forever_is_refused_at_activation() {
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &[LOOP]);
+    let err = preparer(dir.path(), unsigned_ok(), false).version("9.1.0", &[]).unwrap_err();
+    assert!(matches!(err, Refused::Conformance { .. }) && err.to_string().contains("deadline"), "{err}");
+}
+
+#[test]
+fn a_module_that_exhausts_memory_is_refused_at_activation() {
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &[OOM]);
+    let err = preparer(dir.path(), unsigned_ok(), false).version("9.2.0", &[]).unwrap_err();
+    assert!(matches!(err, Refused::Conformance { .. }) && err.to_string().contains("trapped"), "{err}");
+}
+
+#[test]
+fn a_module_that_traps_on_a_recorded_input_is_refused_by_the_trial_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &[TRAP]);
+    let p = preparer(dir.path(), unsigned_ok(), false);
+    if let Err(e) = p.version("9.3.0", &[]) {
+        panic!("no recorded reading for the API `trap`: it passes, but: {e}");
+    }
+    let record = |at: i64, api: &str| crate::ports::memory::TickRecord {
+        at,
+        signal: crate::bindings::Signal::Reading(crate::bindings::Reading {
+            cpu_pct: Some(40.0),
+            connections_pct: None,
+            scaling: None,
+            latency: vec![crate::bindings::ApiLatency { api: api.into(), p95_ms: Some(100.0), baseline_ms: Some(100.0) }],
+        }),
+        pin: None,
+        throttles_enabled: false,
+        decision: sample_decision(),
+        policy: crate::ports::memory::PolicyRef { name: "x".into(), version: "1.0.0".into(), digest: "d".into() },
+    };
+    let records = vec![record(1_792_500_000, "crm"), record(1_792_500_060, "trap")];
+    let err = p.version("9.3.0", &records).unwrap_err();
+    assert!(matches!(err, Refused::Trial { .. }) && err.to_string().contains("trapped"), "{err}");
+}
+
+fn sample_decision() -> crate::bindings::Decision {
+    let runtime = Runtime::new(Limits::default()).unwrap();
+    let mut p = crate::policy::open(&built(V1).display().to_string(), &runtime).unwrap();
+    p.decide(&super::checks::fixed_inputs()[0].1).unwrap()
+}
+
+#[test]
+fn the_precompiled_cache_is_used_the_second_time_and_is_faster() {
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &[V1]);
+    let p = preparer(dir.path(), unsigned_ok(), true);
+    let first = p.version("1.0.0", &[]).unwrap();
+    let second = p.version("1.0.0", &[]).unwrap();
+    assert_eq!((first.origin, second.origin), (Origin::Compiled, Origin::Cached));
+    eprintln!(
+        "load: compiled {:.2} ms, from the precompiled cache {:.2} ms (whole preparation {:.2} ms vs {:.2} ms)",
+        first.timings.load.as_secs_f64() * 1e3,
+        second.timings.load.as_secs_f64() * 1e3,
+        first.timings.total().as_secs_f64() * 1e3,
+        second.timings.total().as_secs_f64() * 1e3
+    );
+    assert!(second.timings.load < first.timings.load);
+    // A corrupt artifact is not trusted blindly: it fails to load and is recompiled.
+    let artifact = std::fs::read_dir(super::cache::cache_dir(dir.path())).unwrap().next().unwrap().unwrap().path();
+    // (Replaced by a rename, as the cache itself does: truncating a mapped artifact in place
+    // would fault the process that maps it.)
+    let corrupt = artifact.with_extension("tmp");
+    std::fs::write(&corrupt, b"not an artifact").unwrap();
+    std::fs::rename(&corrupt, &artifact).unwrap();
+    assert_eq!(p.version("1.0.0", &[]).unwrap().origin, Origin::Compiled);
+}
+
+/// A config in `dir` with `[policies]`, SQLite, file channels and the trace `trace.jsonl`.
+pub(crate) fn config(dir: &Path, extra: &str) -> Config {
+    let text = format!(
+        "[policy_limits]\ndeadline = \"100ms\"\n[store]\nkind = \"sqlite\"\npath = \"state/sentinel.db\"\n\
+         [metrics]\nkind = \"trace\"\npath = \"trace.jsonl\"\n\
+         [publish.cache]\nkind = \"file\"\npath = \"out/cache.json\"\n[publish.parameter]\nkind = \"file\"\npath = \"out/parameter.json\"\n\
+         [policies]\ndir = \"policies\"\nallow_unsigned = true\npoll = \"100ms\"\n{extra}"
+    );
+    Config::parse(&text, &dir.join("sentinel.toml")).unwrap()
+}
+
+/// A trace of `cpu` readings, one a minute from `START`; a negative value is a 40% reading
+/// with latency for the API `trap`.
+pub(crate) fn trace(dir: &Path, cpu: &[f64]) {
+    let lines: String = cpu
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let at = crate::instants::format_rfc3339(START + 60 * i as i64);
+            let (c, latency) = if *c < 0.0 { (40.0, r#"{"api":"trap","p95_ms":100,"baseline_ms":100}"#) } else { (*c, "") };
+            format!("{{\"at\":\"{at}\",\"reading\":{{\"cpu_pct\":{c},\"connections_pct\":30,\"scaling\":false,\"latency\":[{latency}]}}}}\n")
+        })
+        .collect();
+    std::fs::write(dir.join("trace.jsonl"), lines).unwrap();
+}
+
+pub(crate) const START: i64 = 1_792_500_000;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hot_swap_changes_the_version_on_the_next_tick_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let policies = dir.path().join("policies");
+    install(&policies, &[V1]);
+    trace(dir.path(), &[40.0; 6]);
+    let config = config(dir.path(), "");
+    let (sentinel, _) = crate::setup::sentinel(&config, START, None).await.unwrap();
+    let lifecycle = sentinel.lifecycle.clone().unwrap();
+    let first = sentinel.tick(START).await.unwrap();
+    assert_eq!(first.document.policy.version, "1.0.0");
+    assert_eq!(lifecycle.sync().await.unwrap(), None, "nothing changed");
+    install(&policies, &[V2]);
+    let changed = Instant::now();
+    assert_eq!(lifecycle.sync().await.unwrap().as_deref(), Some("2.0.0"));
+    eprintln!("file change to active (directory look included): {:.2} ms", changed.elapsed().as_secs_f64() * 1e3);
+    let second = sentinel.tick(START + 60).await.unwrap();
+    assert_eq!(second.document.policy.version, "2.0.0");
+    assert_eq!(second.sequence, first.sequence + 1, "no tick missed or run twice");
+    drop(sentinel);
+    let (restarted, _) = crate::setup::sentinel(&config, START + 120, None).await.unwrap();
+    assert_eq!(restarted.lifecycle.as_ref().unwrap().active_version().0, "2.0.0");
+    assert_eq!(PolicyState::load(&policies).unwrap().history, ["1.0.0"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_that_traps_during_a_tick_is_rolled_back_and_the_old_one_publishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let policies = dir.path().join("policies");
+    install(&policies, &[V1, TRAP]);
+    let mut state = PolicyState::default();
+    state.activated("1.0.0");
+    state.activated("9.3.0");
+    state.save(&policies).unwrap();
+    trace(dir.path(), &[40.0, -1.0, 40.0]);
+    let config = config(dir.path(), "active = \"9.3.0\"\n");
+    let (sentinel, _) = crate::setup::sentinel(&config, START, None).await.unwrap();
+    assert_eq!(sentinel.tick(START).await.unwrap().document.policy.version, "9.3.0");
+    let report = sentinel.tick(START + 60).await.unwrap();
+    assert_eq!(report.document.policy.version, "1.0.0", "the tick reran with the last good version");
+    assert!(report.notes.iter().any(|n| n.contains("trapped")), "{:?}", report.notes);
+    assert_eq!(sentinel.telemetry.policy_rollbacks.get(), 1);
+    assert!(sentinel.telemetry.render().contains("sentinel_policy_rollbacks_total 1"));
+    let state = PolicyState::load(&policies).unwrap();
+    assert_eq!(state.active.as_deref(), Some("1.0.0"));
+    assert!(state.unhealthy.get("9.3.0").is_some_and(|why| why.contains("trapped")), "{state:?}");
+    assert_eq!(sentinel.tick(START + 120).await.unwrap().document.policy.version, "1.0.0");
+    // The unhealthy version is not picked again on restart.
+    let (restarted, _) = crate::setup::sentinel(&config, START + 180, None).await.unwrap();
+    assert_eq!(restarted.lifecycle.as_ref().unwrap().active_version().0, "1.0.0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shadow_version_decides_every_tick_unpublished_and_its_divergence_is_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let policies = dir.path().join("policies");
+    install(&policies, &[V1, "capacity-policy-e2e-9.0.0"]);
+    trace(dir.path(), &[40.0, 40.0, 99.0, 99.0, 99.0, 99.0]);
+    let config = config(dir.path(), "active = \"1.0.0\"\nshadow = \"9.0.0\"\n");
+    let (sentinel, _) = crate::setup::sentinel(&config, START, None).await.unwrap();
+    for i in 0..6 {
+        let r = sentinel.tick(START + 60 * i).await.unwrap();
+        assert_eq!(r.document.policy.version, "1.0.0", "the shadow is never published");
+    }
+    assert_eq!(sentinel.telemetry.shadow_decisions.get(), 6);
+    let report = super::shadow::report(&policies, "9.0.0").unwrap();
+    assert_eq!(report.ticks, 6);
+    assert!(report.divergent_ticks > 0 && sentinel.telemetry.shadow_divergences.get() == report.divergent_ticks as u64);
+    assert!(report.by_field.contains_key("state"), "{report:?}");
+    assert!(policies.join("shadow/9.0.0.memory.json").is_file(), "the shadow keeps its own memory");
+}
+
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_swap_is_faster_with_the_precompiled_cache() {
+    let mut measured = Vec::new();
+    for use_cache in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let policies = dir.path().join("policies");
+        install(&policies, &[V1]);
+        trace(dir.path(), &[40.0; 3]);
+        let extra = if use_cache { "" } else { "precompiled_cache = false\n" };
+        let config = config(dir.path(), extra);
+        let (sentinel, _) = crate::setup::sentinel(&config, START, None).await.unwrap();
+        for i in 0..3 {
+            sentinel.tick(START + 60 * i).await.unwrap();
+        }
+        let lifecycle = sentinel.lifecycle.clone().unwrap();
+        if use_cache {
+            // The artifact as `sentinel policy activate` (or an earlier activation) leaves it.
+            let staging = tempfile::tempdir().unwrap();
+            install(staging.path(), &[V2]);
+            let p = Preparer { dir: policies.clone(), ..lifecycle.preparer.clone() };
+            let entry = manifest::read_entry(&staging.path().join(format!("{V2}.manifest.json"))).unwrap();
+            assert_eq!(p.entry(&entry, &[]).unwrap().origin, Origin::Compiled);
+        }
+        install(&policies, &[V2]);
+        let changed = Instant::now();
+        assert_eq!(lifecycle.sync().await.unwrap().as_deref(), Some("2.0.0"));
+        measured.push(changed.elapsed());
+    }
+    eprintln!(
+        "file change to active, without the precompiled cache {:.2} ms, with it {:.2} ms (poll interval not included)",
+        measured[0].as_secs_f64() * 1e3,
+        measured[1].as_secs_f64() * 1e3
+    );
+    assert!(measured[1] < measured[0]);
+}

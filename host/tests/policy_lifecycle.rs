@@ -1,0 +1,96 @@
+//! The policy directory from the command line: a hot swap while `sentinel run --speed` is
+//! ticking, and keygen / sign / verify / list / activate / rollback / export-trace.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use support::{Metrics, Sandbox, eventually};
+
+fn built(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies").join(format!("{name}.wasm"))
+}
+
+fn install(dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let wasm = built(name);
+    let manifest = wasm.with_extension("manifest.json");
+    // The manifest first, the component last (as a deployment would), each by rename.
+    for from in [&wasm, &manifest] {
+        let tmp = dir.join(format!(".{}.tmp", from.file_name().unwrap().to_string_lossy()));
+        std::fs::copy(from, &tmp).unwrap();
+        std::fs::rename(&tmp, dir.join(from.file_name().unwrap())).unwrap();
+    }
+}
+
+fn with_policies(sb: &Sandbox, table: &str) {
+    sb.edit_config(|text| format!("{text}[policies]\ndir = \"policies\"\npoll = \"100ms\"\n{table}"));
+}
+
+#[test]
+fn a_hot_swap_while_running_changes_the_version_on_the_next_tick_with_no_missed_or_duplicate_tick() {
+    let sb = Sandbox::new(Metrics::Synthetic);
+    install(&sb.path("policies"), "capacity-policy-1.0.0");
+    with_policies(&sb, "allow_unsigned = true\nactive = \"latest\"\n");
+    let mut run = sb.spawn(&["run", "--speed", "600", "--ticks", "60"], "run");
+    assert!(eventually(Duration::from_secs(20), || sb.cache.exists() && sb.ticks().len() >= 10), "{}", run.stderr());
+    install(&sb.path("policies"), "capacity-policy-2.0.0");
+    assert!(run.wait_for_exit(Duration::from_secs(30)).is_some_and(|s| s.success()), "{}", run.stderr());
+
+    let ticks = sb.ticks();
+    assert_eq!(ticks.iter().map(|(s, _)| *s).collect::<Vec<_>>(), (1..=60).collect::<Vec<u64>>(), "one record per tick");
+    let ats: Vec<i64> = ticks.iter().map(|(_, r)| r["at"].as_i64().unwrap()).collect();
+    assert!(ats.windows(2).all(|w| w[1] - w[0] == 60), "no minute missed or run twice: {ats:?}");
+    let versions: Vec<&str> = ticks.iter().map(|(_, r)| r["policy"]["version"].as_str().unwrap()).collect();
+    let switch = versions.iter().position(|v| *v == "2.0.0").expect("2.0.0 became active");
+    assert!(switch >= 10 && versions[..switch].iter().all(|v| *v == "1.0.0") && versions[switch..].iter().all(|v| *v == "2.0.0"), "{versions:?}");
+    let stderr = run.stderr();
+    let line = stderr.lines().find(|l| l.contains("policy swapped in")).expect("the swap is logged");
+    eprintln!("{line}");
+    assert!(std::fs::read_to_string(sb.path("policies/sentinel-policy-state.json")).unwrap().contains("\"active\": \"2.0.0\""));
+}
+
+#[test]
+fn signed_versions_are_verified_listed_activated_and_rolled_back_and_a_tampered_one_is_refused() {
+    let sb = Sandbox::new(Metrics::Synthetic);
+    let dir = sb.path("policies");
+    install(&dir, "capacity-policy-1.0.0");
+    install(&dir, "capacity-policy-2.0.0");
+    let bin = env!("CARGO_BIN_EXE_sentinel");
+    let cli = |args: &[&str]| std::process::Command::new(bin).args(args).current_dir(sb.dir.path()).output().unwrap();
+    let keys = sb.path("policy");
+    assert!(cli(&["policy", "keygen", "--out", keys.to_str().unwrap()]).status.success());
+    let signed = cli(&["policy", "sign", "--key", sb.path("policy.key").to_str().unwrap(), dir.to_str().unwrap()]);
+    assert!(signed.status.success(), "{}", String::from_utf8_lossy(&signed.stderr));
+    with_policies(&sb, "public_key = \"policy.pub\"\nactive = \"1.0.0\"\n");
+
+    let verify = sb.sentinel(&["policy", "verify"]).success();
+    assert_eq!(verify.stdout.matches("signature valid").count(), 2, "{}", verify.stdout);
+    sb.tick_ok(support::t(0));
+    let list = sb.sentinel(&["policy", "list", "--json"]).success().json();
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["signature"] == "valid" && r["integrity"] == "ok" && r["health"] == "healthy"), "{list}");
+    assert_eq!(rows.iter().filter(|r| r["active"] == true).count(), 1);
+
+    let activated = sb.sentinel(&["policy", "activate", "2.0.0"]).success();
+    assert!(activated.stdout.contains("activated 2.0.0"), "{}", activated.stdout);
+    sb.tick_ok(support::t(1));
+    assert_eq!(sb.ticks().last().unwrap().1["policy"]["version"], "2.0.0", "the persisted choice is used by the next start");
+    let back = sb.sentinel(&["policy", "rollback"]).success();
+    assert!(back.stdout.contains("rolled back to 1.0.0"), "{}", back.stdout);
+
+    // Tamper with 2.0.0's bytes: refused, naming the file and the digest.
+    let file = dir.join("capacity-policy-2.0.0.wasm");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len() / 2;
+    bytes[n] ^= 1;
+    std::fs::write(&file, bytes).unwrap();
+    let verify = sb.sentinel(&["policy", "verify"]).expect_code(4);
+    assert!(verify.stdout.contains(&format!("policy file {} does not match its manifest", file.display())), "{}", verify.stdout);
+    let refused = sb.sentinel(&["policy", "activate", "2.0.0"]).expect_code(4);
+    assert!(refused.stderr.contains("sha256 is"), "{}", refused.stderr);
+
+    let trace = sb.sentinel(&["policy", "export-trace", "--since", "24h"]).success();
+    assert_eq!(trace.stdout.lines().count(), 2, "{}", trace.stdout);
+}
