@@ -16,3 +16,4 @@ pub mod tick;
 pub mod pin_service;
 pub mod setup;
 pub mod exporter;
+pub mod api;

@@ -13,6 +13,7 @@ use crate::adapters::synthetic::Synthetic;
 use crate::adapters::trace_metrics::TraceMetrics;
 use crate::config::{ChannelConfig, Config, MetricsConfig, StageControllerConfig, StoreConfig};
 use crate::pin_service::PinService;
+use crate::policy::lifecycle::Lifecycle;
 use crate::policy::{self, Limits, Runtime};
 use crate::ports::baselines::BaselineStore;
 use crate::ports::leadership::Leadership;
@@ -100,8 +101,19 @@ pub async fn sentinel(
     now: crate::bindings::Instant,
     lock_wait: Option<Duration>,
 ) -> anyhow::Result<(Sentinel, PinService)> {
-    let policy = load_policy(config)?;
+    let plain = if config.policies.is_none() { Some(load_policy(config)?) } else { None };
     let stores = open_store(config).await?;
+    let telemetry = Arc::new(Telemetry::default());
+    let (policy, lifecycle) = match (&config.policies, plain) {
+        (_, Some(policy)) => (policy, None),
+        (None, None) => unreachable!("a plain policy is loaded without [policies]"),
+        (Some(policies), None) => {
+            let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
+            let lifecycle =
+                Lifecycle::start(policies.clone(), runtime, stores.memory.clone(), telemetry.clone()).await?;
+            (lifecycle.active(), Some(lifecycle))
+        }
+    };
     for m in &config.malformed_targets {
         tracing::warn!(index = m.index, "skipping malformed stage target stages.targets[{}]: {}", m.index, m.message);
     }
@@ -124,5 +136,5 @@ pub async fn sentinel(
         lock_wait,
     };
     let pins = PinService::new(stores.pins, policy.clone());
-    Ok((Sentinel { ports, policy, settings, telemetry: Arc::new(Telemetry::default()) }, pins))
+    Ok((Sentinel { ports, policy, settings, telemetry, lifecycle }, pins))
 }

@@ -32,6 +32,15 @@ pub struct Telemetry {
     pub stage_failures: Counter,
     pub tick_seconds: Histogram,
     pub decision_seconds: Histogram,
+    /// A policy version failed during a tick and the tick reran with the last good one: the alarm.
+    pub policy_rollbacks: Counter,
+    pub policy_activations: Counter,
+    /// Candidate versions refused at activation (integrity, world, checks, trial replay).
+    pub policy_refusals: Counter,
+    pub shadow_decisions: Counter,
+    /// Ticks where the shadow version decided differently from the active one.
+    pub shadow_divergences: Counter,
+    pub shadow_failures: Counter,
 }
 
 impl Default for Telemetry {
@@ -46,6 +55,12 @@ impl Default for Telemetry {
             stage_failures: Counter::default(),
             tick_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 16)),
             decision_seconds: Histogram::new(exponential_buckets(0.000_001, 2.0, 20)),
+            policy_rollbacks: Counter::default(),
+            policy_activations: Counter::default(),
+            policy_refusals: Counter::default(),
+            shadow_decisions: Counter::default(),
+            shadow_divergences: Counter::default(),
+            shadow_failures: Counter::default(),
         };
         {
             let mut r = t.registry.lock().expect("registry lock");
@@ -57,6 +72,12 @@ impl Default for Telemetry {
             r.register("stage_failures", "Stage throttle targets that failed to apply", t.stage_failures.clone());
             r.register("tick_seconds", "Duration of a whole tick", t.tick_seconds.clone());
             r.register("decision_seconds", "Duration of the policy call", t.decision_seconds.clone());
+            r.register("policy_rollbacks", "Ticks rerun with the last good policy after a trap, timeout or memory cap (alarm)", t.policy_rollbacks.clone());
+            r.register("policy_activations", "Policy versions activated", t.policy_activations.clone());
+            r.register("policy_refusals", "Policy versions refused at activation", t.policy_refusals.clone());
+            r.register("shadow_decisions", "Decisions of the shadow policy", t.shadow_decisions.clone());
+            r.register("shadow_divergences", "Ticks where the shadow policy decided differently", t.shadow_divergences.clone());
+            r.register("shadow_failures", "Shadow policy calls that failed", t.shadow_failures.clone());
         }
         t
     }

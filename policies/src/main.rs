@@ -25,15 +25,15 @@ fn main() -> Result<()> {
     if versions.is_empty() {
         bail!("no policies/<version>/policy.toml found under {}", root.display());
     }
-    build_policies(&root, &target, &versions, &out)?;
+    build_policies(&root, &target, &versions, &out, false)?;
     // Fixture policies for the tests (low thresholds, fast timings): never shipped.
     let fixtures = policy_files(&root.join("tests/policies"))?;
     let fixtures_out = target.join("test-policies");
     std::fs::create_dir_all(&fixtures_out).with_context(|| format!("creating {}", fixtures_out.display()))?;
-    build_policies(&root, &target, &fixtures, &fixtures_out)?;
+    build_policies(&root, &target, &fixtures, &fixtures_out, true)?;
 
     let version = capacity_guest::VERSION;
-    let wasm = build_world(&root, &target, "world-admission", None)?;
+    let wasm = build_world(&root, &target, "world-admission", None, &[])?;
     let dest = out.join(format!("capacity-admission-{version}.wasm"));
     let manifest = component::install(&wasm, &dest, "admission-only", "capacity-admission", version, None)?;
     manifest::write(&dest, &manifest)?;
@@ -41,8 +41,9 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Builds each policy file into `out`.
-fn build_policies(root: &Path, target: &Path, versions: &[PathBuf], out: &Path) -> Result<()> {
+/// Builds each policy file into `out`. A fixture folder may hold a `features` file naming
+/// test-only `fault-*` guest features to build in; a shipped policy may not.
+fn build_policies(root: &Path, target: &Path, versions: &[PathBuf], out: &Path, fixtures: bool) -> Result<()> {
     for path in versions {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let file: PolicyFile = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
@@ -51,7 +52,8 @@ fn build_policies(root: &Path, target: &Path, versions: &[PathBuf], out: &Path) 
         if folder != file.version {
             bail!("{}: version {} does not match its folder {folder}", path.display(), file.version);
         }
-        let wasm = build_world(root, target, "world-policy", Some(path))?;
+        let faults = fault_features(path, fixtures)?;
+        let wasm = build_world(root, target, "world-policy", Some(path), &faults)?;
         let dest = out.join(format!("{}-{}.wasm", file.name, file.version));
         let manifest = component::install(&wasm, &dest, "policy", &file.name, &file.version, Some(&file.thresholds))?;
         manifest::write(&dest, &manifest)?;
@@ -76,8 +78,26 @@ fn policy_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// The `fault-*` features a fixture asks for in `features` beside its policy.toml.
+fn fault_features(policy: &Path, fixtures: bool) -> Result<Vec<String>> {
+    let file = policy.with_file_name("features");
+    if !file.is_file() {
+        return Ok(Vec::new());
+    }
+    if !fixtures {
+        bail!("{}: a shipped policy cannot ask for guest features", file.display());
+    }
+    let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let features: Vec<String> = text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(String::from).collect();
+    if let Some(bad) = features.iter().find(|f| !f.starts_with("fault-")) {
+        bail!("{}: only test-only fault-* features may be asked for, not {bad}", file.display());
+    }
+    Ok(features)
+}
+
 /// Builds the guest for one world and returns the built file.
-fn build_world(root: &Path, target: &Path, feature: &str, policy: Option<&Path>) -> Result<PathBuf> {
+fn build_world(root: &Path, target: &Path, feature: &str, policy: Option<&Path>, extra: &[String]) -> Result<PathBuf> {
+    let feature = std::iter::once(feature.to_string()).chain(extra.iter().cloned()).collect::<Vec<_>>().join(",");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root).args([
@@ -91,7 +111,7 @@ fn build_world(root: &Path, target: &Path, feature: &str, policy: Option<&Path>)
         "--profile",
         "guest",
         "--features",
-        feature,
+        &feature,
     ]);
     match policy {
         Some(p) => cmd.env("CAPACITY_POLICY", p),

@@ -13,6 +13,8 @@ wit_bindgen::generate!({ path: "../wit", world: "admission-only" });
 
 mod admission;
 #[cfg(feature = "world-policy")]
+mod faults;
+#[cfg(feature = "world-policy")]
 mod policy;
 
 /// The component's one export type.

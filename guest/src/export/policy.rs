@@ -10,7 +10,9 @@ use crate::{assess, baseline as base, decide, pin};
 
 impl decision::Guest for Component {
     fn decide(input: wit::DecisionInput) -> wit::Decision {
-        decision_out(decide::decide(&input_in(input), &THRESHOLDS))
+        let input = input_in(input);
+        super::faults::before_decide(&input);
+        decision_out(decide::decide(&input, &THRESHOLDS))
     }
 
     fn assess(reading: wit::Reading) -> wit::Level {

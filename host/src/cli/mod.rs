@@ -5,6 +5,7 @@ mod pin;
 mod policy;
 mod replay;
 mod run;
+mod serve;
 mod tick;
 mod trace;
 
@@ -45,6 +46,8 @@ pub enum Command {
     /// Work with trace files.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
+    /// Serve the HTTP API: state, staff pins, audit, metrics, probes, OpenAPI.
+    Serve(serve::ServeArgs),
 }
 
 /// Logs go to stderr; `RUST_LOG` filters them (default `info`).
@@ -70,6 +73,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Policy(cmd) => policy::run(cmd),
         Command::Replay(args) => replay::run(args),
         Command::Trace(cmd) => trace::run(cmd),
+        Command::Serve(args) => serve::run(args),
     }
 }
 

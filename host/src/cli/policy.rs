@@ -1,9 +1,13 @@
-//! `sentinel policy info FILE.wasm...`: prints what each component is, as JSON.
+//! `sentinel policy info FILE.wasm...`: prints what each component is, as JSON; the other
+//! commands manage the policy directory of a `[policies]` config (see `lifecycle`).
+
+mod lifecycle;
 
 use crate::policy::{Limits, Runtime, inspect_component};
 use anyhow::Context;
 use clap::Subcommand;
 use std::path::PathBuf;
+use std::time::Duration;
 use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
@@ -14,10 +18,80 @@ pub enum PolicyCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// The policy directory: versions, digests, signature status, active, shadow, health.
+    List {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Writes a new ed25519 key pair: PREFIX.key (secret, mode 0600) and PREFIX.pub.
+    Keygen {
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Signs manifests (files, or every manifest of a directory) whose component matches.
+    Sign {
+        /// The signing key (`policy keygen`).
+        #[arg(long)]
+        key: PathBuf,
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Checks each manifest's digest and signature; exits 4 when any is refused.
+    Verify {
+        /// Trust and directory from this config's [policies] table.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Or trust this public key for the manifests or directories named.
+        #[arg(long)]
+        public_key: Option<PathBuf>,
+        paths: Vec<PathBuf>,
+    },
+    /// Verifies, loads, self-checks and trial-replays VERSION, then makes it the active one
+    /// (a running sentinel swaps it in at its next look at the directory).
+    Activate {
+        version: String,
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Returns to the previous healthy version (same checks as activate).
+    Rollback {
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Summarizes how the shadow version's decisions diverged from the active one's.
+    ShadowReport {
+        #[arg(long)]
+        config: PathBuf,
+        /// Default: the configured shadow.
+        #[arg(long)]
+        version: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Writes the store's recorded ticks as a trace file, for `sentinel replay`.
+    ExportTrace {
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long, default_value = "24h", value_parser = humantime::parse_duration)]
+        since: Duration,
+        /// Default: stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        PolicyCommand::List { config, json } => lifecycle::list(&config, json),
+        PolicyCommand::Keygen { out } => lifecycle::keygen(&out),
+        PolicyCommand::Sign { key, paths } => lifecycle::sign(&key, &paths),
+        PolicyCommand::Verify { config, public_key, paths } => lifecycle::verify(config.as_deref(), public_key.as_deref(), &paths),
+        PolicyCommand::Activate { version, config } => lifecycle::activate(&config, &version),
+        PolicyCommand::Rollback { config } => lifecycle::rollback(&config),
+        PolicyCommand::ShadowReport { config, version, json } => lifecycle::shadow_report(&config, version.as_deref(), json),
+        PolicyCommand::ExportTrace { config, since, out } => lifecycle::export_trace(&config, since, out.as_deref()),
         PolicyCommand::Info { files } => {
             let runtime = Runtime::new(Limits::default())?;
             let mut infos = Vec::new();

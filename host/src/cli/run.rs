@@ -55,6 +55,9 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
     let stopping = Arc::new(AtomicBool::new(false));
     let wake = Arc::new(Notify::new());
     listen_for_shutdown(stopping.clone(), wake.clone());
+    if let Some(lifecycle) = sentinel.lifecycle.clone() {
+        crate::policy::lifecycle::watch(lifecycle);
+    }
 
     let span = sentinel.ports.metrics.span();
     let simulated = args.speed.is_some();

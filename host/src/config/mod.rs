@@ -2,6 +2,8 @@
 //! With no file, the embedded default runs: SQLite in `sentinel-state/`, the synthetic
 //! workload, both channels as files. Environment variables are read here only, for secrets.
 
+pub mod api;
+pub mod policies;
 mod raw;
 
 use crate::ports::stages::StageTarget;
@@ -72,6 +74,10 @@ pub struct Config {
     pub stage_controller: StageControllerConfig,
     pub stage_targets: Vec<StageTarget>,
     pub malformed_targets: Vec<MalformedTarget>,
+    /// `sentinel serve`.
+    pub api: api::ApiConfig,
+    /// `[policies]`: the watched policy directory (none: the single `policy` file).
+    pub policies: Option<policies::PoliciesConfig>,
 }
 
 /// The policy the embedded default runs: the 1.0.0 component `cargo policies` builds.
@@ -191,6 +197,8 @@ impl Config {
                 Err(message) => malformed_targets.push(MalformedTarget { index, message }),
             }
         }
+        let api = api::from_raw(raw.api).map_err(|(key, message)| invalid(&key, message))?;
+        let policies = policies::from_raw(raw.policies, base).map_err(|(key, message)| invalid(&key, message))?;
         Ok(Config {
             source: source.to_string(),
             policy: raw.policy.map(resolve).unwrap_or_else(default_policy),
@@ -207,6 +215,8 @@ impl Config {
             stage_controller,
             stage_targets,
             malformed_targets,
+            api,
+            policies,
         })
     }
 }

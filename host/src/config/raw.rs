@@ -22,6 +22,10 @@ pub struct RawConfig {
     pub publish: RawPublish,
     #[serde(default)]
     pub stages: RawStages,
+    /// `sentinel serve`: address and tokens.
+    pub api: Option<super::api::RawApi>,
+    /// The watched policy directory.
+    pub policies: Option<super::policies::RawPolicies>,
 }
 
 #[derive(Debug, Default, Deserialize)]

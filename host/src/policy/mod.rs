@@ -8,6 +8,7 @@ mod error;
 mod inspect;
 mod native;
 mod runtime;
+pub mod lifecycle;
 
 pub use component::ComponentPolicy;
 pub use error::PolicyError;

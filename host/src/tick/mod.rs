@@ -3,11 +3,13 @@
 //! (reconcile each declared target) -> one transaction -> both channels published concurrently.
 //! The tick fails only when both channels fail, or when nothing could be decided or stored.
 
+mod decide;
 mod gather;
 mod publish;
 mod stages;
 
 pub use gather::check_reading;
+pub use publish::recorded_document;
 pub use stages::{StageAction, plan_stages};
 
 use crate::bindings::{Decision, DecisionInput, Pin, Reading, Signal};
@@ -56,6 +58,8 @@ pub struct Sentinel {
     pub policy: SharedPolicy,
     pub settings: TickSettings,
     pub telemetry: Arc<Telemetry>,
+    /// The policy directory's versions, when `[policies]` is configured.
+    pub lifecycle: Option<Arc<crate::policy::lifecycle::Lifecycle>>,
 }
 
 /// What one tick did.
@@ -124,13 +128,7 @@ impl Sentinel {
             pin: gathered.pin.clone(),
             throttles_enabled: self.settings.throttles_enabled,
         };
-        let (decision, identity) = {
-            let mut policy = self.policy.lock().expect("policy lock poisoned");
-            let started = Clock::now();
-            let decision = policy.decide(&input)?;
-            self.telemetry.decision_seconds.observe(started.elapsed().as_secs_f64());
-            (decision, policy.identity().clone())
-        };
+        let (decision, identity) = self.decide(&input, &mut notes)?;
 
         let (stage_status, stage_failures) =
             stages::reconcile(self, &gathered.stage_status, decision.memory.throttles_engaged).await;

@@ -5,17 +5,26 @@ use crate::bindings::{Decision, Instant, Pin};
 use crate::instants::format_rfc3339;
 use crate::names;
 use crate::policy::PolicyIdentity;
-use crate::ports::memory::ChannelOutcome;
+use crate::ports::memory::{ChannelOutcome, PolicyRef, TickRecord};
 use crate::ports::publisher::{Publisher, StateDocument};
 use std::time::Duration;
 
 pub fn document(decision: &Decision, now: Instant, identity: &PolicyIdentity, pin: Option<&Pin>, sequence: u64) -> StateDocument {
+    build(decision, now, policy_ref(identity), pin, sequence)
+}
+
+/// The document tick `sequence` published, rebuilt from its stored record (`GET /v1/state`).
+pub fn recorded_document(sequence: u64, record: &TickRecord) -> StateDocument {
+    build(&record.decision, record.at, record.policy.clone(), record.pin.as_ref(), sequence)
+}
+
+fn build(decision: &Decision, now: Instant, policy: PolicyRef, pin: Option<&Pin>, sequence: u64) -> StateDocument {
     let active = pin.filter(|p| p.expires_at > now);
     StateDocument {
         state: names::state(decision.state).into(),
         factors: decision.factors,
         decided_at: format_rfc3339(now),
-        policy: policy_ref(identity),
+        policy,
         pinned: active.is_some(),
         pin_expires_at: active.map(|p| format_rfc3339(p.expires_at)),
         cause: names::cause(decision.cause).into(),
