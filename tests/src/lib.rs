@@ -12,6 +12,7 @@ pub mod paths;
 pub mod policies;
 pub mod sentinel_bin;
 pub mod servers;
+pub mod year;
 
 pub use golden::{bless, first_difference};
 pub use paths::{cloudwatch_dir, component_path, workspace};

@@ -1,12 +1,23 @@
 //! `sentinel replay`: traces through one or two policies, printed as SPEC section 10 lines or
-//! as summary tables with the comparison.
+//! as summary tables with the comparison; `--report DIR` writes the A/B report, `--gate FILE`
+//! makes it a CI gate (exit 1 naming each regressed metric).
+//!
+//! Every trace is parsed once, up front (a broken trace fails before any output). Tables,
+//! reports and gates run each (trace, policy) pair as its own job across cores; `--format
+//! jsonl` steps the policies in lockstep so that their lines interleave tick by tick.
 
-use crate::policy::{self, Limits, Policy, Runtime};
+use crate::policy::{Limits, Policy, Runtime};
 use crate::replay::compare::{Accumulator, Summary};
+use crate::replay::gate::Gate;
 use crate::replay::output::{self, TableStyle};
-use crate::trace::read_trace;
+use crate::replay::parallel::{self, Options, PolicySource, Run};
+use crate::replay::report::Report;
+use crate::replay::timeline::Timeline;
+use crate::replay::load;
+use crate::trace::Trace;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use rayon::prelude::*;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,9 +25,22 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
     /// A policy: a component (`.wasm`), or a `policy.toml` / policy folder for the native
-    /// modules; `LABEL=PATH` names it in the output. Give one or two.
-    #[arg(long = "policy", required = true, value_name = "[LABEL=]PATH")]
+    /// modules; `LABEL=PATH` names it in the output. Give one or two (baseline, candidate).
+    #[arg(long = "policy", value_name = "[LABEL=]PATH", required_unless_present = "baseline", conflicts_with_all = ["baseline", "candidate"])]
     pub policies: Vec<String>,
+    /// The policy in production, for an A/B comparison (with --candidate).
+    #[arg(long, value_name = "[LABEL=]PATH", requires = "candidate")]
+    pub baseline: Option<String>,
+    /// The policy proposed to replace it (with --baseline).
+    #[arg(long, value_name = "[LABEL=]PATH", requires = "baseline")]
+    pub candidate: Option<String>,
+    /// A gate file (TOML, see `replay::gate`): exit 1 when the candidate breaks an invariant or
+    /// regresses beyond its limits. Needs two policies.
+    #[arg(long, value_name = "GATE.toml")]
+    pub gate: Option<PathBuf>,
+    /// Write report.md, report.json and one SVG timeline per trace into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
     /// `jsonl`: one line per tick and policy; `table`/`markdown`: a summary per trace.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -26,9 +50,35 @@ pub struct ReplayArgs {
     /// Exit non-zero when a policy breaks an invariant.
     #[arg(long)]
     pub fail_on_violation: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Replay what the live sentinel recorded in the store of this config (its tick records:
+    /// readings as seen, pins, the switch), as one more trace named `store`.
+    #[arg(long, value_name = "CONFIG")]
+    pub from_store: Option<PathBuf>,
+    /// With --from-store: how far back (e.g. 24h).
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "24h", requires = "from_store")]
+    pub since: std::time::Duration,
     /// Trace files (SPEC section 10 JSON Lines).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "from_store")]
     pub traces: Vec<PathBuf>,
+}
+
+/// The store's recorded ticks of the last `since`, as a trace.
+fn recorded_trace(config: &std::path::Path, since: std::time::Duration) -> anyhow::Result<Trace> {
+    use crate::policy::lifecycle::{activate, record_events};
+    let config = crate::config::Config::load(Some(config))?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let records = runtime.block_on(async {
+        let stores = crate::setup::open_store(&config).await?;
+        let limit = u32::try_from(since.as_secs() / 60 + 60).unwrap_or(u32::MAX);
+        anyhow::Ok(activate::window(stores.memory.recent_ticks(limit).await?, since))
+    })?;
+    if records.is_empty() {
+        bail!("the store of {} holds no tick records from the last {}", config.source, humantime::format_duration(since));
+    }
+    Ok(Trace { name: "store".into(), events: record_events(&records) })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -45,42 +95,59 @@ pub enum Switch {
 }
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    if args.policies.len() > 2 {
-        bail!("give one or two --policy (baseline and candidate), not {}", args.policies.len());
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = args.jobs {
+        if n == 0 {
+            bail!("--jobs: must be at least 1");
+        }
+        builder = builder.num_threads(n);
     }
+    let pool = builder.build().context("starting the replay worker threads")?;
+    pool.install(|| replay(args))
+}
+
+fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let specs: Vec<String> = match (&args.baseline, &args.candidate) {
+        (Some(b), Some(c)) => vec![b.clone(), c.clone()],
+        _ => args.policies.clone(),
+    };
+    if specs.is_empty() || specs.len() > 2 {
+        bail!("give one or two --policy (baseline and candidate), not {}", specs.len());
+    }
+    let gate = match &args.gate {
+        Some(path) if specs.len() != 2 => bail!("--gate {} needs two policies (--baseline and --candidate)", path.display()),
+        Some(path) => Some(Gate::load(path)?),
+        None => None,
+    };
     let runtime = Runtime::new(Limits::default())?;
-    let mut policies: Vec<Box<dyn Policy>> = Vec::new();
-    for spec in &args.policies {
-        policies.push(policy::open(spec, &runtime).with_context(|| format!("loading policy {spec}"))?);
+    // Compile the components and parse the traces at once, each set across the cores.
+    let (sources, traces) = rayon::join(
+        || -> anyhow::Result<Vec<PolicySource>> {
+            let opened: Vec<_> = specs.par_iter().map(|s| PolicySource::open(s, &runtime).with_context(|| format!("loading policy {s}"))).collect();
+            opened.into_iter().collect()
+        },
+        || -> anyhow::Result<Vec<Trace>> { Ok(load::read_traces(&args.traces)?) },
+    );
+    let (sources, mut traces) = (sources?, traces?);
+    if let Some(config) = &args.from_store {
+        traces.push(recorded_trace(config, args.since)?);
     }
-    let mut thresholds = Vec::new();
-    for p in &mut policies {
-        thresholds.push(p.describe()?.thresholds);
-    }
-    let labels: Vec<String> = policies.iter().map(|p| p.identity().label.clone()).collect();
-    let throttles = args.throttles == Switch::On;
+    let options = Options {
+        throttles: args.throttles == Switch::On,
+        floors: gate.as_ref().map(|g| g.invariants).unwrap_or_default(),
+        timelines: args.report.is_some(),
+        progress: args.format != Format::Jsonl,
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut violations = 0usize;
-    for path in &args.traces {
-        let trace = read_trace(path)?;
-        let mut accumulators: Vec<Accumulator> =
-            labels.iter().zip(&thresholds).map(|(l, t)| Accumulator::new(l, &trace.name, t)).collect();
-        let mut write_error = None;
-        crate::replay::run(&trace, &mut policies, throttles, &mut |i, tick| {
-            accumulators[i].add(&tick);
-            if args.format == Format::Jsonl
-                && write_error.is_none()
-                && let Err(e) = writeln!(out, "{}", output::tick_line(&labels[i], &tick))
-            {
-                write_error = Some(e);
-            }
-        })?;
-        if let Some(e) = write_error {
-            return Err(e).context("writing replay lines to stdout");
-        }
-        let summaries: Vec<Summary> = accumulators.into_iter().map(Accumulator::finish).collect();
-        violations += summaries.iter().map(|s| s.violations.len()).sum::<usize>();
+    let runs = if args.format == Format::Jsonl {
+        lockstep(&traces, &sources, options, &mut out)?
+    } else {
+        parallel::run_all(&traces, &sources, options)?
+    };
+    let violations: usize = runs.iter().flatten().map(|r| r.summary.violations.len()).sum();
+    for (trace, runs) in traces.iter().zip(&runs) {
+        let summaries: Vec<Summary> = runs.iter().map(|r| r.summary.clone()).collect();
         match args.format {
             Format::Jsonl => {}
             Format::Table => writeln!(out, "{}", output::table(&trace.name, &summaries, TableStyle::Plain))?,
@@ -88,11 +155,58 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
-    if violations > 0 {
-        tracing::warn!(violations, "policies broke invariants during replay");
-        if args.fail_on_violation {
-            return Ok(ExitCode::from(1));
+    let mut failed = false;
+    if args.report.is_some() || gate.is_some() {
+        let identities: Vec<_> = sources.iter().map(|s| s.identity().clone()).collect();
+        let summaries: Vec<Vec<Summary>> = runs.iter().map(|r| r.iter().map(|r| r.summary.clone()).collect()).collect();
+        let gate_name = args.gate.as_ref().map(|p| p.display().to_string());
+        let report = Report::build(&identities, summaries, gate_name.as_deref().zip(gate.as_ref()));
+        if let Some(dir) = &args.report {
+            let timelines: Vec<Vec<&Timeline>> = runs.iter().map(|r| r.iter().filter_map(|r| r.timeline.as_ref()).collect()).collect();
+            let thresholds: Vec<_> = sources.iter().map(PolicySource::thresholds).collect();
+            report.write(dir, &timelines, &thresholds)?;
+            tracing::info!("report written to {}", dir.display());
+        }
+        if let (Some(message), Some(result)) = (report.gate_message(), &report.gate) {
+            eprint!("{message}{}", if message.ends_with('\n') { "" } else { "\n" });
+            failed = !result.passed;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    if violations > 0 {
+        tracing::warn!(violations, "policies broke invariants during replay");
+        failed |= args.fail_on_violation;
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The policies in lockstep, trace after trace, each tick's lines written as it is decided.
+fn lockstep(traces: &[Trace], sources: &[PolicySource], options: Options, out: &mut dyn Write) -> anyhow::Result<Vec<Vec<Run>>> {
+    let mut policies: Vec<Box<dyn Policy>> = sources.iter().map(|s| s.take()).collect::<Result<_, _>>()?;
+    let labels: Vec<&str> = sources.iter().map(|s| s.label()).collect();
+    let mut all = Vec::new();
+    for trace in traces {
+        let mut accumulators: Vec<Accumulator> =
+            sources.iter().map(|s| Accumulator::with_floors(s.label(), &trace.name, s.thresholds(), &options.floors)).collect();
+        let mut timelines: Vec<Option<Timeline>> = sources.iter().map(|_| options.timelines.then(Timeline::default)).collect();
+        let mut write_error = None;
+        crate::replay::run(trace, &mut policies, options.throttles, &mut |i, tick| {
+            accumulators[i].add(&tick);
+            if let Some(t) = &mut timelines[i] {
+                t.add(&tick);
+            }
+            if write_error.is_none()
+                && let Err(e) = writeln!(out, "{}", output::tick_line(labels[i], &tick))
+            {
+                write_error = Some(e);
+            }
+        })?;
+        if let Some(e) = write_error {
+            return Err(e).context("writing replay lines to stdout");
+        }
+        all.push(accumulators.into_iter().zip(timelines).map(|(a, timeline)| Run { summary: a.finish(), timeline }).collect());
+    }
+    for (source, policy) in sources.iter().zip(policies) {
+        source.give_back(policy);
+    }
+    Ok(all)
 }

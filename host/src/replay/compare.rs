@@ -1,10 +1,11 @@
 //! The comparison of SPEC section 10, accumulated tick by tick from the outputs alone:
 //! transitions, flaps, minutes in each state, time from the first critical reading to
-//! protection, bulk capacity-minutes, failed reads and invariant violations.
+//! protection, over-protection, bulk capacity-minutes, failed reads, throttle engagements and
+//! invariant violations. One tick counts one minute (traces hold one reading a minute).
 
 use super::Tick;
-use super::invariants::{InvariantChecker, Violation};
-use crate::bindings::{Instant, Level, ProtectionState, Thresholds};
+use super::invariants::{Floors, InvariantChecker, Violation};
+use crate::bindings::{Instant, Level, ProtectionState, Thresholds, ThrottleIntent};
 use crate::names;
 use serde::Serialize;
 
@@ -22,13 +23,40 @@ pub struct Summary {
     /// Minutes in normal, constrained, critical, emergency (one tick counts one minute).
     pub minutes: [u64; 4],
     /// Minutes from the first critical reading to a state of at least critical; none when no
-    /// reading was critical or protection never came.
+    /// reading was critical or protection never came (see `first_critical_at`).
     pub minutes_to_protect: Option<i64>,
+    /// Minutes in a state above normal, with no active pin, whose reading the policy assessed
+    /// normal: protection that no reading of that minute asked for.
+    pub over_protection_minutes: u64,
     /// Sum over ticks of the bulk factor.
     pub bulk_capacity_minutes: f64,
     pub failed_reads: u64,
     pub throttle_engagements: u64,
     pub violations: Vec<Violation>,
+    /// The first tick (unix seconds), none for a trace without ticks.
+    pub start_at: Option<Instant>,
+    /// The first reading the policy assessed critical.
+    pub first_critical_at: Option<Instant>,
+    /// The first tick in a state of at least critical.
+    pub first_protected_at: Option<Instant>,
+}
+
+impl Summary {
+    /// Flaps per day of trace (1440 ticks a day; a trace shorter than a day counts as one, so
+    /// that one flap in an hour is one flap, not 24).
+    pub fn flaps_per_day(&self) -> f64 {
+        self.flaps as f64 / (self.ticks as f64 / 1440.0).max(1.0)
+    }
+
+    /// Minutes from the trace's first tick to the first protected one.
+    pub fn minutes_to_first_protection(&self) -> Option<i64> {
+        Some((self.first_protected_at? - self.start_at?).div_euclid(60))
+    }
+
+    /// A critical reading came and the state never reached critical after it.
+    pub fn never_protected(&self) -> bool {
+        self.first_critical_at.is_some() && self.minutes_to_protect.is_none()
+    }
 }
 
 /// Accumulates a [`Summary`] from a stream of ticks.
@@ -37,11 +65,16 @@ pub struct Accumulator {
     checker: InvariantChecker,
     /// Recent changes (time, from, to), to find flaps.
     changes: Vec<(Instant, ProtectionState, ProtectionState)>,
-    first_critical: Option<Instant>,
 }
 
 impl Accumulator {
+    /// Invariants checked against the policy's declared numbers.
     pub fn new(policy: &str, trace: &str, thresholds: &Thresholds) -> Accumulator {
+        Accumulator::with_floors(policy, trace, thresholds, &Floors::default())
+    }
+
+    /// Invariants checked against the policy's declared numbers raised to `floors`.
+    pub fn with_floors(policy: &str, trace: &str, thresholds: &Thresholds, floors: &Floors) -> Accumulator {
         Accumulator {
             summary: Summary {
                 policy: policy.to_string(),
@@ -51,14 +84,17 @@ impl Accumulator {
                 flaps: 0,
                 minutes: [0; 4],
                 minutes_to_protect: None,
+                over_protection_minutes: 0,
                 bulk_capacity_minutes: 0.0,
                 failed_reads: 0,
                 throttle_engagements: 0,
                 violations: Vec::new(),
+                start_at: None,
+                first_critical_at: None,
+                first_protected_at: None,
             },
-            checker: InvariantChecker::new(thresholds),
+            checker: InvariantChecker::with_floors(thresholds, floors),
             changes: Vec::new(),
-            first_critical: None,
         }
     }
 
@@ -66,13 +102,19 @@ impl Accumulator {
         let d = tick.decision;
         let s = &mut self.summary;
         s.ticks += 1;
-        s.minutes[names::rank(d.state) as usize] += 1;
+        s.start_at.get_or_insert(tick.at);
+        let state_rank = names::rank(d.state);
+        s.minutes[state_rank as usize] += 1;
         s.bulk_capacity_minutes += d.factors.bulk;
         if d.level.is_none() {
             s.failed_reads += 1;
         }
-        if d.throttles == crate::bindings::ThrottleIntent::Engage {
+        if d.throttles == ThrottleIntent::Engage {
             s.throttle_engagements += 1;
+        }
+        let pinned = tick.pin.is_some_and(|p| p.expires_at > tick.at);
+        if state_rank > 0 && !pinned && d.level == Some(Level::Normal) {
+            s.over_protection_minutes += 1;
         }
         if d.changed {
             s.transitions += 1;
@@ -82,11 +124,15 @@ impl Accumulator {
             }
             self.changes.push((tick.at, d.previous, d.state));
         }
-        if d.level == Some(Level::Critical) && self.first_critical.is_none() {
-            self.first_critical = Some(tick.at);
+        if d.level == Some(Level::Critical) && s.first_critical_at.is_none() {
+            s.first_critical_at = Some(tick.at);
         }
-        if let (Some(first), None) = (self.first_critical, s.minutes_to_protect)
-            && names::rank(d.state) >= names::rank(ProtectionState::Critical)
+        let protected = state_rank >= names::rank(ProtectionState::Critical);
+        if protected && s.first_protected_at.is_none() {
+            s.first_protected_at = Some(tick.at);
+        }
+        if let (Some(first), None) = (s.first_critical_at, s.minutes_to_protect)
+            && protected
         {
             s.minutes_to_protect = Some((tick.at - first).div_euclid(60));
         }

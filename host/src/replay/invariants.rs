@@ -1,11 +1,17 @@
 //! The seed invariants INV-01 to INV-03, checked from a policy's outputs alone (the decision
-//! lines and the inputs the replay gave it), independently of the policy's own code.
+//! lines and the inputs the replay gave it), independently of the policy's own code: the
+//! checker assesses every reading itself (SPEC section 3, with the thresholds the policy
+//! declares), so a policy that misjudges a reading and acts on it is caught, not excused.
+//!
+//! The numbers of INV-01 are the policy's own (SPEC: every number is a policy parameter);
+//! [`Floors`] raise them to the least the project accepts (the seed's 3 readings, 5 calmer
+//! readings, 5 minutes), so a candidate that loosens them breaks INV-01 in its outputs.
 
 use super::Tick;
-use crate::bindings::{Cause, Instant, Level, ProtectionState, Thresholds};
+use crate::bindings::{Cause, Instant, Level, LevelThresholds, ProtectionState, Reading, Thresholds};
 use crate::instants::format_rfc3339;
 use crate::names::{self, is_automatic, level_rank, rank};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Violation {
@@ -14,23 +20,80 @@ pub struct Violation {
     pub detail: String,
 }
 
+/// The least INV-01 accepts, whatever a policy declares (none: the policy's own numbers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Floors {
+    /// Automatic changes at least this far apart (the seed: 300 s).
+    pub min_spacing_s: Option<u32>,
+    /// Escalations supported by at least this many readings (the seed: 3).
+    pub min_escalate_readings: Option<u32>,
+    /// Recoveries after at least this many calmer readings (the seed: 5).
+    pub min_recover_readings: Option<u32>,
+}
+
+/// The level of one reading by SPEC section 3, computed here rather than by the policy.
+/// Absent or non-finite values contribute nothing; latency counts only where the baseline is
+/// above 0; scaling alone is constrained at most.
+pub fn assess(reading: &Reading, t: &Thresholds) -> Level {
+    let against = |value: f64, b: &LevelThresholds| {
+        if !value.is_finite() || value < b.constrained {
+            Level::Normal
+        } else if value < b.critical {
+            Level::Constrained
+        } else {
+            Level::Critical
+        }
+    };
+    let levels = [
+        reading.cpu_pct.map(|v| against(v, &t.cpu_pct)),
+        reading.connections_pct.map(|v| against(v, &t.connections_pct)),
+        worst_latency_ratio(reading).map(|r| against(r, &t.latency_ratio)),
+        (reading.scaling == Some(true)).then_some(Level::Constrained),
+    ];
+    levels.into_iter().flatten().max_by_key(|l| level_rank(*l)).unwrap_or(Level::Normal)
+}
+
+/// The highest p95 / baseline ratio among APIs with a finite baseline above 0.
+pub fn worst_latency_ratio(reading: &Reading) -> Option<f64> {
+    reading
+        .latency
+        .iter()
+        .filter_map(|l| match (l.p95_ms, l.baseline_ms) {
+            (Some(p95), Some(base)) if p95.is_finite() && base.is_finite() && base > 0.0 => Some(p95 / base),
+            _ => None,
+        })
+        .filter(|r| r.is_finite())
+        .reduce(f64::max)
+}
+
 pub struct InvariantChecker {
+    thresholds: Thresholds,
     spacing_s: Instant,
     escalate_readings: usize,
     recover_readings: usize,
     last_auto_change: Option<Instant>,
-    /// Levels of the newest consecutive readings (cleared by failed reads and gaps).
+    /// The checker's own levels of the newest consecutive readings (cleared by failed reads
+    /// and gaps, as SPEC section 5 step 1 says).
     levels: Vec<(Instant, Level)>,
     max_gap_s: Instant,
     previous_failed: bool,
 }
 
 impl InvariantChecker {
+    /// Checks against the policy's declared numbers.
     pub fn new(t: &Thresholds) -> InvariantChecker {
+        InvariantChecker::with_floors(t, &Floors::default())
+    }
+
+    /// Checks against the policy's declared numbers, raised to `floors`.
+    pub fn with_floors(t: &Thresholds, floors: &Floors) -> InvariantChecker {
+        let at_least = |own: u32, floor: Option<u32>| own.max(floor.unwrap_or(0));
         InvariantChecker {
-            spacing_s: Instant::from(t.spacing_s),
-            escalate_readings: t.escalate_readings as usize,
-            recover_readings: t.recover_readings as usize,
+            thresholds: *t,
+            spacing_s: Instant::from(at_least(t.spacing_s, floors.min_spacing_s)),
+            escalate_readings: at_least(t.escalate_readings, floors.min_escalate_readings) as usize,
+            recover_readings: at_least(t.recover_readings, floors.min_recover_readings) as usize,
             last_auto_change: None,
             levels: Vec::new(),
             max_gap_s: Instant::from(t.max_gap_s),
@@ -43,10 +106,12 @@ impl InvariantChecker {
         let d = tick.decision;
         let pinned = tick.pin.is_some_and(|p| p.expires_at > tick.at);
         let violation = |invariant, detail: String| Some(Violation { invariant, at: format_rfc3339(tick.at), detail });
-        self.remember(tick.at, d.level);
-        let failed_twice = d.level.is_none() && self.previous_failed;
-        let first_failure = d.level.is_none() && !self.previous_failed;
-        self.previous_failed = d.level.is_none();
+        let own_level = tick.reading.map(|r| assess(r, &self.thresholds));
+        self.remember(tick.at, own_level);
+        let failed = tick.reading.is_none();
+        let failed_twice = failed && self.previous_failed;
+        let first_failure = failed && !self.previous_failed;
+        self.previous_failed = failed;
 
         let mut found = None;
         if d.changed && !pinned {
@@ -73,8 +138,7 @@ impl InvariantChecker {
             }
             if rank(d.state) > rank(d.previous) {
                 let need = self.escalate_readings;
-                let support = self.levels.len() >= need
-                    && self.levels[self.levels.len() - need..].iter().all(|(_, l)| level_rank(*l) >= rank(d.state).min(2));
+                let support = self.newest(need).is_some_and(|mut n| n.all(|l| level_rank(*l) >= rank(d.state).min(2)));
                 if !support {
                     found = found.or(violation(
                         "INV-01",
@@ -84,8 +148,7 @@ impl InvariantChecker {
             } else if d.cause == Cause::Recover {
                 let need = self.recover_readings;
                 let bar = rank(d.previous).min(2);
-                let calm = self.levels.len() >= need
-                    && self.levels[self.levels.len() - need..].iter().all(|(_, l)| level_rank(*l) < bar);
+                let calm = self.newest(need).is_some_and(|mut n| n.all(|l| level_rank(*l) < bar));
                 if !calm || rank(d.previous) - rank(d.state) != 1 {
                     found = found.or(violation(
                         "INV-01",
@@ -96,14 +159,11 @@ impl InvariantChecker {
             self.last_auto_change = Some(tick.at);
         }
         // INV-02: scaling alone never classifies a reading above constrained.
-        if let Some(r) = tick.reading {
-            let scaling_only = r.scaling == Some(true)
-                && r.cpu_pct.is_none()
-                && r.connections_pct.is_none()
-                && r.latency.iter().all(|l| l.p95_ms.is_none());
-            if scaling_only && d.level == Some(Level::Critical) {
-                found = found.or(violation("INV-02", "scaling alone was assessed critical".into()));
-            }
+        if let (Some(r), Some(Level::Critical)) = (tick.reading, d.level)
+            && r.scaling == Some(true)
+            && own_level != Some(Level::Critical)
+        {
+            found = found.or(violation("INV-02", "a scaling reading was assessed critical without a critical signal".into()));
         }
         // INV-03: without a pin, one failed read holds and the next restores normal.
         if !pinned && first_failure && d.changed {
@@ -113,6 +173,11 @@ impl InvariantChecker {
             found = found.or(violation("INV-03", format!("{} after two failed reads", names::state(d.state))));
         }
         found
+    }
+
+    /// The newest `n` levels, when there are that many consecutive ones.
+    fn newest(&self, n: usize) -> Option<impl Iterator<Item = &Level>> {
+        (self.levels.len() >= n).then(|| self.levels[self.levels.len() - n..].iter().map(|(_, l)| l))
     }
 
     fn remember(&mut self, at: Instant, level: Option<Level>) {

@@ -1,15 +1,26 @@
 //! Replay: recorded traces through one or more policies, tick by tick, exactly as the live
 //! sentinel would run them (memory threaded from tick to tick, pins and the throttle switch
 //! applied from their lines on, baselines learnt from the trace's own history).
+//!
+//! [`run`] steps policies in lockstep (the `--format jsonl` lines interleave tick by tick);
+//! [`parallel::run_all`] runs every (trace, policy) pair as its own job across cores, and
+//! [`report`] and [`gate`] turn the summaries into the A/B report and the CI verdict.
 
 mod baselines;
 pub mod compare;
+pub mod gate;
 pub mod invariants;
+pub mod load;
+pub mod metrics;
 pub mod output;
+pub mod parallel;
+pub mod report;
+pub mod svg;
+pub mod timeline;
 
 pub use baselines::Baselines;
 
-use crate::bindings::{Decision, DecisionInput, Instant, Memory, Pin, Reading, Signal};
+use crate::bindings::{Decision, DecisionInput, Instant, Pin, Reading, Signal};
 use crate::policy::{Policy, PolicyError};
 use crate::trace::{Trace, TraceEvent};
 
@@ -31,18 +42,18 @@ pub enum ReplayError {
     Policy { trace: String, at: String, source: PolicyError },
 }
 
-/// The state of one policy's replay over one trace.
+/// The state of one policy's replay over one trace: the next decision's input (memory, pin
+/// and switch carried from event to event, the signal replaced each tick) and the baselines.
 pub struct Replayer {
-    memory: Option<Memory>,
-    pin: Option<Pin>,
-    throttles_enabled: bool,
+    input: DecisionInput,
     baselines: Baselines,
 }
 
 impl Replayer {
     /// A replay that starts with fresh memory, no pin and the switch as given.
     pub fn new(throttles_enabled: bool) -> Replayer {
-        Replayer { memory: None, pin: None, throttles_enabled, baselines: Baselines::default() }
+        let input = DecisionInput { now: 0, signal: Signal::Failed(String::new()), memory: None, pin: None, throttles_enabled };
+        Replayer { input, baselines: Baselines::default() }
     }
 
     /// Applies one trace event; for a tick, calls the policy once and hands the tick to `sink`.
@@ -53,32 +64,26 @@ impl Replayer {
         sink: &mut dyn FnMut(Tick<'_>),
     ) -> Result<(), PolicyError> {
         match event {
-            TraceEvent::Pin { pin, .. } => self.pin = pin.clone(),
-            TraceEvent::Throttles { enabled, .. } => self.throttles_enabled = *enabled,
+            TraceEvent::Pin { pin, .. } => self.input.pin = pin.clone(),
+            TraceEvent::Throttles { enabled, .. } => self.input.throttles_enabled = *enabled,
             TraceEvent::Tick { at, signal } => {
-                let signal = match signal {
+                self.input.now = *at;
+                self.input.signal = match signal {
                     Signal::Reading(reading) => Signal::Reading(self.baselines.observe(policy, *at, reading)?),
                     Signal::Failed(why) => Signal::Failed(why.clone()),
                 };
-                let input = DecisionInput {
-                    now: *at,
-                    signal,
-                    memory: self.memory.take(),
-                    pin: self.pin.clone(),
-                    throttles_enabled: self.throttles_enabled,
-                };
-                let decision = policy.decide(&input)?;
+                let decision = policy.decide(&self.input)?;
                 sink(Tick {
                     at: *at,
-                    reading: match &input.signal {
+                    reading: match &self.input.signal {
                         Signal::Reading(r) => Some(r),
                         Signal::Failed(_) => None,
                     },
-                    pin: self.pin.as_ref(),
-                    throttles_enabled: self.throttles_enabled,
+                    pin: self.input.pin.as_ref(),
+                    throttles_enabled: self.input.throttles_enabled,
                     decision: &decision,
                 });
-                self.memory = Some(decision.memory);
+                self.input.memory = Some(decision.memory);
             }
         }
         Ok(())

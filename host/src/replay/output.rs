@@ -3,6 +3,7 @@
 
 use super::Tick;
 use super::compare::Summary;
+use super::metrics::{METRICS, format_difference, format_value};
 use crate::bindings::Factors;
 use crate::instants::format_rfc3339;
 use crate::names;
@@ -43,31 +44,14 @@ pub enum TableStyle {
 }
 
 /// The rows of a summary: metric name and its value as text, plus a number for differences.
-fn rows(s: &Summary) -> Vec<(&'static str, String, Option<f64>)> {
-    let m = |n: u64| (n.to_string(), Some(n as f64));
-    vec![
-        ("ticks", m(s.ticks)),
-        ("transitions", m(s.transitions)),
-        ("flaps (undone within 15 min)", m(s.flaps)),
-        ("minutes normal", m(s.minutes[0])),
-        ("minutes constrained", m(s.minutes[1])),
-        ("minutes critical", m(s.minutes[2])),
-        ("minutes emergency", m(s.minutes[3])),
-        (
-            "minutes from first critical reading to protection",
-            match s.minutes_to_protect {
-                Some(v) => (v.to_string(), Some(v as f64)),
-                None => ("-".into(), None),
-            },
-        ),
-        ("bulk capacity-minutes", (format!("{:.1}", s.bulk_capacity_minutes), Some(s.bulk_capacity_minutes))),
-        ("failed reads", m(s.failed_reads)),
-        ("throttle engagements", m(s.throttle_engagements)),
-        ("invariant violations", m(s.violations.len() as u64)),
-    ]
-    .into_iter()
-    .map(|(name, (text, value))| (name, text, value))
-    .collect()
+fn rows(s: &Summary) -> Vec<(&'static str, String, Option<f64>, usize)> {
+    METRICS
+        .iter()
+        .map(|m| {
+            let value = (m.value)(s);
+            (m.name, format_value(value, m.decimals), value, m.decimals)
+        })
+        .collect()
 }
 
 /// A table of one or more summaries of the same trace, side by side; with exactly two, a
@@ -81,12 +65,12 @@ pub fn table(trace: &str, summaries: &[Summary], style: TableStyle) -> String {
     }
     let per_policy: Vec<_> = summaries.iter().map(rows).collect();
     let mut body: Vec<Vec<String>> = Vec::new();
-    for (i, (name, _, _)) in per_policy[0].iter().enumerate() {
+    for (i, (name, _, _, decimals)) in per_policy[0].iter().enumerate() {
         let mut row = vec![name.to_string()];
         row.extend(per_policy.iter().map(|r| r[i].1.clone()));
         if two {
             row.push(match (per_policy[0][i].2, per_policy[1][i].2) {
-                (Some(a), Some(b)) => signed(b - a),
+                (Some(a), Some(b)) => format_difference(Some(b - a), *decimals),
                 _ => "-".into(),
             });
         }
@@ -99,16 +83,6 @@ pub fn table(trace: &str, summaries: &[Summary], style: TableStyle) -> String {
         }
     }
     out
-}
-
-fn signed(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v.fract() == 0.0 {
-        format!("{v:+}")
-    } else {
-        format!("{v:+.1}")
-    }
 }
 
 fn render(header: &[String], body: &[Vec<String>], style: TableStyle) -> String {

@@ -1,0 +1,237 @@
+//! The A/B gate: a candidate policy against a baseline, trace by trace, failing when the
+//! candidate breaks an invariant or regresses beyond a configured limit. The gate file is
+//! TOML with only the keys below (anything else is refused, naming the key):
+//!
+//! ```toml
+//! fail_on_invariant = true                   # the candidate breaks INV-01..03: fail (default)
+//! max_minutes_to_protect_regression = 2      # minutes, first critical reading -> critical
+//! max_protection_delay_minutes = 30          # minutes, the candidate's first protection later
+//! max_flaps_per_day_increase = 1.0
+//! max_transitions_increase = 10
+//! max_over_protection_increase_minutes = 30
+//! max_bulk_capacity_loss_pct = 5             # percent of the baseline's bulk capacity-minutes
+//! [invariants]                               # the least INV-01 accepts, whatever a policy says
+//! min_spacing_s = 300
+//! min_escalate_readings = 3
+//! min_recover_readings = 5
+//! [[waive]]                                  # a regression accepted for one candidate version
+//! candidate = "2.0.0"
+//! metric = "minutes_to_first_protection"     # optional: every metric
+//! trace = "direct_critical"                  # optional: every trace
+//! reason = "the critical boundaries moved up on purpose"
+//! ```
+//!
+//! An absent limit is not gated. Limits are "worse by more than": equal to the limit passes.
+//! A waived finding is still reported, with its reason, but does not fail the gate.
+
+use super::compare::Summary;
+use super::invariants::Floors;
+use super::metrics::{Row, Verdict, metric};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gate {
+    #[serde(default = "yes")]
+    pub fail_on_invariant: bool,
+    pub max_minutes_to_protect_regression: Option<f64>,
+    pub max_protection_delay_minutes: Option<f64>,
+    pub max_flaps_per_day_increase: Option<f64>,
+    pub max_transitions_increase: Option<f64>,
+    pub max_over_protection_increase_minutes: Option<f64>,
+    pub max_bulk_capacity_loss_pct: Option<f64>,
+    #[serde(default)]
+    pub invariants: Floors,
+    #[serde(default)]
+    pub waive: Vec<Waiver>,
+}
+
+/// A regression the project accepted for one candidate version, with why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Waiver {
+    /// The candidate's policy version (`2.0.0`).
+    pub candidate: String,
+    /// The metric key; absent: every metric.
+    pub metric: Option<String>,
+    /// The trace name; absent: every trace.
+    pub trace: Option<String>,
+    pub reason: String,
+}
+
+impl Waiver {
+    fn covers(&self, candidate: &str, trace: &str, metric: &str) -> bool {
+        self.candidate == candidate
+            && self.metric.as_deref().is_none_or(|m| m == metric)
+            && self.trace.as_deref().is_none_or(|t| t == trace)
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        toml::from_str("").expect("an empty gate file is valid")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("cannot read gate file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("gate file {path} is invalid: {message}")]
+    Invalid { path: String, message: String },
+}
+
+/// One metric on one trace that failed the gate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Regression {
+    pub trace: String,
+    /// The metric's key (`minutes_to_protect`, `invariant_violations`, ...).
+    pub metric: &'static str,
+    /// The gate key that caught it (`max_minutes_to_protect_regression`, `fail_on_invariant`).
+    pub limit_key: &'static str,
+    pub message: String,
+    /// The waiver's reason when the gate file accepts this finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waived: Option<String>,
+}
+
+impl Gate {
+    pub fn load(path: &Path) -> Result<Gate, GateError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| GateError::Read { path: name.clone(), source })?;
+        Gate::parse(&name, &text)
+    }
+
+    /// Parses and checks a gate file: limits are finite and not negative.
+    pub fn parse(name: &str, text: &str) -> Result<Gate, GateError> {
+        let gate: Gate =
+            toml::from_str(text).map_err(|e| GateError::Invalid { path: name.into(), message: e.message().to_string() })?;
+        for (key, value) in gate.limits() {
+            if let Some(v) = value
+                && !(v.is_finite() && v >= 0.0)
+            {
+                return Err(GateError::Invalid { path: name.into(), message: format!("{key}: must be a number >= 0, got {v}") });
+            }
+        }
+        for (i, w) in gate.waive.iter().enumerate() {
+            if let Some(m) = &w.metric
+                && metric(m).is_none()
+            {
+                return Err(GateError::Invalid { path: name.into(), message: format!("waive[{i}].metric: unknown metric {m:?}") });
+            }
+            if w.reason.trim().is_empty() || w.candidate.trim().is_empty() {
+                return Err(GateError::Invalid { path: name.into(), message: format!("waive[{i}]: needs a candidate and a reason") });
+            }
+        }
+        Ok(gate)
+    }
+
+    fn limits(&self) -> [(&'static str, Option<f64>); 6] {
+        [
+            ("max_minutes_to_protect_regression", self.max_minutes_to_protect_regression),
+            ("max_protection_delay_minutes", self.max_protection_delay_minutes),
+            ("max_flaps_per_day_increase", self.max_flaps_per_day_increase),
+            ("max_transitions_increase", self.max_transitions_increase),
+            ("max_over_protection_increase_minutes", self.max_over_protection_increase_minutes),
+            ("max_bulk_capacity_loss_pct", self.max_bulk_capacity_loss_pct),
+        ]
+    }
+
+    /// Checks one trace's comparison of `candidate_version`; marks the rows that regressed and
+    /// returns every finding (waived ones with their reason).
+    pub fn check(&self, candidate_version: &str, baseline: &Summary, candidate: &Summary, rows: &mut [Row]) -> Vec<Regression> {
+        let mut found = Vec::new();
+        let trace = candidate.trace.clone();
+        let mut fail = |rows: &mut [Row], key: &'static str, limit_key: &'static str, message: String| {
+            let waived = self.waive.iter().find(|w| w.covers(candidate_version, &trace, key)).map(|w| w.reason.clone());
+            if let Some(row) = rows.iter_mut().find(|r| r.key == key) {
+                row.verdict = if waived.is_some() { Verdict::Waived } else { Verdict::Regressed };
+                row.note = Some(match &waived {
+                    Some(reason) => format!("{message}; waived: {reason}"),
+                    None => message.clone(),
+                });
+            }
+            found.push(Regression { trace: trace.clone(), metric: key, limit_key, message, waived });
+        };
+        if self.fail_on_invariant && !candidate.violations.is_empty() {
+            let mut ids: Vec<&str> = candidate.violations.iter().map(|v| v.invariant).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let first = &candidate.violations[0];
+            let message = format!(
+                "{} violation(s) of {} (first {} at {}: {})",
+                candidate.violations.len(),
+                ids.join(", "),
+                first.invariant,
+                first.at,
+                first.detail
+            );
+            fail(rows, "invariant_violations", "fail_on_invariant", message);
+        }
+        let value = |key: &str, s: &Summary| metric(key).and_then(|m| (m.value)(s));
+        let increase = |key: &str| value(key, baseline).zip(value(key, candidate)).map(|(b, c)| c - b);
+        if let Some(limit) = self.max_minutes_to_protect_regression {
+            if let Some(d) = increase("minutes_to_protect").filter(|d| *d > limit) {
+                fail(rows, "minutes_to_protect", "max_minutes_to_protect_regression", format!("{d:+} min, limit +{limit}"));
+            } else if candidate.never_protected() && baseline.minutes_to_protect.is_some() {
+                fail(
+                    rows,
+                    "minutes_to_protect",
+                    "max_minutes_to_protect_regression",
+                    "never protected after its first critical reading".into(),
+                );
+            }
+        }
+        if let Some(limit) = self.max_protection_delay_minutes {
+            let key = "minutes_to_first_protection";
+            if let Some(d) = increase(key).filter(|d| *d > limit) {
+                fail(rows, key, "max_protection_delay_minutes", format!("protects {d} min later, limit {limit}"));
+            } else if baseline.first_protected_at.is_some() && candidate.first_protected_at.is_none() {
+                fail(rows, key, "max_protection_delay_minutes", "never reaches critical where the baseline does".into());
+            }
+        }
+        for (key, limit_key, limit) in [
+            ("flaps_per_day", "max_flaps_per_day_increase", self.max_flaps_per_day_increase),
+            ("transitions", "max_transitions_increase", self.max_transitions_increase),
+            ("over_protection_minutes", "max_over_protection_increase_minutes", self.max_over_protection_increase_minutes),
+        ] {
+            if let Some(limit) = limit
+                && let Some(d) = increase(key).filter(|d| *d > limit + 1e-9)
+            {
+                fail(rows, key, limit_key, format!("{d:+.2}, limit +{limit}"));
+            }
+        }
+        if let Some(limit) = self.max_bulk_capacity_loss_pct
+            && baseline.bulk_capacity_minutes > 0.0
+        {
+            let loss = (baseline.bulk_capacity_minutes - candidate.bulk_capacity_minutes) / baseline.bulk_capacity_minutes * 100.0;
+            if loss > limit + 1e-9 {
+                fail(rows, "bulk_capacity_minutes", "max_bulk_capacity_loss_pct", format!("{loss:.1} % less, limit {limit} %"));
+            }
+        }
+        found
+    }
+}
+
+/// The gate's verdict as people read it: one line per regressed metric, then the waived ones.
+pub fn describe(baseline: &str, candidate: &str, regressions: &[Regression]) -> String {
+    let (waived, failed): (Vec<&Regression>, Vec<&Regression>) = regressions.iter().partition(|r| r.waived.is_some());
+    let mut out = if failed.is_empty() {
+        format!("gate passed: {candidate} against {baseline}, no invariant broken and no metric beyond its limit\n")
+    } else {
+        format!("gate failed: {candidate} regressed against {baseline} ({} finding(s)):\n", failed.len())
+    };
+    for r in failed {
+        let name = metric(r.metric).map_or(r.metric, |m| m.name);
+        out.push_str(&format!("  {}: {} ({}): {} [{}]\n", r.trace, r.metric, name, r.message, r.limit_key));
+    }
+    for r in waived {
+        out.push_str(&format!("  waived: {}: {}: {} ({})\n", r.trace, r.metric, r.message, r.waived.as_deref().unwrap_or_default()));
+    }
+    out
+}

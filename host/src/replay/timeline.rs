@@ -1,0 +1,53 @@
+//! What a report draws of one policy's replay: per tick, the state and the reading as the
+//! policy saw it, in a compact record (a year of minutes is half a million of them).
+
+use super::Tick;
+use super::invariants::worst_latency_ratio;
+use crate::bindings::{Instant, ThrottleIntent};
+use crate::names;
+
+/// One replayed tick, reduced to what the timeline shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub at: Instant,
+    /// The state's rank (0 normal .. 3 emergency).
+    pub state: u8,
+    /// The reading's level rank as the policy assessed it; none for a failed read.
+    pub level: Option<u8>,
+    /// The state of the active pin (its rank), none without one.
+    pub pin: Option<u8>,
+    pub throttles: ThrottleIntent,
+    /// The reading's values (NaN when absent): CPU %, connections %, worst latency ratio.
+    pub cpu_pct: f32,
+    pub connections_pct: f32,
+    pub latency_ratio: f32,
+}
+
+impl Point {
+    pub fn failed(&self) -> bool {
+        self.level.is_none()
+    }
+}
+
+/// One policy's replay of one trace, tick by tick.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timeline {
+    pub points: Vec<Point>,
+}
+
+impl Timeline {
+    pub fn add(&mut self, tick: &Tick<'_>) {
+        let d = tick.decision;
+        let value = |v: Option<f64>| v.filter(|v| v.is_finite()).map_or(f32::NAN, |v| v as f32);
+        self.points.push(Point {
+            at: tick.at,
+            state: names::rank(d.state),
+            level: d.level.map(names::level_rank),
+            pin: tick.pin.filter(|p| p.expires_at > tick.at).map(|p| names::rank(p.state)),
+            throttles: d.throttles,
+            cpu_pct: value(tick.reading.and_then(|r| r.cpu_pct)),
+            connections_pct: value(tick.reading.and_then(|r| r.connections_pct)),
+            latency_ratio: value(tick.reading.and_then(worst_latency_ratio)),
+        });
+    }
+}
