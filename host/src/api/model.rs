@@ -153,27 +153,6 @@ pub struct PinBody {
     pub expires_at: String,
 }
 
-/// What a change did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ActionName {
-    Set,
-    Replace,
-    Clear,
-    Expire,
-}
-
-impl ActionName {
-    pub fn name(self) -> &'static str {
-        match self {
-            ActionName::Set => "set",
-            ActionName::Replace => "replace",
-            ActionName::Clear => "clear",
-            ActionName::Expire => "expire",
-        }
-    }
-}
-
 /// One audit record: the pin before and after a change, who made it and when.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct AuditEntry {
@@ -183,7 +162,7 @@ pub struct AuditEntry {
     #[schema(format = DateTime)]
     pub at: String,
     pub actor: String,
-    pub action: ActionName,
+    pub action: AuditAction,
     /// The pin before; null when there was none.
     #[schema(required)]
     pub before: Option<PinView>,
@@ -198,12 +177,7 @@ impl From<&AuditRecord> for AuditEntry {
             id: r.id,
             at: format_rfc3339(r.at),
             actor: r.actor.clone(),
-            action: match r.action {
-                AuditAction::Set => ActionName::Set,
-                AuditAction::Replace => ActionName::Replace,
-                AuditAction::Clear => ActionName::Clear,
-                AuditAction::Expire => ActionName::Expire,
-            },
+            action: r.action,
             before: r.before.as_ref().map(PinView::from),
             after: r.after.as_ref().map(PinView::from),
         }
@@ -274,7 +248,7 @@ mod tests {
             let parsed: CauseName = serde_json::from_value(serde_json::json!(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(serde_json::to_value(parsed).unwrap(), serde_json::json!(name));
         }
-        for a in [ActionName::Set, ActionName::Replace, ActionName::Clear, ActionName::Expire] {
+        for a in AuditAction::ALL {
             assert_eq!(serde_json::to_value(a).unwrap(), serde_json::json!(a.name()));
         }
         for s in names::STATES {

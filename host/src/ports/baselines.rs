@@ -2,7 +2,7 @@
 //! added by each tick's commit; the baselines of an hour are saved once computed.
 
 use super::StoreError;
-use crate::bindings::{ApiBaseline, ApiSamples, Instant};
+use crate::bindings::{ApiBaseline, ApiSamples, Instant, LatencySample};
 
 #[async_trait::async_trait]
 pub trait BaselineStore: Send + Sync {
@@ -12,4 +12,16 @@ pub trait BaselineStore: Send + Sync {
     async fn samples_since(&self, from: Instant) -> Result<Vec<ApiSamples>, StoreError>;
     /// Saves the baselines of `hour` and drops samples older than `prune_before`.
     async fn save_baselines(&self, hour: Instant, baselines: &[ApiBaseline], prune_before: Instant) -> Result<(), StoreError>;
+}
+
+/// Groups samples sorted by API into one `ApiSamples` per API (what `samples_since` returns).
+pub fn group_by_api(sorted: impl IntoIterator<Item = (String, LatencySample)>) -> Vec<ApiSamples> {
+    let mut grouped: Vec<ApiSamples> = Vec::new();
+    for (api, sample) in sorted {
+        match grouped.last_mut() {
+            Some(last) if last.api == api => last.samples.push(sample),
+            _ => grouped.push(ApiSamples { api, samples: vec![sample] }),
+        }
+    }
+    grouped
 }

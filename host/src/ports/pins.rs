@@ -5,13 +5,32 @@ use super::StoreError;
 use crate::bindings::{Instant, Pin};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What a change did. (Also the API's schema for it.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuditAction {
     Set,
     Replace,
     Clear,
     Expire,
+}
+
+impl AuditAction {
+    pub const ALL: [AuditAction; 4] = [AuditAction::Set, AuditAction::Replace, AuditAction::Clear, AuditAction::Expire];
+
+    /// The name stores keep and APIs show: the serde name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AuditAction::Set => "set",
+            AuditAction::Replace => "replace",
+            AuditAction::Clear => "clear",
+            AuditAction::Expire => "expire",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<AuditAction> {
+        AuditAction::ALL.into_iter().find(|a| a.name() == name)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 use super::{Fail, PostgresStore};
 use crate::bindings::{ApiBaseline, ApiSamples, Instant, LatencySample};
 use crate::ports::StoreError;
-use crate::ports::baselines::BaselineStore;
+use crate::ports::baselines::{BaselineStore, group_by_api};
 
 #[async_trait::async_trait]
 impl BaselineStore for PostgresStore {
@@ -45,16 +45,11 @@ impl BaselineStore for PostgresStore {
                 let rows = c
                     .query("SELECT api, at, p95_ms FROM latency_samples WHERE at >= $1 ORDER BY api, at", &[&from])
                     .await?;
-                let mut grouped: Vec<ApiSamples> = Vec::new();
+                let mut samples = Vec::with_capacity(rows.len());
                 for row in rows {
-                    let api: String = row.try_get(0)?;
-                    let sample = LatencySample { at: row.try_get(1)?, p95_ms: row.try_get(2)? };
-                    match grouped.last_mut() {
-                        Some(last) if last.api == api => last.samples.push(sample),
-                        _ => grouped.push(ApiSamples { api, samples: vec![sample] }),
-                    }
+                    samples.push((row.try_get(0)?, LatencySample { at: row.try_get(1)?, p95_ms: row.try_get(2)? }));
                 }
-                Ok(grouped)
+                Ok(group_by_api(samples))
             })
         })
         .await

@@ -59,27 +59,11 @@ pub(super) async fn append_audit(
         .query_one(
             "INSERT INTO pin_audit (at, actor, action, before, after)
              VALUES ($1, $2, $3, $4::text::json, $5::text::json) RETURNING id",
-            &[&at, &actor, &action_name(action), &before_json, &after_json],
+            &[&at, &actor, &action.name(), &before_json, &after_json],
         )
         .await?
         .try_get(0)?;
     Ok(AuditRecord { id, at, actor: actor.to_string(), action, before: before.cloned(), after: after.cloned() })
-}
-
-/// The names the `action` column holds: the serde names of [`AuditAction`].
-fn action_name(action: AuditAction) -> &'static str {
-    match action {
-        AuditAction::Set => "set",
-        AuditAction::Replace => "replace",
-        AuditAction::Clear => "clear",
-        AuditAction::Expire => "expire",
-    }
-}
-
-fn action_from_name(name: &str) -> Option<AuditAction> {
-    [AuditAction::Set, AuditAction::Replace, AuditAction::Clear, AuditAction::Expire]
-        .into_iter()
-        .find(|a| action_name(*a) == name)
 }
 
 /// One `pin_audit` row as read (`id, at, actor, action, before::text, after::text`).
@@ -89,7 +73,7 @@ fn parse_audit(row: &Row) -> Result<AuditRecord, Fail> {
     let action: String = row.try_get(3)?;
     let which = format!("audit record {id}");
     let advice = "the record is kept as written; read it with psql";
-    let action = action_from_name(&action)
+    let action = AuditAction::parse(&action)
         .ok_or_else(|| Fail::corrupt(WHAT, format!("{which} has the unknown action {action:?}; {advice}")))?;
     let pin = |text: Option<String>| -> Result<Option<Pin>, Fail> {
         text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()

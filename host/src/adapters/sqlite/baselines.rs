@@ -3,7 +3,7 @@
 use super::{Fail, SqliteStore, wall_clock};
 use crate::bindings::{ApiBaseline, ApiSamples, Instant, LatencySample};
 use crate::ports::StoreError;
-use crate::ports::baselines::BaselineStore;
+use crate::ports::baselines::{BaselineStore, group_by_api};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 #[async_trait::async_trait]
@@ -45,15 +45,7 @@ impl BaselineStore for SqliteStore {
             let rows = stmt.query_map([from], |row| {
                 Ok((row.get::<_, String>(0)?, LatencySample { at: row.get(1)?, p95_ms: row.get(2)? }))
             })?;
-            let mut grouped: Vec<ApiSamples> = Vec::new();
-            for row in rows {
-                let (api, sample) = row?;
-                match grouped.last_mut() {
-                    Some(last) if last.api == api => last.samples.push(sample),
-                    _ => grouped.push(ApiSamples { api, samples: vec![sample] }),
-                }
-            }
-            Ok(grouped)
+            Ok(group_by_api(rows.collect::<Result<Vec<_>, _>>()?))
         })
         .await
     }

@@ -41,7 +41,7 @@ pub(super) fn append_audit(
     let after_json = after.map(|p| to_json("pin", p)).transpose()?;
     conn.execute(
         "INSERT INTO pin_audit (at, actor, action, before, after) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![at, actor, action_name(action), before_json, after_json],
+        params![at, actor, action.name(), before_json, after_json],
     )?;
     Ok(AuditRecord {
         id: conn.last_insert_rowid(),
@@ -51,22 +51,6 @@ pub(super) fn append_audit(
         before: before.cloned(),
         after: after.cloned(),
     })
-}
-
-/// The names the `action` column holds: the serde names of [`AuditAction`].
-fn action_name(action: AuditAction) -> &'static str {
-    match action {
-        AuditAction::Set => "set",
-        AuditAction::Replace => "replace",
-        AuditAction::Clear => "clear",
-        AuditAction::Expire => "expire",
-    }
-}
-
-fn action_from_name(name: &str) -> Option<AuditAction> {
-    [AuditAction::Set, AuditAction::Replace, AuditAction::Clear, AuditAction::Expire]
-        .into_iter()
-        .find(|a| action_name(*a) == name)
 }
 
 /// One `pin_audit` row as read.
@@ -84,7 +68,7 @@ impl AuditRow {
         const WHAT: &str = "the pin audit";
         let which = format!("audit record {}", self.id);
         let advice = "the record is kept as written; read it with the sqlite3 shell";
-        let action = action_from_name(&self.action).ok_or_else(|| {
+        let action = AuditAction::parse(&self.action).ok_or_else(|| {
             Fail::corrupt(WHAT, format!("{which} has the unknown action {:?}; {advice}", self.action))
         })?;
         let pin = |text: Option<String>| -> Result<Option<Pin>, Fail> {
