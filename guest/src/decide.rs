@@ -215,6 +215,8 @@ fn throttle_intent(
     ThrottleIntent::None
 }
 
+/// The one-line explanation. Built by appending, not `format!`: it is made on every tick, and
+/// on a replay of a year of minutes its formatting machinery was a visible share of the guest.
 fn explain(
     step: &Step,
     previous: State,
@@ -224,24 +226,39 @@ fn explain(
     pin: Option<&Pin>,
     memory: &Memory,
 ) -> String {
-    let mut line = if previous == state {
-        format!("{} held ({})", state.name(), step.cause.name())
+    use core::fmt::Write;
+    let mut line = String::with_capacity(96);
+    if previous == state {
+        line.push_str(state.name());
+        line.push_str(" held (");
     } else {
-        format!("{} -> {} ({})", previous.name(), state.name(), step.cause.name())
-    };
-    match level {
-        Some(level) => line.push_str(&format!("; reading {}", level.name())),
-        None => line.push_str(&format!("; read failed ({} in a row)", memory.failed_reads)),
+        line.push_str(previous.name());
+        line.push_str(" -> ");
+        line.push_str(state.name());
+        line.push_str(" (");
     }
-    if !step.supporting.is_empty() {
-        let levels: Vec<&str> = step.supporting.iter().map(|e| e.level.name()).collect();
-        line.push_str(&format!("; newest readings {}", levels.join(",")));
+    line.push_str(step.cause.name());
+    line.push(')');
+    match level {
+        Some(level) => {
+            line.push_str("; reading ");
+            line.push_str(level.name());
+        }
+        None => {
+            let _ = write!(line, "; read failed ({} in a row)", memory.failed_reads);
+        }
+    }
+    for (i, entry) in step.supporting.iter().enumerate() {
+        line.push_str(if i == 0 { "; newest readings " } else { "," });
+        line.push_str(entry.level.name());
     }
     if let Some(target) = step.pending {
-        line.push_str(&format!("; {} pending until spacing allows", target.name()));
+        line.push_str("; ");
+        line.push_str(target.name());
+        line.push_str(" pending until spacing allows");
     }
     if let Some(pin) = pin {
-        line.push_str(&format!("; pinned by {} until {}", pin.actor, pin.expires_at));
+        let _ = write!(line, "; pinned by {} until {}", pin.actor, pin.expires_at);
     }
     match throttles {
         ThrottleIntent::Engage => line.push_str("; engage stage throttles"),

@@ -78,7 +78,8 @@ fn policy_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// The `fault-*` features a fixture asks for in `features` beside its policy.toml.
+/// The test-only `fault-*` and bench-only `bench-*` features a fixture asks for in `features`
+/// beside its policy.toml.
 fn fault_features(policy: &Path, fixtures: bool) -> Result<Vec<String>> {
     let file = policy.with_file_name("features");
     if !file.is_file() {
@@ -89,8 +90,8 @@ fn fault_features(policy: &Path, fixtures: bool) -> Result<Vec<String>> {
     }
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let features: Vec<String> = text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(String::from).collect();
-    if let Some(bad) = features.iter().find(|f| !f.starts_with("fault-")) {
-        bail!("{}: only test-only fault-* features may be asked for, not {bad}", file.display());
+    if let Some(bad) = features.iter().find(|f| !(f.starts_with("fault-") || f.starts_with("bench-"))) {
+        bail!("{}: only test-only fault-* or bench-only bench-* features may be asked for, not {bad}", file.display());
     }
     Ok(features)
 }

@@ -12,6 +12,8 @@ wit_bindgen::generate!({ path: "../wit", world: "policy" });
 wit_bindgen::generate!({ path: "../wit", world: "admission-only" });
 
 mod admission;
+#[cfg(all(feature = "world-policy", feature = "bench-echo"))]
+mod bench;
 #[cfg(feature = "world-policy")]
 mod faults;
 #[cfg(feature = "world-policy")]

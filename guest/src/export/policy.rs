@@ -6,18 +6,29 @@ use super::exports::capacity::sentinel::{baseline, decision, info, pins};
 use crate::embedded::{NAME, THRESHOLDS, VERSION};
 use crate::model::{self as core, Cause, Level, State, ThrottleIntent};
 use crate::thresholds as th;
-use crate::{assess, baseline as base, decide, pin};
+use crate::{assess, baseline as base, pin};
 
 impl decision::Guest for Component {
     fn decide(input: wit::DecisionInput) -> wit::Decision {
         let input = input_in(input);
         super::faults::before_decide(&input);
-        decision_out(decide::decide(&input, &THRESHOLDS))
+        decision_out(rules(&input))
     }
 
     fn assess(reading: wit::Reading) -> wit::Level {
         level_out(assess::assess(&reading_in(reading), &THRESHOLDS))
     }
+}
+
+/// The decision rules; the bench-only echo fixture runs none (see `bench.rs`).
+#[cfg(not(feature = "bench-echo"))]
+fn rules(input: &core::DecisionInput) -> core::Decision {
+    crate::decide::decide(input, &THRESHOLDS)
+}
+
+#[cfg(feature = "bench-echo")]
+fn rules(input: &core::DecisionInput) -> core::Decision {
+    super::bench::echo(input, &THRESHOLDS)
 }
 
 impl baseline::Guest for Component {

@@ -30,7 +30,14 @@ impl Baselines {
                 latency.baseline_ms = self.learnt.get(&latency.api).copied();
             }
             if let Some(p95) = latency.p95_ms.filter(|v| v.is_finite()) {
-                self.samples.entry(latency.api.clone()).or_default().push_back(LatencySample { at, p95_ms: p95 });
+                let sample = LatencySample { at, p95_ms: p95 };
+                // Only a new API's name is copied (once a minute per API, this was a visible cost).
+                match self.samples.get_mut(&latency.api) {
+                    Some(series) => series.push_back(sample),
+                    None => {
+                        self.samples.insert(latency.api.clone(), VecDeque::from([sample]));
+                    }
+                }
             }
         }
         Ok(reading)

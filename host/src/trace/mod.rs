@@ -14,6 +14,7 @@
 
 pub mod import;
 mod parse;
+mod parse_fast;
 mod write;
 
 use std::path::Path;
@@ -84,16 +85,35 @@ fn field_prefix(field: &str) -> String {
 /// Reads and parses the trace at `path`; its name is the file stem, errors name the path.
 pub fn read_trace(path: &Path) -> Result<Trace, TraceError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|error| TraceError::Io {
-        file: file.clone(),
-        error,
-    })?;
+    let text = read_text(path, &file)?;
     let name = path
         .file_stem()
         .map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
     Ok(Trace {
         name,
         events: parse::parse_lines(&file, &text)?,
+    })
+}
+
+/// The text of a trace file. Bytes that are not UTF-8 (a binary file by mistake) are an error
+/// naming the line they are on, as any other bad line is.
+pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, TraceError> {
+    let bytes = std::fs::read(path).map_err(|error| TraceError::Io {
+        file: file.to_owned(),
+        error,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line_start = valid.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        TraceError::Invalid {
+            file: file.to_owned(),
+            line: valid.iter().filter(|b| **b == b'\n').count() + 1,
+            field: String::new(),
+            message: format!(
+                "not UTF-8 text (byte {} of the line): a trace is JSON Lines (SPEC section 10); is this the right file?",
+                valid.len() - line_start + 1
+            ),
+        }
     })
 }
 

@@ -13,9 +13,9 @@ const LATENCY_KEYS: [&str; 3] = ["api", "p95_ms", "baseline_ms"];
 const PIN_KEYS: [&str; 4] = ["state", "reason", "expires_at", "actor"];
 
 /// A problem with one field of one line (`field` empty: the line as a whole).
-struct FieldError {
-    field: String,
-    message: String,
+pub(super) struct FieldError {
+    pub(super) field: String,
+    pub(super) message: String,
 }
 
 impl FieldError {
@@ -37,19 +37,24 @@ pub(super) fn parse_lines(file: &str, text: &str) -> Result<Vec<TraceEvent>, Tra
         if line.trim().is_empty() {
             continue;
         }
-        let event = parse_line(line, previous).map_err(|e| TraceError::Invalid {
-            file: file.to_owned(),
-            line: index + 1,
-            field: e.field,
-            message: e.message,
-        })?;
+        // The typed fast path takes the common line; anything it declines is checked here.
+        let event = match super::parse_fast::parse_line(line, previous) {
+            Some(event) => event,
+            None => parse_line(line, previous).map_err(|e| TraceError::Invalid {
+                file: file.to_owned(),
+                line: index + 1,
+                field: e.field,
+                message: e.message,
+            })?,
+        };
         previous = Some(event.at());
         events.push(event);
     }
     Ok(events)
 }
 
-fn parse_line(line: &str, previous: Option<Instant>) -> Checked<TraceEvent> {
+/// One line, every field checked (errors name the field).
+pub(super) fn parse_line(line: &str, previous: Option<Instant>) -> Checked<TraceEvent> {
     let value = serde_json::from_str::<Value>(line)
         .map_err(|e| FieldError::new("", format!("not valid JSON: {e}")))?;
     let Value::Object(obj) = &value else {
@@ -194,11 +199,12 @@ fn pin(v: &Value) -> Checked<Pin> {
     })
 }
 
-/// Unknown keys are an error naming them (`prefix` is the dotted path of the object).
+/// Unknown keys are an error naming them (`prefix` is the dotted path of the object). An
+/// empty key is named `""`: an empty field means the line as a whole, not one of its keys.
 fn check_keys(obj: &Map<String, Value>, prefix: &str, known: &[&str]) -> Checked<()> {
     match obj.keys().find(|k| !known.contains(&k.as_str())) {
         Some(unknown) => Err(FieldError::new(
-            format!("{prefix}{unknown}"),
+            format!("{prefix}{}", if unknown.is_empty() { "\"\"" } else { unknown }),
             format!("unknown key (expected {})", known.join(", ")),
         )),
         None => Ok(()),

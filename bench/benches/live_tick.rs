@@ -1,0 +1,93 @@
+//! One live tick against real servers on loopback (`capacity_bench::live`), and, in the same
+//! criterion group, each round trip a tick contains, alone: the leadership lock (taken and
+//! released), reading the memory, committing the tick, recording the publication (PostgreSQL),
+//! the metric queries (Prometheus), the cache SET (Redis) and the parameter PutParameter (SSM
+//! on moto). The tick is `Sentinel::tick`, built by `setup::sentinel` from a config as
+//! `sentinel run` builds it. Target (issue 10): a tick at most 1.5x its slowest round trip.
+//! Under `cargo test` the same servers start and each step runs once.
+
+use capacity_bench::live::{Backends, PARAMETER};
+use capacity_bench::results::Note;
+use capacity_tests::paths::component_path;
+use capacity_tests::policies::component_file;
+use criterion::Criterion;
+use sentinel::adapters::ssm_publisher::SsmPublisher;
+use sentinel::bindings::{LatencySample, Signal};
+use sentinel::config::Config;
+use sentinel::ports::memory::{TickCommit, TickRecord};
+use sentinel::ports::publisher::Publisher;
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn live_tick(c: &mut Criterion, backends: &Backends) {
+    let config = Config::load(Some(&backends.config_file(&component_path(&component_file("1.0.0"))))).expect("config");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio");
+    // A week ago, so that a few thousand simulated minutes stay in the past.
+    let wall = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_secs() as i64;
+    let mut now = (wall - 7 * 86_400).div_euclid(60) * 60;
+    let (mut sentinel, _) =
+        rt.block_on(sentinel::setup::sentinel(&config, now, Some(Duration::from_secs(5)))).expect("the sentinel starts");
+    // The same SSM publisher, pointed at moto explicitly (no process-wide environment).
+    sentinel.ports.parameter =
+        Box::new(rt.block_on(SsmPublisher::with_overrides(PARAMETER, config.publish_timeout, &backends.aws())));
+    let tick = |now: i64| rt.block_on(sentinel.tick(now)).expect("a live tick against the real servers");
+    let mut report = tick(now);
+    for _ in 0..3 {
+        now += 60;
+        report = tick(now);
+    }
+    assert!(report.outcomes.iter().all(|o| o.ok), "both channels publish: {:?}", report.outcomes);
+    let reading = report.reading.clone().expect("Prometheus answers the constant queries");
+    let commit = TickCommit {
+        memory: report.decision.memory.clone(),
+        expired_pin: None,
+        expired_by: "bench".into(),
+        samples: reading.latency.iter().map(|l| (l.api.clone(), LatencySample { at: now, p95_ms: 120.0 })).collect(),
+        stages: BTreeMap::new(),
+        record: TickRecord {
+            at: now,
+            signal: Signal::Reading(reading),
+            pin: None,
+            throttles_enabled: false,
+            decision: report.decision.clone(),
+            policy: report.document.policy.clone(),
+        },
+    };
+    let (document, outcomes) = (report.document.clone(), report.outcomes.clone());
+
+    let mut group = c.benchmark_group("live-tick");
+    group.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5)).sample_size(30);
+    group.bench_function("tick", |b| {
+        b.iter(|| {
+            now += 60;
+            tick(now)
+        })
+    });
+    let p = &sentinel.ports;
+    // Taken and released inside the runtime, as in a tick (the release is spawned on it).
+    let wait = Some(Duration::from_secs(5));
+    group.bench_function("pg-lock", |b| b.iter(|| rt.block_on(async { drop(p.leadership.acquire(wait).await.unwrap()) })));
+    group.bench_function("pg-read-memory", |b| b.iter(|| rt.block_on(p.memory.load_memory()).unwrap()));
+    group.bench_function("pg-commit", |b| b.iter(|| rt.block_on(p.memory.commit_tick(&commit)).unwrap()));
+    let sequence = document.sequence;
+    group.bench_function("pg-record-publication", |b| {
+        b.iter(|| rt.block_on(p.memory.record_publication(sequence, &outcomes)).unwrap())
+    });
+    group.bench_function("prometheus-query", |b| b.iter(|| rt.block_on(p.metrics.read(now)).unwrap()));
+    group.bench_function("redis-set", |b| b.iter(|| rt.block_on(publish(p.cache.as_ref(), &document))));
+    group.bench_function("ssm-put", |b| b.iter(|| rt.block_on(publish(p.parameter.as_ref(), &document))));
+    group.finish();
+}
+
+async fn publish(publisher: &dyn Publisher, document: &sentinel::ports::publisher::StateDocument) {
+    publisher.publish(document).await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+fn main() {
+    let note = Note::start("live_tick");
+    let backends = Backends::start();
+    let mut c = Criterion::default().configure_from_args();
+    live_tick(&mut c, &backends);
+    c.final_summary();
+    note.finish();
+}
