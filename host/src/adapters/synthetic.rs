@@ -22,6 +22,13 @@ impl Synthetic {
         Synthetic { epoch: now.div_euclid(length) * length }
     }
 
+    /// The first whole cycle that starts after `at`: where a sped-up run continues when the
+    /// store has already decided up to `at` (a minute is never decided twice).
+    pub fn after(at: Instant) -> Synthetic {
+        let length = CYCLE_MINUTES * 60;
+        Synthetic { epoch: (at.div_euclid(length) + 1) * length }
+    }
+
     /// The minute of the cycle `now` falls in.
     pub fn phase(&self, now: Instant) -> i64 {
         (now - self.epoch).div_euclid(60).rem_euclid(CYCLE_MINUTES)

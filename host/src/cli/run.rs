@@ -6,6 +6,7 @@
 use super::exit;
 use crate::config::Config;
 use crate::names;
+use crate::ports::leadership::LockError;
 use crate::tick::{TickError, TickReport};
 use clap::Args;
 use std::io::{IsTerminal, Write};
@@ -48,7 +49,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
 async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
     let start_minute = super::current_minute();
-    let (sentinel, _) = crate::setup::sentinel(&config, start_minute, args.wait).await?;
+    let (mut sentinel, _) = crate::setup::sentinel(&config, start_minute, args.wait).await?;
+    if args.speed.is_some() {
+        continue_after_decided(&mut sentinel, &config).await;
+    }
     if let Some(addr) = args.metrics_addr {
         crate::exporter::serve(addr, sentinel.telemetry.clone()).await?;
     }
@@ -101,7 +105,10 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
                     live_line(&report, done + 1, total);
                 }
             }
-            Err(e @ TickError::Lock(_)) => {
+            // Another sentinel is deciding: one at a time, so this one stops (or, with
+            // --wait, stopped waiting). A lock that cannot be reached at all (the shared
+            // store is down) is a failed minute: the loop keeps its schedule and retries.
+            Err(e @ TickError::Lock(LockError::Held { .. } | LockError::TimedOut { .. })) => {
                 eprintln!("error: {e}");
                 return Ok(ExitCode::from(exit::LOCK_HELD));
             }
@@ -125,6 +132,33 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
     }
     tracing::info!(ticks = done, failed = failures, "sentinel stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// A sped-up synthetic run whose cycle the store has already decided to its end starts at the
+/// next cycle: a minute is decided once, so a cycle already played would only be published
+/// again (the README's first command, run twice, shows the incident twice).
+async fn continue_after_decided(sentinel: &mut crate::tick::Sentinel, config: &Config) {
+    if !matches!(config.metrics, crate::config::MetricsConfig::Synthetic) {
+        return;
+    }
+    let newest = match sentinel.ports.memory.recent_ticks(1).await {
+        Ok(newest) => newest.into_iter().next(),
+        Err(e) => {
+            tracing::warn!("cannot read the newest decided minute, starting the synthetic cycle as usual: {e}");
+            None
+        }
+    };
+    let Some((_, record)) = newest else { return };
+    // Only a cycle decided to its end is skipped: sentinels started together on one store
+    // (replicas, the race tests) still share the minutes of the cycle they start in.
+    let last = sentinel.ports.metrics.span().map(|s| s.1);
+    if last.is_some_and(|last| last <= record.at) {
+        sentinel.ports.metrics = Box::new(crate::adapters::synthetic::Synthetic::after(record.at));
+        tracing::info!(
+            newest = %crate::instants::format_rfc3339(record.at),
+            "the store has decided this cycle already; the simulated clock continues with the next one"
+        );
+    }
 }
 
 /// Sleeps; true when a shutdown signal came first.
@@ -163,7 +197,10 @@ fn live_line(r: &TickReport, n: u64, total: Option<u64>) {
     let time = r.document.decided_at.get(11..16).unwrap_or("");
     let progress = total.map(|t| format!("[{n}/{t}] ")).unwrap_or_default();
     let level = d.level.map(names::level).unwrap_or("read-failed");
-    let channels: String = r.outcomes.iter().map(|o| if o.ok { '+' } else { '!' }).collect();
+    let mut channels: String = r.outcomes.iter().map(|o| if o.ok { '+' } else { '!' }).collect();
+    if r.republished {
+        channels.push_str(" (already decided: republished)");
+    }
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,

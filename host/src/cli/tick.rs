@@ -2,6 +2,7 @@
 
 use super::exit;
 use crate::config::Config;
+use crate::ports::leadership::LockError;
 use crate::tick::TickError;
 use clap::Args;
 use std::path::PathBuf;
@@ -29,7 +30,8 @@ pub fn run(args: TickArgs) -> anyhow::Result<ExitCode> {
         let (sentinel, _) = crate::setup::sentinel(&config, now, args.wait).await?;
         match sentinel.tick(now).await {
             Ok(_) => Ok(ExitCode::SUCCESS),
-            Err(e @ TickError::Lock(_)) => {
+            // Another sentinel decides (exit 3); a lock that cannot be reached is a failed tick.
+            Err(e @ TickError::Lock(LockError::Held { .. } | LockError::TimedOut { .. })) => {
                 eprintln!("error: {e}");
                 Ok(ExitCode::from(exit::LOCK_HELD))
             }

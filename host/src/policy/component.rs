@@ -95,7 +95,7 @@ impl ComponentPolicy {
             store.set_epoch_deadline(self.runtime.deadline_ticks());
             let world = self.pre.instantiate(&mut store).map_err(|e| PolicyError::Instantiate {
                 policy: self.identity.label.clone(),
-                message: format!("{e:#}"),
+                message: one_line(&e),
             })?;
             self.live = Some((store, world));
         }
@@ -119,7 +119,7 @@ impl ComponentPolicy {
                 if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
                     Err(PolicyError::Timeout { policy, call })
                 } else {
-                    Err(PolicyError::Trap { policy, call, message: format!("{e:#}") })
+                    Err(PolicyError::Trap { policy, call, message: one_line(&e) })
                 }
             }
         }
@@ -156,3 +156,11 @@ impl Policy for ComponentPolicy {
     }
 }
 
+/// What went wrong, on one line: the root cause of a trap (`wasm trap: ...`, `forcing trap when
+/// growing memory ...`), without the multi-line wasm backtrace wasmtime wraps it in, so that
+/// each log record stays one line.
+fn one_line(e: &wasmtime::Error) -> String {
+    let cause = e.root_cause().to_string();
+    let first = cause.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown failure");
+    first.to_string()
+}

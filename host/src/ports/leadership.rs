@@ -13,7 +13,14 @@ pub enum LockError {
 }
 
 /// Held while the tick runs; released when dropped.
-pub trait Lease: Send {}
+pub trait Lease: Send + 'static {
+    /// Gives the lease back and returns once the next holder can take it. Dropping a lease
+    /// releases it too, but may finish in the background: a tick calls this, so that its own
+    /// lease can never stand in the way of its next minute.
+    fn release(self: Box<Self>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        Box::pin(async move { drop(self) })
+    }
+}
 
 #[async_trait::async_trait]
 pub trait Leadership: Send + Sync {

@@ -6,6 +6,7 @@
 mod decide;
 mod gather;
 mod publish;
+mod republish;
 mod stages;
 
 pub use gather::check_reading;
@@ -76,6 +77,9 @@ pub struct TickReport {
     pub stage_failures: Vec<String>,
     /// Things that went wrong but did not stop the tick (fresh memory, unreadable pin, ...).
     pub notes: Vec<String>,
+    /// This minute (or a later one) was already decided, by another sentinel or by a run killed
+    /// before it published: the newest recorded document was published again instead.
+    pub republished: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -105,10 +109,14 @@ impl Sentinel {
         let started = Clock::now();
         let result = match lease {
             Err(e) => Err(TickError::Lock(e)),
-            Ok(_lease) => match tokio::time::timeout(self.settings.deadline, self.tick_inner(now)).await {
-                Ok(result) => result,
-                Err(_) => Err(TickError::Deadline(self.settings.deadline)),
-            },
+            Ok(lease) => {
+                let result = match tokio::time::timeout(self.settings.deadline, self.tick_inner(now)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(TickError::Deadline(self.settings.deadline)),
+                };
+                lease.release().await;
+                result
+            }
         };
         self.telemetry.tick_seconds.observe(started.elapsed().as_secs_f64());
         if result.is_err() {
@@ -118,8 +126,14 @@ impl Sentinel {
     }
 
     async fn tick_inner(&self, now: crate::bindings::Instant) -> Result<TickReport, TickError> {
+        let mut notes = Vec::new();
+        match republish::already_decided(self, now).await {
+            Ok(Some((sequence, record))) => return republish::republish(self, sequence, record, notes).await,
+            Ok(None) => {}
+            Err(e) => notes.push(e),
+        }
         let gathered = gather::gather(self, now).await;
-        let mut notes = gathered.notes;
+        notes.extend(gathered.notes);
 
         let input = DecisionInput {
             now,
@@ -174,6 +188,7 @@ impl Sentinel {
             expiry_audit: committed.expiry_audit,
             stage_failures,
             notes,
+            republished: false,
         };
         log_tick(&report);
         if report.outcomes.iter().all(|o| !o.ok) {
@@ -184,7 +199,6 @@ impl Sentinel {
 
     fn count(&self, decision: &Decision, outcomes: &[ChannelOutcome]) {
         let t = &self.telemetry;
-        t.state.set(i64::from(names::rank(decision.state)));
         if decision.changed {
             t.changes
                 .get_or_create(&ChangeLabels { from: names::state(decision.previous).into(), to: names::state(decision.state).into() })
@@ -193,6 +207,13 @@ impl Sentinel {
         if decision.level.is_none() {
             t.failed_reads.inc();
         }
+        self.count_publication(decision, outcomes);
+    }
+
+    /// The published state and each failed channel (also for a republished minute).
+    fn count_publication(&self, decision: &Decision, outcomes: &[ChannelOutcome]) {
+        let t = &self.telemetry;
+        t.state.set(i64::from(names::rank(decision.state)));
         for o in outcomes.iter().filter(|o| !o.ok) {
             t.publish_failures.get_or_create(&crate::telemetry::ChannelLabels { channel: o.channel.clone() }).inc();
         }
@@ -212,20 +233,32 @@ fn log_tick(r: &TickReport) {
     let pin = r.pin.as_ref().map(|p| {
         format!("{} by {} until {} ({})", names::state(p.state), p.actor, instants::format_rfc3339(p.expires_at), p.reason)
     });
-    tracing::info!(
-        sequence = r.sequence,
-        state = names::state(d.state),
-        cause = names::cause(d.cause),
-        changed = d.changed,
-        level = d.level.map(names::level),
-        pending = d.pending.map(names::state),
-        throttles = names::throttles(d.throttles),
-        pin = pin.as_deref(),
-        readings = %readings,
-        channels = %channels.join(" "),
-        "{}",
-        d.explanation
-    );
+    if r.republished {
+        tracing::info!(
+            sequence = r.sequence,
+            state = names::state(d.state),
+            cause = names::cause(d.cause),
+            channels = %channels.join(" "),
+            "this minute or a later one was already decided (sequence {}, for {}); its document was published again, not decided twice",
+            r.sequence,
+            r.document.decided_at
+        );
+    } else {
+        tracing::info!(
+            sequence = r.sequence,
+            state = names::state(d.state),
+            cause = names::cause(d.cause),
+            changed = d.changed,
+            level = d.level.map(names::level),
+            pending = d.pending.map(names::state),
+            throttles = names::throttles(d.throttles),
+            pin = pin.as_deref(),
+            readings = %readings,
+            channels = %channels.join(" "),
+            "{}",
+            d.explanation
+        );
+    }
     for o in r.outcomes.iter().filter(|o| !o.ok) {
         tracing::error!(channel = %o.channel, "publication failed: {}", o.error.as_deref().unwrap_or("unknown"));
     }

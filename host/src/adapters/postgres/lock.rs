@@ -48,7 +48,40 @@ impl std::fmt::Debug for PostgresLease {
     }
 }
 
-impl Lease for PostgresLease {}
+impl Lease for PostgresLease {
+    /// Unlocks and closes the dedicated connection before returning.
+    fn release(mut self: Box<Self>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+        let conn = self.conn.take();
+        let (key, what, timeout) = (self.key, std::mem::take(&mut self.what), self.timeout);
+        Box::pin(async move {
+            if let Some(conn) = conn {
+                unlock(conn, key, what, timeout).await;
+            }
+        })
+    }
+}
+
+/// `pg_advisory_unlock`, then the connection closed; bounded by `timeout` at each step (if
+/// the server does not answer, closing the session frees the lock anyway).
+async fn unlock(conn: Dedicated, key: i64, what: String, timeout: Duration) {
+    let Dedicated { client, mut task } = conn;
+    let unlock = "SELECT pg_advisory_unlock($1::bigint)";
+    match tokio::time::timeout(timeout, client.query_one(unlock, &[&key])).await {
+        Ok(Ok(row)) if row.try_get::<_, bool>(0).unwrap_or(false) => {}
+        Ok(Ok(_)) => tracing::warn!(
+            lock = what,
+            "the leadership lock was no longer held when released (was the connection reset?)"
+        ),
+        Ok(Err(e)) => {
+            tracing::debug!(lock = what, error = %e, "unlocking failed; closing the session frees the lock")
+        }
+        Err(_) => tracing::debug!(lock = what, "unlocking got no answer; closing the session frees the lock"),
+    }
+    drop(client);
+    if tokio::time::timeout(timeout, &mut task).await.is_err() {
+        task.abort();
+    }
+}
 
 /// A connection of the lock's own and the task driving it.
 struct Dedicated {
@@ -69,32 +102,16 @@ impl Dedicated {
 }
 
 impl Drop for PostgresLease {
+    /// A lease dropped without `release` (a tick cut short) unlocks in the background.
     fn drop(&mut self) {
-        let Some(Dedicated { client, mut task }) = self.conn.take() else { return };
+        let Some(conn) = self.conn.take() else { return };
         let (key, what, timeout) = (self.key, std::mem::take(&mut self.what), self.timeout);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             // No runtime to unlock on: closing the socket ends the session, which frees the lock.
-            task.abort();
+            conn.abort();
             return;
         };
-        runtime.spawn(async move {
-            let unlock = "SELECT pg_advisory_unlock($1::bigint)";
-            match tokio::time::timeout(timeout, client.query_one(unlock, &[&key])).await {
-                Ok(Ok(row)) if row.try_get::<_, bool>(0).unwrap_or(false) => {}
-                Ok(Ok(_)) => tracing::warn!(
-                    lock = what,
-                    "the leadership lock was no longer held when released (was the connection reset?)"
-                ),
-                Ok(Err(e)) => {
-                    tracing::debug!(lock = what, error = %e, "unlocking failed; closing the session frees the lock")
-                }
-                Err(_) => tracing::debug!(lock = what, "unlocking got no answer; closing the session frees the lock"),
-            }
-            drop(client);
-            if tokio::time::timeout(timeout, &mut task).await.is_err() {
-                task.abort();
-            }
-        });
+        runtime.spawn(unlock(conn, key, what, timeout));
     }
 }
 

@@ -44,7 +44,11 @@ async fn pin_before_change(c: &Client, location: &str) -> Result<(bool, Option<P
     }
 }
 
-/// Appends one audit record and returns it with its id.
+/// Appends one audit record and returns it with its id: the largest id plus one. Every caller
+/// holds the pin row lock ([`lock_pin`]), so appends happen one at a time and each sees the one
+/// before. Not the column's `bigserial` default: a sequence value is spent even when its
+/// transaction rolls back (a sentinel killed mid-commit, a failed tick commit), which would
+/// leave a gap in the audit ids that reads like a deleted record.
 pub(super) async fn append_audit(
     c: &Client,
     at: Instant,
@@ -57,8 +61,9 @@ pub(super) async fn append_audit(
     let after_json = after.map(|p| to_json("pin", p)).transpose()?;
     let id: i64 = c
         .query_one(
-            "INSERT INTO pin_audit (at, actor, action, before, after)
-             VALUES ($1, $2, $3, $4::text::json, $5::text::json) RETURNING id",
+            "INSERT INTO pin_audit (id, at, actor, action, before, after)
+             SELECT COALESCE(MAX(id), 0) + 1, $1, $2, $3, $4::text::json, $5::text::json FROM pin_audit
+             RETURNING id",
             &[&at, &actor, &action.name(), &before_json, &after_json],
         )
         .await?

@@ -1,0 +1,61 @@
+//! A minute is decided once. Under the leadership lock, before gathering anything, the tick
+//! looks at the newest tick record: when it is for this very instant, another sentinel (or an
+//! earlier run of this one, perhaps killed between its commit and its publication) already
+//! decided it, so this tick publishes that record's document again, same sequence and same
+//! content, instead of deciding a second time. That makes racing replicas decide exactly once
+//! per minute and makes a rerun tick idempotent (SPEC section 11).
+//!
+//! The same holds when the newest record is for a *later* instant: a sentinel that fell behind
+//! (it waited for the lock while another decided the next minute, or its clock is late) must
+//! not decide an older minute after a newer one, which would decide that minute twice and feed
+//! the memory a step back in time. It publishes the newest record again: the state in force.
+
+use super::{Sentinel, TickError, TickReport, publish};
+use crate::bindings::{Instant, Signal};
+use crate::ports::memory::TickRecord;
+
+/// The newest record when it is for `now` or later. A store that cannot answer is no record:
+/// the tick then decides, and its own commit reports the store.
+pub async fn already_decided(s: &Sentinel, now: Instant) -> Result<Option<(u64, TickRecord)>, String> {
+    let limit = s.settings.read_timeout;
+    match tokio::time::timeout(limit, s.ports.memory.recent_ticks(1)).await {
+        Ok(Ok(newest)) => Ok(newest.into_iter().next().filter(|(_, record)| record.at >= now)),
+        Ok(Err(e)) => Err(format!("could not look for an earlier decision of this minute: {e}")),
+        Err(_) => Err(format!("looking for an earlier decision of this minute timed out after {limit:?}")),
+    }
+}
+
+/// Publishes the recorded document of tick `sequence` again on both channels.
+pub async fn republish(
+    s: &Sentinel,
+    sequence: u64,
+    record: TickRecord,
+    mut notes: Vec<String>,
+) -> Result<TickReport, TickError> {
+    let document = publish::recorded_document(sequence, &record);
+    let outcomes = publish::publish_both(s, &document).await;
+    if let Err(e) = s.ports.memory.record_publication(sequence, &outcomes).await {
+        notes.push(format!("could not record the publication outcome: {e}"));
+    }
+    s.count_publication(&record.decision, &outcomes);
+    let report = TickReport {
+        sequence,
+        reading: match &record.signal {
+            Signal::Reading(r) => Some(r.clone()),
+            Signal::Failed(_) => None,
+        },
+        pin: record.pin,
+        decision: record.decision,
+        document,
+        outcomes,
+        expiry_audit: None,
+        stage_failures: Vec::new(),
+        notes,
+        republished: true,
+    };
+    super::log_tick(&report);
+    if report.outcomes.iter().all(|o| !o.ok) {
+        return Err(TickError::BothChannelsFailed(Box::new(report)));
+    }
+    Ok(report)
+}
