@@ -80,12 +80,52 @@ async fn publisher(channel: &str, c: &ChannelConfig, timeout: Duration) -> anyho
 pub fn metrics_source(config: &Config, now: crate::bindings::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
     Ok(match &config.metrics {
         MetricsConfig::Synthetic => Box::new(Synthetic::around(now)),
-        MetricsConfig::Trace { path } => Box::new(TraceMetrics::open(path)?),
+        MetricsConfig::Trace { path } => {
+            let trace = TraceMetrics::open(path)
+                .map_err(|e| anyhow::anyhow!("metrics.path: {e} (check [metrics] path: a trace, SPEC section 10)"))?;
+            if trace.span().is_none() {
+                anyhow::bail!(
+                    "metrics.path: {} holds no reading or read_error line, so every tick would be a failed read: \
+                     point [metrics] path at a recorded trace",
+                    path.display()
+                );
+            }
+            Box::new(trace)
+        }
         MetricsConfig::Prometheus { url, queries } => Box::new(
             PrometheusMetrics::new(url, queries.clone(), config.read_timeout)
                 .map_err(|e| anyhow::anyhow!("metrics: {e} (check [metrics] url and [metrics.queries])"))?,
         ),
     })
+}
+
+/// Everything the configuration names, checked before the store is opened (or created): the
+/// policy directory and its public key, the PostgreSQL and Redis URLs (parsed, not connected
+/// to), and the metrics source (a trace is read whole). A broken configuration is refused naming its key, and nothing is
+/// created or published. `sentinel check` runs the same checks.
+pub fn preflight(config: &Config, now: crate::bindings::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
+    if let Some(policies) = &config.policies {
+        if !policies.dir.is_dir() {
+            anyhow::bail!(
+                "policies.dir: {} is not a directory: put the policy components and their signed manifests there \
+                 (`cargo policies`, then `sentinel policy sign`)",
+                policies.dir.display()
+            );
+        }
+        if let Some(key) = &policies.public_key {
+            crate::policy::lifecycle::signing::read_public(key)
+                .map_err(|e| anyhow::anyhow!("policies.public_key: {e} (`sentinel policy keygen` makes a key pair)"))?;
+        }
+    }
+    if let StoreConfig::Postgres { url, .. } = &config.store {
+        crate::adapters::postgres::check_url(url).map_err(|e| anyhow::anyhow!("store.url: {e}"))?;
+    }
+    for (channel, c) in [("cache", &config.cache), ("parameter", &config.parameter)] {
+        if let ChannelConfig::Redis { url, key, expiry } = c {
+            RedisPublisher::new(url, key, *expiry, config.publish_timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?;
+        }
+    }
+    metrics_source(config, now)
 }
 
 async fn stage_controller(config: &Config) -> Box<dyn StageController> {
@@ -102,6 +142,7 @@ pub async fn sentinel(
     lock_wait: Option<Duration>,
 ) -> anyhow::Result<(Sentinel, PinService)> {
     let plain = if config.policies.is_none() { Some(load_policy(config)?) } else { None };
+    let metrics = preflight(config, now)?;
     let stores = open_store(config).await?;
     let telemetry = Arc::new(Telemetry::default());
     let (policy, lifecycle) = match (&config.policies, plain) {
@@ -118,7 +159,7 @@ pub async fn sentinel(
         tracing::warn!(index = m.index, "skipping malformed stage target stages.targets[{}]: {}", m.index, m.message);
     }
     let ports = Ports {
-        metrics: metrics_source(config, now)?,
+        metrics,
         memory: stores.memory,
         pins: stores.pins.clone(),
         baselines: stores.baselines,

@@ -7,7 +7,8 @@
 //! single sample's value (the maximum when there are several series; scaling is true when the
 //! value is above zero); `latency_p95_ms` gives one [`ApiLatency`] per series, keyed by the
 //! label `latency_label`, without a baseline (the host learns baselines itself). An empty
-//! result is an absent signal. An HTTP error, a Prometheus `"status": "error"`, a timeout, a
+//! result is an absent signal, but every query empty is a failed read (no data at all is an
+//! exporter down, not a quiet database). An HTTP error, a Prometheus `"status": "error"`, a timeout, a
 //! body that is not Prometheus JSON or a value that is not a finite number is a failed read
 //! naming the signal and the query; the host checks the ranges.
 
@@ -182,6 +183,24 @@ impl PrometheusMetrics {
         Ok(PrometheusMetrics { endpoint, shown, queries, timeout, client })
     }
 
+    /// What to check when the answer is not Prometheus's.
+    fn not_prometheus(&self) -> String {
+        format!("is {} a Prometheus server? check [metrics] url", self.shown)
+    }
+
+    /// The configured query of a signal (empty when unset).
+    fn query(&self, sig: Sig) -> &str {
+        let q = &self.queries;
+        match sig {
+            Sig::Cpu => &q.cpu_pct,
+            Sig::Connections => &q.connections_pct,
+            Sig::Scaling => &q.scaling,
+            Sig::Latency => &q.latency_p95_ms,
+        }
+        .as_deref()
+        .unwrap_or_default()
+    }
+
     /// Evaluates one query at `now`, or `None` when the signal has no query.
     async fn run(&self, sig: Sig, query: Option<&str>, now: Instant) -> Option<Result<Vec<Sample>, MetricsError>> {
         let query = query?;
@@ -203,7 +222,7 @@ impl PrometheusMetrics {
             } else if e.is_connect() {
                 unavailable(format!("cannot connect to {}: {}", self.shown, chain(&e)))
             } else {
-                unavailable(chain(&e))
+                unavailable(format!("{} ({})", chain(&e), self.not_prometheus()))
             }
         };
         let params = [
@@ -226,11 +245,14 @@ impl PrometheusMetrics {
                 Ok(Envelope { error: Some(error), error_type, .. }) => {
                     format!("{}: {error}", error_type.as_deref().unwrap_or("error"))
                 }
-                _ => excerpt(&body),
+                // Not Prometheus's own error: perhaps not Prometheus at all.
+                _ => format!("{} ({})", excerpt(&body), self.not_prometheus()),
             };
             return Err(unavailable(format!("HTTP {status}: {why}")));
         }
-        let envelope = envelope.map_err(|e| malformed(format!("the response is not Prometheus JSON ({e}): {}", excerpt(&body))))?;
+        let envelope = envelope.map_err(|e| {
+            malformed(format!("the response is not Prometheus JSON ({e}): {} ({})", excerpt(&body), self.not_prometheus()))
+        })?;
         if envelope.status != "success" {
             let error_type = envelope.error_type.as_deref().unwrap_or("error");
             let error = envelope.error.as_deref().unwrap_or("no reason given");
@@ -249,7 +271,8 @@ impl PrometheusMetrics {
                     .map_err(|e| malformed(format!("a scalar that does not parse: {e}")))?;
                 Ok(vec![Sample { labels: BTreeMap::new(), value }])
             }
-            other => Err(malformed(format!("expected an instant vector, got a {other} (a range selector needs a function such as rate())"))),
+            "matrix" => Err(malformed("expected an instant vector, got a matrix (a range selector needs a function such as rate())".into())),
+            other => Err(malformed(format!("expected an instant vector or a scalar, got a {other}"))),
         }
     }
 }
@@ -356,6 +379,21 @@ impl MetricsSource for PrometheusMetrics {
         let (cpu, connections, scaling, latency) =
             (cpu.transpose()?, connections.transpose()?, scaling.transpose()?, latency.transpose()?);
         let text = |q: &Option<String>| q.clone().unwrap_or_default();
+        let answered = [(Sig::Cpu, &cpu), (Sig::Connections, &connections), (Sig::Scaling, &scaling), (Sig::Latency, &latency)];
+        if answered.iter().all(|(_, samples)| samples.as_ref().is_none_or(Vec::is_empty)) {
+            // Nothing at all is not a quiet database: the exporters are down or the queries
+            // name series that do not exist. A failed read says so (and is counted).
+            let asked: Vec<String> = answered
+                .iter()
+                .filter(|(_, samples)| samples.is_some())
+                .map(|(sig, _)| format!("{} `{}`", sig.field(), self.query(*sig)))
+                .collect();
+            return Err(MetricsError::NoData(format!(
+                "prometheus answered every query with an empty result ({}): check that it scrapes the exporters and that the \
+                 queries name existing series",
+                asked.join(", ")
+            )));
+        }
         let value = |sig: Sig, query: &Option<String>, samples: Option<Vec<Sample>>| match samples {
             None => Ok(None),
             Some(s) => largest(sig, &text(query), &s),

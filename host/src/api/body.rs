@@ -50,7 +50,16 @@ where
         if bytes.trim_ascii_start().first() != Some(&b'{') {
             return Err(Problem::bad_request("the body must be a JSON object"));
         }
-        serde_json::from_slice(&bytes)
+        // The error names the field whose value is wrong (`state: invalid type: ...`); serde's
+        // own messages already name unknown and missing fields.
+        let mut json = serde_json::Deserializer::from_slice(&bytes);
+        let parsed = serde_path_to_error::deserialize(&mut json).map_err(|e| {
+            let path = e.path().to_string();
+            let error = e.into_inner();
+            if path == "." { error.to_string() } else { format!("{path}: {error}") }
+        });
+        parsed
+            .and_then(|value| json.end().map(|()| value).map_err(|e| e.to_string()))
             .map(JsonBody)
             .map_err(|e| Problem::bad_request(format!("the body is not the documented JSON: {e}")))
     }

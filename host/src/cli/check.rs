@@ -19,7 +19,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         let description = p.describe()?;
         (p.identity().clone(), description.thresholds)
     };
-    let metrics = crate::setup::metrics_source(&config, super::current_minute())?;
+    // What a tick checks before it opens the store: [policies], Redis URLs, the metrics source.
+    let metrics = crate::setup::preflight(&config, super::current_minute())?;
     let channel = |c: &ChannelConfig| match c {
         ChannelConfig::File { path } => format!("file {}", path.display()),
         ChannelConfig::Stdout => "stdout".into(),

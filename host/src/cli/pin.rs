@@ -26,9 +26,10 @@ pub enum PinCommand {
         state: String,
         #[arg(long)]
         reason: String,
-        /// How long from now, e.g. 2h or 30m (at most 24 h).
-        #[arg(long, value_parser = humantime::parse_duration)]
-        expires_in: Duration,
+        /// How long from now, e.g. 2h or 30m (at most 24 h). A value that is not a duration is
+        /// a refused pin (exit 4), like any other invalid field.
+        #[arg(long, allow_hyphen_values = true)]
+        expires_in: String,
         /// Who pins (recorded in the audit).
         #[arg(long)]
         actor: String,
@@ -50,6 +51,17 @@ pub enum PinCommand {
     },
 }
 
+/// `--expires-in` as seconds; a value that is not a duration is refused as the pin's
+/// `expires_at`.
+fn expires_in_seconds(text: &str) -> Result<i64, PinServiceError> {
+    let refuse = |why: String| PinServiceError::Invalid {
+        field: "expires_at",
+        message: format!("--expires-in `{text}` is not a duration from now such as 30m or 2h ({why})"),
+    };
+    let duration: Duration = humantime::parse_duration(text.trim()).map_err(|e| refuse(e.to_string()))?;
+    i64::try_from(duration.as_secs()).map_err(|e| refuse(e.to_string()))
+}
+
 pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
     let policy: SharedPolicy = crate::setup::load_policy(&config)?;
@@ -61,7 +73,8 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
         let mut lines = Vec::new();
         match args.command {
             PinCommand::Set { state, reason, expires_in, actor } => {
-                let expires_at = now.saturating_add(i64::try_from(expires_in.as_secs()).unwrap_or(i64::MAX));
+                let expires_in = expires_in_seconds(&expires_in)?;
+                let expires_at = now.saturating_add(expires_in);
                 let record = service.set(PinAsk { state, reason, expires_at, actor }, now).await?;
                 lines.push(serde_json::to_string(&record).expect("audit records serialize"));
             }

@@ -14,7 +14,7 @@ use crate::replay::parallel::{self, Options, PolicySource, Run};
 use crate::replay::report::Report;
 use crate::replay::timeline::Timeline;
 use crate::replay::load;
-use crate::trace::Trace;
+use crate::trace::{Trace, TraceEvent};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
@@ -129,6 +129,12 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         || -> anyhow::Result<Vec<Trace>> { Ok(load::read_traces(&args.traces)?) },
     );
     let (sources, mut traces) = (sources?, traces?);
+    // An empty trace (or one with only pins) would replay nothing and pass any gate.
+    for (path, trace) in args.traces.iter().zip(&traces) {
+        if !trace.events.iter().any(|e| matches!(e, TraceEvent::Tick { .. })) {
+            bail!("{}: holds no reading or read_error line, so there is nothing to replay: is this the right file?", path.display());
+        }
+    }
     if let Some(config) = &args.from_store {
         traces.push(recorded_trace(config, args.since)?);
     }

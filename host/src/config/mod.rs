@@ -102,8 +102,23 @@ impl Config {
 
     /// Parses a config's text; relative paths in it are relative to the file's folder.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let raw: RawConfig = toml::from_str(text)
-            .map_err(|e| ConfigError::Invalid { path: path.display().to_string(), message: e.to_string() })?;
+        // The error leads with the dotted key (`store.kind: ...`) before TOML's own line and
+        // snippet, which name the key only as written in its table. A token's line may hold a
+        // plain token pasted by mistake: its error gives the line without echoing it.
+        let invalid = |key: String, e: toml::de::Error| {
+            let shown = match e.span() {
+                Some(span) if key.contains("token") => {
+                    format!("{} (line {})", e.message(), text.bytes().take(span.start).filter(|b| *b == b'\n').count() + 1)
+                }
+                _ => e.to_string(),
+            };
+            ConfigError::Invalid {
+                path: path.display().to_string(),
+                message: if key.is_empty() || key == "." { shown } else { format!("{key}: {shown}") },
+            }
+        };
+        let document = toml::Deserializer::parse(text).map_err(|e| invalid(String::new(), e))?;
+        let raw: RawConfig = serde_path_to_error::deserialize(document).map_err(|e| invalid(e.path().to_string(), e.into_inner()))?;
         let base = path.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf);
         Config::from_raw(raw, &path.display().to_string(), base.as_deref())
     }
@@ -199,6 +214,8 @@ impl Config {
         }
         let api = api::from_raw(raw.api).map_err(|(key, message)| invalid(&key, message))?;
         let policies = policies::from_raw(raw.policies, base).map_err(|(key, message)| invalid(&key, message))?;
+        let reaches = reaches_servers(&store, &cache, &parameter, &stage_controller);
+        policies::require_signatures(reaches.as_deref(), policies.as_ref()).map_err(|(key, message)| invalid(&key, message))?;
         Ok(Config {
             source: source.to_string(),
             policy: raw.policy.map(resolve).unwrap_or_else(default_policy),
@@ -219,6 +236,32 @@ impl Config {
             policies,
         })
     }
+}
+
+/// What, if anything, makes this configuration more than the embedded default: a shared
+/// store, a real channel or a stage controller, each of which reaches beyond this machine.
+/// (Reading metrics from a server changes nothing elsewhere, so it does not count.)
+fn reaches_servers(
+    store: &StoreConfig,
+    cache: &ChannelConfig,
+    parameter: &ChannelConfig,
+    stages: &StageControllerConfig,
+) -> Option<String> {
+    let mut what = Vec::new();
+    if let StoreConfig::Postgres { .. } = store {
+        what.push("store.kind = \"postgres\"".to_string());
+    }
+    for (key, channel) in [("publish.cache", cache), ("publish.parameter", parameter)] {
+        match channel {
+            ChannelConfig::Redis { .. } => what.push(format!("{key}.kind = \"redis\"")),
+            ChannelConfig::Ssm { .. } => what.push(format!("{key}.kind = \"ssm\"")),
+            ChannelConfig::File { .. } | ChannelConfig::Stdout => {}
+        }
+    }
+    if *stages == StageControllerConfig::ApiGateway {
+        what.push("stages.controller = \"api-gateway\"".into());
+    }
+    (!what.is_empty()).then(|| what.join(", "))
 }
 
 /// A URL that may carry credentials can come from the environment instead of the file (the

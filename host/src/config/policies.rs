@@ -85,6 +85,32 @@ pub fn from_raw(raw: Option<RawPolicies>, base: Option<&Path>) -> Result<Option<
     }))
 }
 
+/// Signature checks cannot be skipped outside the embedded default: a configuration that
+/// reaches servers (`reaches` says which keys) runs only policies whose manifests are signed
+/// by a configured key, through `[policies]`. A single `policy` file carries no signature, and
+/// `allow_unsigned` is for the embedded default alone.
+pub fn require_signatures(reaches: Option<&str>, policies: Option<&PoliciesConfig>) -> Result<(), (String, String)> {
+    let Some(reaches) = reaches else { return Ok(()) };
+    match policies {
+        None => Err((
+            "policies".into(),
+            format!(
+                "is required with {reaches}: outside the embedded default the sentinel runs only signed policies; \
+                 put the components and their signed manifests in a directory (`sentinel policy sign`) and set \
+                 [policies] dir and public_key (a single `policy` file carries no signature)"
+            ),
+        )),
+        Some(p) if p.allow_unsigned => Err((
+            "policies.allow_unsigned".into(),
+            format!(
+                "is allowed only with the embedded default (SQLite store, file or stdout channels, logging stage \
+                 controller), not with {reaches}: sign the manifests with `sentinel policy sign` and remove it"
+            ),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::Config;
@@ -109,5 +135,38 @@ mod tests {
         assert!(parse("dir = \"p\"\n").unwrap_err().contains("policies.public_key: is required unless allow_unsigned = true"));
         assert_eq!(parse("dir = \"p\"\nallow_unsigned = true\n").unwrap().policies.unwrap().active, super::Selection::Latest);
         assert!(parse("dir = \"p\"\nallow_unsigned = true\nactiv = \"1\"\n").unwrap_err().contains("unknown field"));
+    }
+
+    const REDIS: &str = "[publish.cache]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:6379/0\"\n";
+
+    fn load(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("/etc/sentinel/sentinel.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn outside_the_embedded_default_a_single_unsigned_policy_file_is_refused() {
+        let err = load(&format!("policy = \"p.wasm\"\n{REDIS}")).unwrap_err();
+        assert!(err.contains("policies: is required with publish.cache.kind = \"redis\""), "{err}");
+        assert!(err.contains("sentinel policy sign"), "says what to do: {err}");
+        let err = load("[store]\nkind = \"postgres\"\nurl = \"postgres://db/s\"\n").unwrap_err();
+        assert!(err.contains("store.kind = \"postgres\""), "{err}");
+        let err = load("[stages]\ncontroller = { kind = \"api-gateway\" }\n").unwrap_err();
+        assert!(err.contains("stages.controller"), "{err}");
+        let err = load("[publish.parameter]\nkind = \"ssm\"\nname = \"/capacity/state\"\n").unwrap_err();
+        assert!(err.contains("publish.parameter.kind = \"ssm\""), "{err}");
+    }
+
+    #[test]
+    fn allow_unsigned_is_refused_outside_the_embedded_default_and_signed_policies_load() {
+        let err = load(&format!("{REDIS}[policies]\ndir = \"p\"\nallow_unsigned = true\n")).unwrap_err();
+        assert!(err.contains("policies.allow_unsigned: is allowed only with the embedded default"), "{err}");
+        let err = load(&format!("{REDIS}[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\nallow_unsigned = true\n")).unwrap_err();
+        assert!(err.contains("policies.allow_unsigned"), "a key does not make unsigned manifests acceptable: {err}");
+        assert!(load(&format!("{REDIS}[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\n")).is_ok());
+        // The embedded default may still run a single file or unsigned manifests; reading
+        // metrics from a server changes nothing elsewhere.
+        let prometheus = "[metrics]\nkind = \"prometheus\"\nurl = \"http://127.0.0.1:9090\"\n[metrics.queries]\ncpu_pct = \"x\"\n";
+        load(&format!("policy = \"p.wasm\"\n{prometheus}")).unwrap();
+        assert!(load("[policies]\ndir = \"p\"\nallow_unsigned = true\n").is_ok());
     }
 }

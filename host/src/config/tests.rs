@@ -102,6 +102,10 @@ name = "/capacity/state"
 
 [stages]
 controller = { kind = "api-gateway" }
+
+[policies]
+dir = "/opt/sentinel/policies"
+public_key = "/opt/sentinel/keys/policy.pub"
 "#,
     )
     .unwrap();

@@ -24,7 +24,7 @@ pub fn read_chunked(path: &Path) -> Result<Trace, TraceError> {
     if size < CHUNKED_FROM {
         return read_trace(path);
     }
-    let text = std::fs::read_to_string(path).map_err(|error| TraceError::Io { file: file.clone(), error })?;
+    let text = crate::trace::read_text(path, &file)?;
     let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
     let mut trace = parse_chunked(&file, &text)?;
     trace.name = name;

@@ -75,7 +75,7 @@ pub async fn gather(s: &Sentinel, now: Instant) -> Gathered {
 pub fn check_reading(r: &Reading) -> Result<(), String> {
     let pct = |name: &str, v: Option<f64>| match v {
         Some(v) if !(v.is_finite() && (0.0..=100.0).contains(&v)) => {
-            Err(format!("malformed metric {name}: {v} is not a percentage within 0..100"))
+            Err(format!("malformed metric {name}: {} is not a percentage within 0..100", shown(v)))
         }
         _ => Ok(()),
     };
@@ -89,11 +89,16 @@ pub fn check_reading(r: &Reading) -> Result<(), String> {
             if let Some(v) = v
                 && !(v.is_finite() && v >= 0.0)
             {
-                return Err(format!("malformed metric latency[{}].{name}: {v} is not a non-negative number", l.api));
+                return Err(format!("malformed metric latency[{}].{name}: {} is not a non-negative number", l.api, shown(v)));
             }
         }
     }
     Ok(())
+}
+
+/// A value for a message: huge ones in exponent form (1e300, not 301 digits).
+fn shown(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e15 { format!("{v:e}") } else { v.to_string() }
 }
 
 fn samples_of(r: &Reading, now: Instant) -> Vec<(String, LatencySample)> {

@@ -295,6 +295,12 @@ impl Shared {
     }
 }
 
+/// Checks that `url` is a store URL the sentinel can use, without connecting (for `sentinel
+/// check` and before anything is opened); the message says how to write one.
+pub fn check_url(url: &str) -> Result<(), String> {
+    parse_url(url, Duration::from_secs(5)).map(|_| ()).map_err(|(_, message)| message)
+}
+
 /// Parses the URL and fills in what the sentinel needs: the TCP connect timeout and an
 /// application name (both only when the URL does not set them). Returns the config and the
 /// location; on failure the location and the message.
