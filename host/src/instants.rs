@@ -9,7 +9,9 @@ use crate::bindings::Instant;
 /// Parses an RFC 3339 date-time (`2026-10-20T14:03:00Z`, `2026-10-20T16:03:00+02:00`) into unix
 /// seconds. The offset is required (`Z` or `±HH:MM`); the date and time are separated by `T`
 /// (or `t`, or the space RFC 3339 permits); a sub-second part is accepted and truncated, and a
-/// leap second `:60` counts as `:59`.
+/// leap second `:60` counts as `:59`. The instant must fall within the years 0000 to 9999 in
+/// UTC, which [`format_rfc3339`] writes: `9999-12-31T23:59:59-01:00` (year 10000 in UTC) is
+/// refused, so every instant read here is written back as it was read.
 pub fn parse_rfc3339(s: &str) -> Result<Instant, String> {
     // The time crate accepts any byte as the date/time separator; RFC 3339 names only these.
     if !matches!(s.as_bytes().get(10), Some(b'T' | b't' | b' ')) {
@@ -17,17 +19,28 @@ pub fn parse_rfc3339(s: &str) -> Result<Instant, String> {
             "expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {s:?}"
         ));
     }
-    OffsetDateTime::parse(s, &Rfc3339)
+    let at = OffsetDateTime::parse(s, &Rfc3339)
         .map(OffsetDateTime::unix_timestamp)
         .map_err(|e| {
             format!("expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {s:?} ({e})")
-        })
+        })?;
+    if !(FIRST_WRITABLE..=LAST_WRITABLE).contains(&at) {
+        return Err(format!(
+            "expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {s:?} (in UTC it falls outside the years 0000 to 9999)"
+        ));
+    }
+    Ok(at)
 }
+
+/// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the instants RFC 3339 can write in UTC.
+const FIRST_WRITABLE: Instant = -62_167_219_200;
+const LAST_WRITABLE: Instant = 253_402_300_799;
 
 /// Formats unix seconds as RFC 3339 in UTC with seconds precision: `2026-10-20T14:03:00Z`.
 ///
 /// RFC 3339 covers the years 0000 to 9999 only; an instant outside them (never produced by
-/// [`parse_rfc3339`]) is written as `@<seconds>` so that it is still visible, not silently clamped.
+/// [`parse_rfc3339`], but a stored memory or pin may hold one) is written as `@<seconds>` so
+/// that it is still visible, not silently clamped.
 pub fn format_rfc3339(at: Instant) -> String {
     let format = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
     OffsetDateTime::from_unix_timestamp(at)
@@ -99,6 +112,19 @@ mod tests {
         for at in [AT, 0, -62_167_219_200, 253_402_300_799, 951_782_400] {
             assert_eq!(parse_rfc3339(&format_rfc3339(at)), Ok(at), "{at}");
         }
+    }
+
+    #[test]
+    fn refuses_offsets_that_leave_the_years_rfc3339_can_write() {
+        // Found by fuzzing the trace parser: these parsed, then were written back as `@<seconds>`.
+        for bad in ["9999-12-31T23:59:59-23:59", "9999-12-31T23:30:00-00:30", "0000-01-01T00:00:00+00:01"] {
+            let err = parse_rfc3339(bad).unwrap_err();
+            assert!(err.contains("outside the years 0000 to 9999"), "{bad:?}: {err}");
+        }
+        assert_eq!(parse_rfc3339("9999-12-31T23:59:59Z"), Ok(253_402_300_799));
+        assert_eq!(parse_rfc3339("9999-12-31T23:59:59+01:00"), Ok(253_402_297_199));
+        assert_eq!(parse_rfc3339("0000-01-01T00:00:00Z"), Ok(-62_167_219_200));
+        assert_eq!(parse_rfc3339("0000-01-01T00:30:00+00:30"), Ok(-62_167_219_200));
     }
 
     #[test]

@@ -202,6 +202,22 @@ fn line_errors() {
 }
 
 #[test]
+fn an_empty_key_is_named_as_one() {
+    // Found by fuzzing: the empty key gave an empty field, which means "the line as a whole".
+    assert_eq!(
+        error(r#"{"at":"2026-10-20T14:03:00Z","":1,"read_error":"x"}"#),
+        pair(
+            r#""""#,
+            "unknown key (expected at, reading, read_error, pin, throttles_enabled)"
+        )
+    );
+    assert_eq!(
+        error(r#"{"at":"2026-10-20T14:03:00Z","reading":{"":1}}"#).0,
+        r#"reading."""#
+    );
+}
+
+#[test]
 fn at_errors() {
     assert_eq!(
         error(r#"{"at":"yesterday","read_error":"x"}"#),

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The fuzz targets of fuzz/ (see fuzz/README.md): builds them with cargo-fuzz and runs each for
+# FUZZ_SECONDS (default 20) on its committed seeds (fuzz/seeds/<target>) and the corpus earlier
+# runs grew (fuzz/corpus/<target>, gitignored). Fails on any crash: a panic, a policy trap or
+# timeout, a component answering differently from the native modules, a broken invariant.
+#
+# cargo-fuzz runs here on stable Rust with `--sanitizer none` (`-s none`): its default,
+# AddressSanitizer, needs nightly's -Zsanitizer, and these targets are safe Rust hunting for
+# panics and wrong answers, not memory errors. No nightly, no RUSTC_BOOTSTRAP. `--dev` builds
+# with fuzz/Cargo.toml's dev profile (debug assertions and overflow checks on, only the hot
+# crates optimised), because cargo fuzz's release mode takes over half an hour to compile the
+# host's dependency tree on 2 cores; every cargo fuzz command must then say --dev too.
+# The policy components must exist (`cargo policies`; tests/run builds them first, and this
+# script builds them when they are missing).
+#
+# A long run of one target, on both cores, until stopped or an hour has passed:
+#   cd fuzz && cargo fuzz run --dev -s none decide corpus/decide seeds/decide -- \
+#       -max_total_time=3600 -jobs=2 -workers=2 -timeout=10
+# (the parser targets add -dict=dicts/<target>.dict). A crash is saved as
+# fuzz/artifacts/<target>/crash-<sha1>; reproduce it with
+#   cd fuzz && cargo fuzz run --dev -s none <target> artifacts/<target>/crash-<sha1>
+# and print the generated input with `cargo fuzz fmt --dev -s none <target> <file>`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+seconds="${FUZZ_SECONDS:-20}"
+targets=(decide admission planner trace_parser config_parser)
+cargo_fuzz_version=0.13.2
+
+if [ "$(cargo fuzz --version 2>/dev/null)" != "cargo-fuzz $cargo_fuzz_version" ]; then
+  echo "fuzz: installing cargo-fuzz $cargo_fuzz_version (about a minute)"
+  cargo install cargo-fuzz --version "$cargo_fuzz_version" --locked --quiet
+fi
+
+# The components cargo policies built (in the main target dir), then the fuzz crate's own dir.
+policies_dir="${CARGO_TARGET_DIR:-$root/target}/policies"
+case "$policies_dir" in /*) ;; *) policies_dir="$root/$policies_dir" ;; esac
+if [ ! -f "$policies_dir/capacity-policy-1.0.0.wasm" ] || [ ! -f "$policies_dir/capacity-policy-2.0.0.wasm" ]; then
+  cargo policies
+fi
+export FUZZ_POLICIES_DIR="$policies_dir"
+export CARGO_TARGET_DIR="$root/fuzz/target"
+
+cd fuzz
+started=$(date +%s)
+cargo fuzz build --dev -s none
+echo "fuzz: targets built in $(( $(date +%s) - started )) s"
+
+logs="$root/fuzz/target/logs"
+mkdir -p "$logs"
+for target in "${targets[@]}"; do
+  mkdir -p "corpus/$target"
+  args=(-max_total_time="$seconds" -timeout=10 -print_final_stats=1)
+  [ -f "dicts/$target.dict" ] && args+=(-dict="dicts/$target.dict")
+  if ! cargo fuzz run --dev -s none "$target" "corpus/$target" "seeds/$target" -- "${args[@]}" >"$logs/$target.log" 2>&1; then
+    tail -n 80 "$logs/$target.log"
+    echo "fuzz: $target FAILED; the input is under fuzz/artifacts/$target/ (full log: $logs/$target.log)"
+    exit 1
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logs/$target.log")
+  echo "fuzz: $target: ${runs:-?} runs in ${seconds} s, no crash"
+done
+echo "fuzz: finished in $(( $(date +%s) - started )) s"
