@@ -85,3 +85,16 @@ fn bytes_that_are_not_a_component_are_refused_naming_the_file() {
     assert!(matches!(err, PolicyError::Compile { .. }), "{err}");
     assert!(err.to_string().starts_with("not-a-component.wasm is not a loadable component"), "{err}");
 }
+
+#[test]
+fn a_component_that_imports_anything_is_refused_before_it_can_run() {
+    // A clock, a file system or a socket would all arrive as imports: none is accepted.
+    for import in ["wasi:clocks/wall-clock@0.2.0", "wasi:filesystem/types@0.2.0", "wasi:sockets/tcp@0.2.0"] {
+        let bytes = wat::parse_str(format!(r#"(component (import "{import}" (instance)))"#)).unwrap();
+        let err = ComponentPolicy::from_bytes(&runtime(16 << 20), std::path::Path::new("importing.wasm"), &bytes, None)
+            .err()
+            .expect("a component with an import must not load");
+        assert!(matches!(err, PolicyError::HasImports { .. }), "{err}");
+        assert!(err.to_string().contains(import) && err.to_string().contains("importing.wasm"), "{err}");
+    }
+}

@@ -6,12 +6,16 @@
 //! Everything here panics with a message that says what to do (`run `cargo policies` first`),
 //! because its only callers are tests.
 
+pub mod bad_input;
+pub mod fault_world;
+pub mod faults;
 pub mod golden;
 pub mod json;
 pub mod paths;
 pub mod policies;
 pub mod sentinel_bin;
 pub mod servers;
+pub mod signed;
 pub mod year;
 
 pub use golden::{bless, first_difference};

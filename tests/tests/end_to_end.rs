@@ -10,6 +10,7 @@ use capacity_tests::servers::moto::Moto;
 use capacity_tests::servers::postgres::Postgres;
 use capacity_tests::servers::prometheus::{PostgresExporter, Prometheus};
 use capacity_tests::servers::redis::Redis;
+use capacity_tests::signed::SignedPolicies;
 use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries};
 use sentinel::ports::metrics::MetricsSource;
 use serde_json::Value;
@@ -42,6 +43,9 @@ struct World {
     moto: Moto,
     dir: tempfile::TempDir,
     _exporter: PostgresExporter,
+    /// The instant of the last tick: each tick decides a later one (a repeated instant would
+    /// only publish its recorded document again).
+    last_at: std::cell::Cell<i64>,
 }
 
 impl World {
@@ -52,9 +56,10 @@ impl World {
         let redis = Redis::start();
         let moto = Moto::start();
         let dir = tempfile::tempdir().expect("temp dir");
+        // Outside the embedded default only signed policies run.
+        let policies = SignedPolicies::install(dir.path(), &[e2e_policy()]);
         let config = format!(
             r#"
-policy = "{policy}"
 tick_deadline = "15s"
 
 [store]
@@ -79,14 +84,15 @@ expiry = "5m"
 [publish.parameter]
 kind = "ssm"
 name = "{PARAMETER}"
-"#,
-            policy = e2e_policy().display(),
+
+{policies}"#,
+            policies = policies.toml("9.0.0"),
             pg = pg.url(),
             prometheus = prometheus.url(),
             redis = redis.url(),
         );
         std::fs::write(dir.path().join("sentinel.toml"), config).expect("writing the config");
-        World { pg, prometheus, redis, moto, dir, _exporter: exporter }
+        World { pg, prometheus, redis, moto, dir, _exporter: exporter, last_at: std::cell::Cell::new(0) }
     }
 
     fn config(&self) -> PathBuf {
@@ -100,7 +106,11 @@ name = "{PARAMETER}"
             .arg("--config")
             .arg(self.config())
             .arg("--at")
-            .arg(rfc3339(now()))
+            .arg(rfc3339({
+                let at = now().max(self.last_at.get() + 1);
+                self.last_at.set(at);
+                at
+            }))
             .envs(self.moto.aws_env())
             .env("RUST_LOG", "info")
             .output()

@@ -120,9 +120,10 @@ async fn connections_follow_real_postgres_sessions() {
     })
     .await;
 
-    // Asked about an earlier minute, Prometheus answers with what it had then.
-    let earlier = s.read(unix_now() - 3600).await.expect("a read an hour back");
-    assert_eq!(earlier.connections_pct, None, "nothing was scraped an hour ago");
+    // Asked about an earlier minute, Prometheus answers with what it had then: nothing was
+    // scraped an hour ago, and no data for any signal is a failed read naming the queries.
+    let earlier = s.read(unix_now() - 3600).await.expect_err("no data an hour back");
+    assert!(matches!(&earlier, MetricsError::NoData(why) if why.contains("connections_pct") && why.contains("empty result")), "{earlier:?}");
 
     // The exporter's address by mistake: it answers any path with its HTML landing page.
     let wrong = source(&format!("http://{}", exporter.target()), only(|q| q.connections_pct = Some(CONNECTIONS.into())), Duration::from_secs(2));

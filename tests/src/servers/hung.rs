@@ -9,16 +9,22 @@ use std::time::Duration;
 pub struct HungServer {
     pub port: u16,
     stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl HungServer {
     pub fn start() -> HungServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("binding the hung server");
+        HungServer::start_on(0)
+    }
+
+    /// On a given port: a killed server's port, so that its clients meet a hang.
+    pub fn start_on(port: u16) -> HungServer {
+        let listener = TcpListener::bind(("127.0.0.1", port)).expect("binding the hung server");
         let port = listener.local_addr().expect("local addr").port();
         listener.set_nonblocking(true).expect("nonblocking listener");
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        std::thread::spawn(move || {
+        let thread = std::thread::spawn(move || {
             let mut held = Vec::new();
             while !flag.load(Ordering::Relaxed) {
                 match listener.accept() {
@@ -27,7 +33,7 @@ impl HungServer {
                 }
             }
         });
-        HungServer { port, stop }
+        HungServer { port, stop, thread: Some(thread) }
     }
 
     pub fn addr(&self) -> String {
@@ -36,7 +42,12 @@ impl HungServer {
 }
 
 impl Drop for HungServer {
+    /// Stops listening and drops every held connection before returning, so the port is
+    /// free for the real server again.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }

@@ -1,6 +1,9 @@
 //! A private PostgreSQL cluster (Debian's PostgreSQL 15 binaries): `initdb` into a temp dir,
-//! then the server on a free port with fsync off. `initdb` refuses root, so as root both run as
-//! the `postgres` user through `setpriv` (which execs, so killing the handle kills the server).
+//! then the server on a free port with fsync off. `synchronous_commit` stays on: a commit is
+//! then in the operating system's hands before it returns, so it survives the server being
+//! killed (the fault tests kill it); fsync off only gives up surviving a machine crash.
+//! `initdb` refuses root, so as root both run as the `postgres` user through `setpriv` (which
+//! execs, so killing the handle kills the server).
 
 use super::{ServerProcess, binary, free_port};
 use std::path::Path;
@@ -59,8 +62,6 @@ impl Postgres {
             "listen_addresses=127.0.0.1",
             "-c",
             "fsync=off",
-            "-c",
-            "synchronous_commit=off",
             "-c",
             "full_page_writes=off",
             "-c",

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 pub struct Prometheus {
     pub process: ServerProcess,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Prometheus {
@@ -22,18 +22,50 @@ impl Prometheus {
         );
         let file = dir.path().join("prometheus.yml");
         std::fs::write(&file, config).expect("writing prometheus.yml");
+        let process = Prometheus::spawn(dir.path(), port);
+        Prometheus { process, dir }
+    }
+
+    /// Starts the server and waits until it is ready to answer queries (`/-/ready`): it
+    /// listens before its storage is open, and answers 503 until then.
+    fn spawn(dir: &std::path::Path, port: u16) -> ServerProcess {
         let mut cmd = Command::new(binary("prometheus", "apt-get install prometheus"));
-        cmd.arg(format!("--config.file={}", file.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+        cmd.arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .current_dir(dir.path());
-        let process = ServerProcess::spawn("prometheus", cmd, port, dir.path(), Duration::from_secs(30));
-        Prometheus { process, _dir: dir }
+            .current_dir(dir);
+        let process = ServerProcess::spawn("prometheus", cmd, port, dir, Duration::from_secs(30));
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !ready(port) {
+            assert!(std::time::Instant::now() < deadline, "prometheus never became ready; its log:\n{}", process.log_text());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        process
+    }
+
+    /// Starts the same server again on the same port, with its data (after a kill).
+    pub fn restart(&mut self) {
+        self.process.kill();
+        let _ = std::fs::remove_file(self.dir.path().join("data").join("lock"));
+        self.process = Prometheus::spawn(self.dir.path(), self.process.port);
     }
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.process.port)
     }
+}
+
+/// `GET /-/ready` answers 200.
+fn ready(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if write!(stream, "GET /-/ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.1 200")
 }
 
 pub struct PostgresExporter {

@@ -1,0 +1,265 @@
+//! Pins with every invalid field, through the command line (`sentinel pin set`, exit 4) on the
+//! embedded SQLite store and on a real PostgreSQL, and through the API of a real `sentinel
+//! serve` process (`PUT /v1/pin`: 422 for a refused pin, 400 for a body that is not the
+//! documented JSON, 415 for one that is not JSON, 413 for one too large). A valid pin exists
+//! first; each refusal names the field, and the stored pin, the audit and everything else
+//! stored or published stay byte for byte as they were.
+
+use capacity_tests::bad_input::{Sandbox, Snapshot, embedded_config, http, policy};
+use capacity_tests::servers::postgres::Postgres;
+use capacity_tests::signed::SignedPolicies;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `pin set` flags, and what the refusal must say.
+struct CliCase {
+    what: &'static str,
+    state: &'static str,
+    reason: String,
+    expires_in: &'static str,
+    actor: &'static str,
+    /// `field: message` as printed after `pin refused, nothing changed: `.
+    says: &'static str,
+}
+
+fn cli_cases() -> Vec<CliCase> {
+    let c = |what, state, reason: &str, expires_in, actor, says| CliCase { what, state, reason: reason.to_string(), expires_in, actor, says };
+    vec![
+        c("an unknown state", "sideways", "r", "1h", "ops@example.com", "state: must be one of normal, constrained, critical, emergency (got `sideways`)"),
+        c("a blank state", "", "r", "1h", "ops@example.com", "state: must be one of"),
+        c("a blank reason", "critical", "", "1h", "ops@example.com", "reason: must not be blank"),
+        c("a whitespace reason", "critical", " \t  ", "1h", "ops@example.com", "reason: must not be blank"),
+        c("a reason over 500 characters", "critical", &"x".repeat(501), "1h", "ops@example.com", "reason: must be at most 500 characters (got 501)"),
+        c("an expiry at now", "critical", "r", "0s", "ops@example.com", "expires_at: must be in the future"),
+        c("an expiry just over 24 h ahead", "critical", "r", "24h 1min", "ops@example.com", "expires_at: must be at most 24 hours ahead"),
+        c("an expiry days ahead", "critical", "r", "7days", "ops@example.com", "expires_at: must be at most 24 hours ahead"),
+        c("an expiry that does not parse", "critical", "r", "soon", "ops@example.com", "expires_at: --expires-in `soon` is not a duration"),
+        c("an expiry in the past", "critical", "r", "-1h", "ops@example.com", "expires_at: --expires-in `-1h` is not a duration"),
+        c("an expiry too large to represent", "critical", "r", "99999999999999999h", "ops@example.com", "expires_at: --expires-in"),
+        c("a blank actor", "critical", "r", "1h", "", "actor: must not be blank"),
+        c("a whitespace actor", "critical", "r", "1h", "   ", "actor: must not be blank"),
+    ]
+}
+
+/// Runs every CLI case against `sb` (whose config names the store), checking each with
+/// `stored` (what the store holds, read independently) and the sandbox's files.
+fn refuse_every_cli_case(sb: &Sandbox, stored: &dyn Fn() -> Vec<String>) -> usize {
+    let set = sb.sentinel(&["pin", "set", "--state", "critical", "--reason", "the pin that must survive", "--expires-in", "2h", "--actor", "ops@example.com"]);
+    set.expect_code(0);
+    let (rows, files, shown) = (stored(), sb.snapshot(), sb.sentinel(&["pin", "show"]).expect_code(0).stdout);
+    assert!(shown.contains("the pin that must survive"), "{shown}");
+    let mut refusals = 0;
+    for case in cli_cases() {
+        let args = ["pin", "set", "--state", case.state, "--reason", &case.reason, "--expires-in", case.expires_in, "--actor", case.actor];
+        let ran = sb.sentinel(&args);
+        let what = format!("{}: `{}`", case.what, ran.what);
+        assert_eq!(ran.code, Some(4), "{what} exited {:?}\n{}", ran.code, ran.stderr);
+        assert!(ran.stderr.contains(&format!("pin refused, nothing changed: {}", case.says)), "{what}: does not say {:?}:\n{}", case.says, ran.stderr);
+        assert!(ran.stdout.is_empty(), "{what}: printed an audit record: {}", ran.stdout);
+        assert_eq!(stored(), rows, "{what}: the stored pin or audit changed");
+        assert_unchanged(sb, &files, &what);
+        refusals += 1;
+    }
+    // Clearing needs an actor too; a missing flag is a usage error (exit 2) naming it.
+    let ran = sb.sentinel(&["pin", "clear", "--actor", " "]);
+    assert_eq!(ran.code, Some(4), "{ran:?}");
+    assert!(ran.stderr.contains("pin refused, nothing changed: actor: must not be blank"), "{}", ran.stderr);
+    let ran = sb.sentinel(&["pin", "set", "--state", "critical", "--expires-in", "1h", "--actor", "ops@example.com"]);
+    assert_eq!(ran.code, Some(2), "{ran:?}");
+    assert!(ran.stderr.contains("--reason") && ran.stderr.contains("required"), "{}", ran.stderr);
+    assert_eq!(stored(), rows, "the stored pin or audit changed");
+    assert_unchanged(sb, &files, "pin clear / a missing flag");
+    assert_eq!(sb.sentinel(&["pin", "show"]).expect_code(0).stdout, shown, "the valid pin is still the one shown");
+
+    // The limits themselves are accepted, and the checks above see a replaced pin.
+    let at_limits = ["pin", "set", "--state", "emergency", "--reason", &"x".repeat(500), "--expires-in", "24h", "--actor", "ops@example.com"];
+    sb.sentinel(&at_limits).expect_code(0);
+    assert_ne!(stored(), rows, "a replaced pin shows in the store");
+    refusals + 2
+}
+
+fn assert_unchanged(sb: &Sandbox, before: &Snapshot, what: &str) {
+    let changes = sb.snapshot().changes_since(before);
+    assert!(changes.is_empty(), "{what}: changed what is stored or published: {changes:#?}");
+}
+
+#[test]
+fn every_invalid_pin_field_is_refused_by_the_cli_naming_it_and_changes_nothing() {
+    let sb = Sandbox::with_config(&embedded_config(""));
+    // Something stored and published besides the pin: one tick.
+    sb.sentinel(&["tick"]).expect_code(0);
+    // The SQLite snapshot holds every row; the pin and audit rows are checked through it.
+    let stored = || {
+        let tables = sb.snapshot().tables.expect("the store exists");
+        [&tables["pin"], &tables["pin_audit"]].into_iter().flatten().cloned().collect::<Vec<String>>()
+    };
+    let refused = refuse_every_cli_case(&sb, &stored);
+    eprintln!("{refused} invalid pins refused on SQLite");
+}
+
+#[test]
+fn every_invalid_pin_field_is_refused_on_postgres_and_its_rows_stay_byte_for_byte() {
+    let pg = Postgres::start();
+    let sb = Sandbox::new();
+    let signed = SignedPolicies::install(sb.dir.path(), &[policy()]);
+    let config = format!(
+        "policy = {:?}\n[store]\nkind = \"postgres\"\nurl = \"{}\"\n{}",
+        policy().display().to_string(),
+        pg.url(),
+        signed.toml("1.0.0")
+    );
+    sb.write("sentinel.toml", config);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let dsn = pg.dsn();
+    // Every row of the pin and audit tables as PostgreSQL renders it.
+    let stored = || {
+        runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls).await.expect("connecting");
+            tokio::spawn(connection);
+            let mut rows = Vec::new();
+            for table in ["pin", "pin_audit"] {
+                let sql = format!("SELECT row_to_json(t)::text FROM {table} t ORDER BY 1");
+                for row in client.query(&sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}")) {
+                    rows.push(format!("{table}: {}", row.get::<_, String>(0)));
+                }
+            }
+            rows
+        })
+    };
+    let refused = refuse_every_cli_case(&sb, &stored);
+    eprintln!("{refused} invalid pins refused on PostgreSQL");
+}
+
+const STAFF: &str = "staff-token-bad-input";
+
+/// `sentinel serve` on a free port of the sandbox's config; killed on drop.
+struct Served {
+    child: std::process::Child,
+    addr: String,
+    /// The server's log, outside the sandbox (whose files must not change).
+    _log: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(sb: &Sandbox) -> Served {
+    let log_dir = tempfile::tempdir().expect("a temp dir");
+    let log = log_dir.path().join("serve.stderr");
+    let mut served = Served { child: spawn_serve(sb, &log), addr: String::new(), _log: log_dir };
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(port) = text.split_whitespace().find_map(|w| w.strip_prefix("http://127.0.0.1:")) {
+            served.addr = format!("127.0.0.1:{port}");
+            return served;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "sentinel serve did not start:\n{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn spawn_serve(sb: &Sandbox, log: &std::path::Path) -> std::process::Child {
+    Command::new(capacity_tests::sentinel_bin::sentinel())
+        .args(["serve", "--addr", "127.0.0.1:0", "--config"])
+        .arg(sb.config())
+        .current_dir(sb.dir.path())
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(std::fs::File::create(log).expect("the server log")))
+        .spawn()
+        .expect("sentinel serve starts")
+}
+
+/// A `PUT /v1/pin` request and its refusal: the status, the problem's `field` (a refused pin
+/// only) and what its `detail` says.
+struct ApiCase {
+    what: &'static str,
+    content_type: Option<&'static str>,
+    body: Vec<u8>,
+    status: u16,
+    field: Option<&'static str>,
+    says: String,
+}
+
+impl ApiCase {
+    fn new(what: &'static str, content_type: Option<&'static str>, body: Vec<u8>, status: u16, field: Option<&'static str>, says: &str) -> ApiCase {
+        ApiCase { what, content_type, body, status, field, says: says.to_string() }
+    }
+}
+
+#[test]
+fn every_invalid_pin_body_is_refused_by_the_api_naming_the_field_and_changes_nothing() {
+    let hash = hex::encode(Sha256::digest(STAFF.as_bytes()));
+    let api = format!("[api]\ntokens = [{{ name = \"alice\", role = \"staff\", sha256 = \"{hash}\" }}]\n");
+    let sb = Sandbox::with_config(&format!("{}{api}", embedded_config("")));
+    sb.sentinel(&["tick"]).expect_code(0);
+    let server = serve(&sb);
+    let now = capacity_tests::bad_input::wall_now();
+    let at = |seconds: i64| sentinel::instants::format_rfc3339(now + seconds);
+    let put = |content_type: Option<&str>, body: &[u8]| http(&server.addr, "PUT", "/v1/pin", Some(STAFF), content_type, body);
+    let json_put = |body: &serde_json::Value| put(Some("application/json"), body.to_string().as_bytes());
+
+    let valid = json_put(&json!({ "state": "critical", "reason": "the pin that must survive", "expires_at": at(7200) }));
+    assert_eq!(valid.status, 200, "{valid:?}");
+    let (files, shown) = (sb.snapshot(), http(&server.addr, "GET", "/v1/pin", Some(STAFF), None, b"").body);
+
+    let pin = |state: &str, reason: &str, expires_at: &str| json!({ "state": state, "reason": reason, "expires_at": expires_at });
+    let long = "x".repeat(501);
+    // (what, content type, body, status, field for a refused pin, what the detail says)
+    let cases: Vec<ApiCase> = [
+        ("an unknown state", pin("sideways", "r", &at(3600)), 422, Some("state"), "state: must be one of"),
+        ("a blank reason", pin("critical", "", &at(3600)), 422, Some("reason"), "reason: must not be blank"),
+        ("a whitespace reason", pin("critical", " \t ", &at(3600)), 422, Some("reason"), "reason: must not be blank"),
+        ("a reason over 500 characters", pin("critical", &long, &at(3600)), 422, Some("reason"), "reason: must be at most 500 characters"),
+        ("an expiry in the past", pin("critical", "r", &at(-60)), 422, Some("expires_at"), "expires_at: must be in the future"),
+        ("an expiry more than 24 h ahead", pin("critical", "r", &at(24 * 3600 + 120)), 422, Some("expires_at"), "expires_at: must be at most 24 hours ahead"),
+        ("an expiry that does not parse", pin("critical", "r", "tomorrow"), 422, Some("expires_at"), "expires_at: expected an RFC 3339 time"),
+        ("an expiry without a time", pin("critical", "r", "2026-10-21"), 422, Some("expires_at"), "expires_at: expected an RFC 3339 time"),
+        ("a missing state", json!({ "reason": "r", "expires_at": at(3600) }), 400, None, "missing field `state`"),
+        ("a missing reason", json!({ "state": "critical", "expires_at": at(3600) }), 400, None, "missing field `reason`"),
+        ("a missing expiry", json!({ "state": "critical", "reason": "r" }), 400, None, "missing field `expires_at`"),
+        ("a state that is a number", json!({ "state": 3, "reason": "r", "expires_at": at(3600) }), 400, None, "state: invalid type: integer `3`"),
+        ("a reason that is null", json!({ "state": "critical", "reason": null, "expires_at": at(3600) }), 400, None, "reason: invalid type: null"),
+        ("an expiry as unix seconds", json!({ "state": "critical", "reason": "r", "expires_at": now + 3600 }), 400, None, "expires_at: invalid type: integer"),
+        ("an unknown field", json!({ "state": "critical", "reason": "r", "expires_at": at(3600), "extra": 1 }), 400, None, "unknown field `extra`"),
+        ("an actor in the body", json!({ "state": "critical", "reason": "r", "expires_at": at(3600), "actor": "mallory" }), 400, None, "unknown field `actor`"),
+        ("a JSON array", json!(["critical", "r", at(3600)]), 400, None, "the body must be a JSON object"),
+    ]
+    .into_iter()
+    .map(|(what, body, status, field, says)| ApiCase::new(what, Some("application/json"), body.to_string().into_bytes(), status, field, says))
+    .chain([
+        ApiCase::new("truncated JSON", Some("application/json"), b"{\"state\": \"critical\",".to_vec(), 400, None, "EOF while parsing"),
+        ApiCase::new("trailing bytes after the object", Some("application/json"), format!("{} x", pin("critical", "r", &at(3600))).into_bytes(), 400, None, "trailing characters"),
+        ApiCase::new("binary garbage", Some("application/json"), b"\x89PNG\r\n\x1a\n\x00\xff".to_vec(), 400, None, "the body must be a JSON object"),
+        ApiCase::new("an empty body", Some("application/json"), Vec::new(), 400, None, "the body must be a JSON object"),
+        ApiCase::new("a JSON body sent as text", Some("text/plain"), pin("critical", "r", &at(3600)).to_string().into_bytes(), 415, None, "Content-Type: application/json"),
+        ApiCase::new("a form body", Some("application/x-www-form-urlencoded"), b"state=critical&reason=r".to_vec(), 415, None, "Content-Type: application/json"),
+        ApiCase::new("no content type", None, pin("critical", "r", &at(3600)).to_string().into_bytes(), 415, None, "Content-Type: application/json"),
+        ApiCase::new("a body over 16 KiB", Some("application/json"), pin("critical", &"x".repeat(17 * 1024), &at(3600)).to_string().into_bytes(), 413, None, "at most 16 KiB"),
+    ])
+    .collect();
+    for ApiCase { what, content_type, body, status, field, says } in &cases {
+        let answer = put(*content_type, body);
+        assert_eq!(answer.status, *status, "{what}: {answer:?}");
+        assert_eq!(answer.content_type, "application/problem+json", "{what}: {answer:?}");
+        let problem = answer.json();
+        assert!(problem["detail"].as_str().is_some_and(|d| d.contains(says)), "{what}: the detail does not say {says:?}: {problem}");
+        assert_eq!(problem["field"].as_str(), *field, "{what}: {problem}");
+        assert_unchanged(&sb, &files, what);
+        assert_eq!(http(&server.addr, "GET", "/v1/pin", Some(STAFF), None, b"").body, shown, "{what}: GET /v1/pin changed");
+    }
+    eprintln!("{} invalid pin bodies refused by the API", cases.len());
+
+    // A valid replacement goes through, and the checks above see it.
+    let replaced = json_put(&pin("emergency", "replaced", &at(3600)));
+    assert_eq!(replaced.status, 200, "{replaced:?}");
+    assert!(!sb.snapshot().changes_since(&files).is_empty(), "a replaced pin changes the store");
+}
