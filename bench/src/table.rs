@@ -145,7 +145,7 @@ impl Run {
         // Single round trips; the lock is not one (a new connection each tick), shown apart.
         let hops = ["pg-read-memory", "pg-commit", "pg-record-publication", "prometheus-query", "redis-set", "ssm-put"];
         let measured: Vec<(&str, f64)> = hops.iter().filter_map(|h| Some((*h, self.median("live-tick", h)?))).collect();
-        let lock = self.median("live-tick", "pg-lock").map_or_else(String::new, |ns| format!(" · pg-lock (connect, lock, unlock, close) {}", time(ns)));
+        let lock = self.median("live-tick", "pg-lock").map_or_else(String::new, |ns| format!(" · pg-lock (lock and unlock on the kept connection) {}", time(ns)));
         let (Some(tick), Some(&(slowest, worst))) =
             (self.median("live-tick", "tick"), measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)))
         else {

@@ -172,3 +172,46 @@ async fn an_unreachable_or_hung_server_fails_the_acquire_in_time() {
     let err = PostgresLeadership::new("postgres://what:ever:x", TIMEOUT, 1).acquire(None).await.err().expect("bad url");
     assert!(matches!(&err, LockError::Failed { message, .. } if message.contains("does not parse")), "{err}");
 }
+
+/// The backend holding advisory lock `key`, as another session sees it.
+async fn holder_pid(client: &tokio_postgres::Client, key: i64) -> Option<i32> {
+    let (high, low) = (((key as u64) >> 32) as i64, ((key as u64) & 0xffff_ffff) as i64);
+    let rows = client
+        .query(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+             AND classid::bigint = $1 AND objid::bigint = $2",
+            &[&high, &low],
+        )
+        .await
+        .unwrap();
+    rows.first().map(|r| r.get(0))
+}
+
+#[tokio::test]
+async fn a_released_lease_leaves_no_lock_and_its_connection_serves_the_next_minute() {
+    let server = server();
+    let leadership = PostgresLeadership::new(&server.url(), TIMEOUT, 4206);
+    let observer = raw(&server.url()).await;
+    let lease = leadership.acquire(None).await.unwrap();
+    let first = holder_pid(&observer, 4206).await.expect("held");
+    lease.release().await;
+    assert_eq!(holders(&observer, 4206).await, 0, "released at once, though the connection is kept");
+    // Another sentinel gets in between two minutes of this one.
+    let other = PostgresLeadership::new(&server.url(), TIMEOUT, 4206);
+    other.acquire(None).await.unwrap().release().await;
+
+    let started = Instant::now();
+    let lease = leadership.acquire(None).await.unwrap();
+    eprintln!("acquire on the kept connection: {:?}", started.elapsed());
+    assert_eq!(holder_pid(&observer, 4206).await, Some(first), "the same backend, no new connection");
+    lease.release().await;
+
+    // A kept connection that died between minutes is replaced.
+    observer.execute("SELECT pg_terminate_backend($1)", &[&first]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let lease = leadership.acquire(None).await.expect("a new connection after the kept one died");
+    let second = holder_pid(&observer, 4206).await.expect("held");
+    assert_ne!(second, first);
+    lease.release().await;
+    assert_eq!(holders(&observer, 4206).await, 0);
+}

@@ -1,13 +1,16 @@
 //! `Leadership` for the shared store: a session-level advisory lock
-//! (`pg_try_advisory_lock(key)`) on a connection of its own, opened by each `acquire` and kept
-//! by the lease. It must not be the store's connection, nor any pooled one: the lock belongs
-//! to the session, and a session that outlives the lease keeps it. Dropping the lease unlocks
-//! (best effort) and closes the connection; if the sentinel dies, PostgreSQL frees the lock as
-//! soon as it notices the session is gone.
+//! (`pg_try_advisory_lock(key)`) on a connection of its own, held by the lease. It must not be
+//! the store's connection, nor any pooled one: the lock belongs to the session, and a session
+//! that outlives the lease keeps it. So the connection goes back to the leadership only once
+//! `pg_advisory_unlock` has said the lock is released, and the next `acquire` reuses it (a
+//! tick then pays one round trip for the lock, not a new backend); a kept connection that has
+//! died is replaced by a new one. If the sentinel dies, PostgreSQL frees the lock as soon as
+//! it notices the session is gone.
 
 use super::{advice, parse_url};
 use crate::ports::leadership::{Leadership, Lease, LockError};
 use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_postgres::{Client, Config, NoTls};
@@ -22,6 +25,19 @@ pub struct PostgresLeadership {
     location: String,
     timeout: Duration,
     key: i64,
+    /// The dedicated connection between leases, holding no lock.
+    idle: Idle,
+}
+
+/// Where a released lease puts its connection back.
+type Idle = Arc<Mutex<Option<Dedicated>>>;
+
+/// Keeps `conn` for the next `acquire` (closing any connection kept before).
+fn keep(idle: &Idle, conn: Dedicated) {
+    let old = idle.lock().unwrap_or_else(PoisonError::into_inner).replace(conn);
+    if let Some(old) = old {
+        old.close();
+    }
 }
 
 impl std::fmt::Debug for PostgresLeadership {
@@ -40,6 +56,7 @@ pub struct PostgresLease {
     key: i64,
     what: String,
     timeout: Duration,
+    idle: Idle,
 }
 
 impl std::fmt::Debug for PostgresLease {
@@ -49,25 +66,25 @@ impl std::fmt::Debug for PostgresLease {
 }
 
 impl Lease for PostgresLease {
-    /// Unlocks and closes the dedicated connection before returning.
+    /// Unlocks before returning; the connection goes back to the leadership for the next tick.
     fn release(mut self: Box<Self>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
         let conn = self.conn.take();
-        let (key, what, timeout) = (self.key, std::mem::take(&mut self.what), self.timeout);
+        let (key, what, timeout, idle) = (self.key, std::mem::take(&mut self.what), self.timeout, self.idle.clone());
         Box::pin(async move {
             if let Some(conn) = conn {
-                unlock(conn, key, what, timeout).await;
+                unlock(conn, key, what, timeout, &idle).await;
             }
         })
     }
 }
 
-/// `pg_advisory_unlock`, then the connection closed; bounded by `timeout` at each step (if
-/// the server does not answer, closing the session frees the lock anyway).
-async fn unlock(conn: Dedicated, key: i64, what: String, timeout: Duration) {
-    let Dedicated { client, mut task } = conn;
-    let unlock = "SELECT pg_advisory_unlock($1::bigint)";
-    match tokio::time::timeout(timeout, client.query_one(unlock, &[&key])).await {
-        Ok(Ok(row)) if row.try_get::<_, bool>(0).unwrap_or(false) => {}
+/// `pg_advisory_unlock`, bounded by `timeout`. When PostgreSQL says the lock is released, the
+/// connection is kept in `idle` for the next lease; otherwise it is closed (closing the
+/// session frees the lock anyway).
+async fn unlock(conn: Dedicated, key: i64, what: String, timeout: Duration, idle: &Idle) {
+    let statement = "SELECT pg_advisory_unlock($1::bigint)";
+    match tokio::time::timeout(timeout, conn.client.query_one(statement, &[&key])).await {
+        Ok(Ok(row)) if row.try_get::<_, bool>(0).unwrap_or(false) => return keep(idle, conn),
         Ok(Ok(_)) => tracing::warn!(
             lock = what,
             "the leadership lock was no longer held when released (was the connection reset?)"
@@ -77,6 +94,7 @@ async fn unlock(conn: Dedicated, key: i64, what: String, timeout: Duration) {
         }
         Err(_) => tracing::debug!(lock = what, "unlocking got no answer; closing the session frees the lock"),
     }
+    let Dedicated { client, mut task } = conn;
     drop(client);
     if tokio::time::timeout(timeout, &mut task).await.is_err() {
         task.abort();
@@ -105,13 +123,13 @@ impl Drop for PostgresLease {
     /// A lease dropped without `release` (a tick cut short) unlocks in the background.
     fn drop(&mut self) {
         let Some(conn) = self.conn.take() else { return };
-        let (key, what, timeout) = (self.key, std::mem::take(&mut self.what), self.timeout);
+        let (key, what, timeout, idle) = (self.key, std::mem::take(&mut self.what), self.timeout, self.idle.clone());
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             // No runtime to unlock on: closing the socket ends the session, which frees the lock.
             conn.abort();
             return;
         };
-        runtime.spawn(unlock(conn, key, what, timeout));
+        runtime.spawn(async move { unlock(conn, key, what, timeout, &idle).await });
     }
 }
 
@@ -124,7 +142,7 @@ impl PostgresLeadership {
             Ok((config, location)) => (Ok(config), location),
             Err((location, message)) => (Err(message), location),
         };
-        PostgresLeadership { config, location, timeout, key: lock_key }
+        PostgresLeadership { config, location, timeout, key: lock_key, idle: Idle::default() }
     }
 
     /// The lock's key.
@@ -168,7 +186,7 @@ impl PostgresLeadership {
         let what = self.what();
         let task = tokio::spawn(async move {
             if let Err(e) = connection.await {
-                tracing::warn!(lock = what, error = %e, "the connection of the leadership lock ended; PostgreSQL has released the lock");
+                tracing::warn!(lock = what, error = %e, "the connection of the leadership lock ended; PostgreSQL has released any lock it held");
             }
         });
         let conn = Dedicated { client, task };
@@ -229,29 +247,45 @@ impl PostgresLeadership {
 impl Leadership for PostgresLeadership {
     async fn acquire(&self, wait: Option<Duration>) -> Result<Box<dyn Lease>, LockError> {
         let started = Instant::now();
-        let conn = self.open().await?;
+        let kept = self.idle.lock().unwrap_or_else(PoisonError::into_inner).take().filter(|c| !c.client.is_closed());
+        let mut reused = kept.is_some();
+        let mut conn = match kept {
+            Some(conn) => conn,
+            None => self.open().await?,
+        };
         loop {
             match self.try_lock(&conn).await {
                 Ok(true) => {
-                    let lease =
-                        PostgresLease { conn: Some(conn), key: self.key, what: self.what(), timeout: self.timeout };
+                    let lease = PostgresLease {
+                        conn: Some(conn),
+                        key: self.key,
+                        what: self.what(),
+                        timeout: self.timeout,
+                        idle: self.idle.clone(),
+                    };
                     return Ok(Box::new(lease));
                 }
                 Ok(false) => {}
                 Err(e) => {
                     conn.abort(); // a lock granted after the timeout dies with the session
+                    if reused {
+                        // The kept connection went stale between minutes: once more on a new one.
+                        reused = false;
+                        conn = self.open().await?;
+                        continue;
+                    }
                     return Err(e);
                 }
             }
             let Some(wait) = wait else {
                 let what = self.describe_held(&conn).await;
-                conn.close();
+                keep(&self.idle, conn);
                 return Err(LockError::Held { what });
             };
             let waited = started.elapsed();
             if waited >= wait {
                 let what = self.describe_held(&conn).await;
-                conn.close();
+                keep(&self.idle, conn);
                 return Err(LockError::TimedOut { what, waited });
             }
             tokio::time::sleep(RETRY_EVERY.min(wait - waited)).await;
