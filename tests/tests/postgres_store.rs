@@ -396,4 +396,19 @@ async fn a_killed_and_restarted_server_heals_on_the_next_call() {
     wait_for_backends_to_exit(&data_dir);
     server.restart();
     assert_eq!(store.commit_tick(&commit(T0 + 120)).await.unwrap().sequence, 3);
+    flush().await;
+    // The first call after a restart is a lone write (no transaction of its own): repeated on
+    // a fresh connection, it lands once.
+    server.kill();
+    wait_for_backends_to_exit(&data_dir);
+    server.restart();
+    let outcomes = vec![ChannelOutcome { channel: "cache".into(), ok: true, error: None }];
+    store.record_publication(3, &outcomes).await.unwrap();
+    let stored: Option<String> = raw(&server.url())
+        .await
+        .query_one("SELECT publication::text FROM ticks WHERE sequence = 3", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(serde_json::from_str::<Vec<ChannelOutcome>>(&stored.unwrap()).unwrap(), outcomes);
 }

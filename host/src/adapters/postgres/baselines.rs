@@ -8,19 +8,32 @@ use crate::ports::baselines::{BaselineStore, group_by_api};
 #[async_trait::async_trait]
 impl BaselineStore for PostgresStore {
     async fn latest_baselines(&self) -> Result<Option<(Instant, Vec<ApiBaseline>)>, StoreError> {
-        self.run("reading the baselines", |c| {
+        // One statement: the newest hour (NULL when none was saved) and its baselines, if any.
+        self.run_statement("reading the baselines", |c| {
             Box::pin(async move {
-                let hour: Option<Instant> =
-                    c.query_one("SELECT MAX(hour) FROM baseline_hours", &[]).await?.try_get(0)?;
-                let Some(hour) = hour else { return Ok(None) };
                 let rows = c
-                    .query("SELECT api, baseline_ms, samples FROM baselines WHERE hour = $1 ORDER BY api", &[&hour])
+                    .query_typed(
+                        "SELECT h.hour, b.api, b.baseline_ms, b.samples
+                         FROM (SELECT MAX(hour) AS hour FROM baseline_hours) h
+                         LEFT JOIN baselines b ON b.hour = h.hour
+                         ORDER BY b.api",
+                        &[],
+                    )
                     .await?;
+                let Some(hour) = rows.first().map(|row| row.try_get::<_, Option<Instant>>(0)).transpose()?.flatten()
+                else {
+                    return Ok(None);
+                };
                 let baselines = rows
                     .iter()
-                    .map(|row| {
-                        let api: String = row.try_get(0)?;
-                        let samples: i64 = row.try_get(2)?;
+                    .filter_map(|row| match row.try_get::<_, Option<String>>(1) {
+                        Ok(Some(api)) => Some(Ok((api, row))),
+                        Ok(None) => None, // the hour was saved with no API
+                        Err(e) => Some(Err(Fail::Pg(e))),
+                    })
+                    .map(|found| {
+                        let (api, row) = found?;
+                        let samples: i64 = row.try_get(3)?;
                         let samples = u32::try_from(samples).map_err(|_| {
                             Fail::corrupt(
                                 "the baselines",
@@ -30,7 +43,7 @@ impl BaselineStore for PostgresStore {
                                 ),
                             )
                         })?;
-                        Ok(ApiBaseline { api, baseline_ms: row.try_get(1)?, samples })
+                        Ok(ApiBaseline { api, baseline_ms: row.try_get(2)?, samples })
                     })
                     .collect::<Result<Vec<_>, Fail>>()?;
                 Ok(Some((hour, baselines)))
@@ -40,7 +53,7 @@ impl BaselineStore for PostgresStore {
     }
 
     async fn samples_since(&self, from: Instant) -> Result<Vec<ApiSamples>, StoreError> {
-        self.run("reading the latency samples", move |c| {
+        self.run_statement("reading the latency samples", move |c| {
             Box::pin(async move {
                 let rows = c
                     .query("SELECT api, at, p95_ms FROM latency_samples WHERE at >= $1 ORDER BY api, at", &[&from])

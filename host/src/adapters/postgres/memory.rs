@@ -9,13 +9,14 @@ use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, 
 use crate::ports::pins::AuditAction;
 use std::collections::BTreeMap;
 use tokio_postgres::Client;
+use tokio_postgres::types::Type;
 
 #[async_trait::async_trait]
 impl MemoryStore for PostgresStore {
     async fn load_memory(&self) -> Result<Option<Memory>, StoreError> {
-        self.run("reading the memory", |c| {
+        self.run_statement("reading the memory", |c| {
             Box::pin(async move {
-                let row = c.query_opt("SELECT memory::text FROM memory WHERE id = 1", &[]).await?;
+                let row = c.query_typed_opt("SELECT memory::text FROM memory WHERE id = 1", &[]).await?;
                 let Some(row) = row else { return Ok(None) };
                 let text: String = row.try_get(0)?;
                 parse_json("memory", "the memory row", &text, "the tick starts fresh and its commit replaces the row")
@@ -26,10 +27,11 @@ impl MemoryStore for PostgresStore {
     }
 
     async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {
-        self.run("reading the stage status", |c| {
+        self.run_statement("reading the stage status", |c| {
             Box::pin(async move {
-                let rows =
-                    c.query("SELECT target, engaged, original::text FROM stage_status ORDER BY target", &[]).await?;
+                let rows = c
+                    .query_typed("SELECT target, engaged, original::text FROM stage_status ORDER BY target", &[])
+                    .await?;
                 let mut status = BTreeMap::new();
                 for row in rows {
                     let original: Option<String> = row.try_get(2)?;
@@ -49,14 +51,21 @@ impl MemoryStore for PostgresStore {
     }
 
     async fn record_publication(&self, sequence: u64, outcomes: &[ChannelOutcome]) -> Result<(), StoreError> {
-        let json = to_json("publication outcomes", &outcomes);
-        self.run("recording the publication", move |c| {
+        const DOING: &str = "recording the publication";
+        let json = to_json("publication outcomes", &outcomes)
+            .map_err(|fail| fail.into_store_error(&self.shared.location, DOING))?;
+        // Setting the same outcome twice is harmless: one statement, repeated on a new
+        // connection if the old one turns out dead.
+        self.run_statement(DOING, move |c| {
+            let json = json.clone();
             Box::pin(async move {
-                let json = json?;
                 let changed = match i64::try_from(sequence) {
                     Ok(seq) => {
-                        c.execute("UPDATE ticks SET publication = $1::text::json WHERE sequence = $2", &[&json, &seq])
-                            .await?
+                        c.execute_typed(
+                            "UPDATE ticks SET publication = $1::text::json WHERE sequence = $2",
+                            &[(&json, Type::TEXT), (&seq, Type::INT8)],
+                        )
+                        .await?
                     }
                     Err(_) => 0,
                 };
@@ -75,12 +84,12 @@ impl MemoryStore for PostgresStore {
     }
 
     async fn recent_ticks(&self, limit: u32) -> Result<Vec<(u64, TickRecord)>, StoreError> {
-        self.run("reading the tick records", move |c| {
+        self.run_statement("reading the tick records", move |c| {
             Box::pin(async move {
                 let rows = c
-                    .query(
+                    .query_typed(
                         "SELECT sequence, record::text FROM ticks ORDER BY sequence DESC LIMIT $1",
-                        &[&i64::from(limit)],
+                        &[(&i64::from(limit), Type::INT8)],
                     )
                     .await?;
                 rows.into_iter()

@@ -5,14 +5,15 @@
 //! ([`PostgresLeadership`]).
 //!
 //! One connection per store, behind an async mutex: the sentinel makes a handful of short calls
-//! a minute, and the mutex keeps this process's transactions one at a time on it. Every call
-//! runs in its own transaction and is bounded by the store's timeout as a whole (waiting for
-//! the mutex, reconnecting, the statements and the commit). The connection is replaced lazily:
-//! when it is found closed, when a call was cut off by the timeout mid-request (its state is
-//! unknown), or after a protocol-level failure. A `BEGIN` that fails because a reused
-//! connection turned out dead is retried once on a fresh one (nothing can have been written),
-//! so a PostgreSQL restart heals on the next call; a commit cut off is reported as such and
-//! never retried.
+//! a minute, and the mutex keeps this process's calls one at a time on it. A call is one
+//! transaction, or one statement on its own where one statement says it all (the reads, and
+//! recording a publication); each is bounded by the store's timeout as a whole (waiting for
+//! the mutex, reconnecting, the statements and the commit; see `call`). The connection is
+//! replaced lazily: when it is found closed, when a call was cut off by the timeout mid-request
+//! (its state is unknown), or after a protocol-level failure. A `BEGIN`, or a lone statement,
+//! that fails because a reused connection turned out dead is retried once on a fresh one, so a
+//! PostgreSQL restart heals on the next call; a commit cut off is reported as such and never
+//! retried.
 //!
 //! JSON values are stored in `json` columns, which keep the text exactly as written (and
 //! reject text that is not JSON); a value that parses as JSON but not as the record it should
@@ -20,6 +21,7 @@
 //! `sslmode=disable` or `prefer` (the default), or a local TLS proxy.
 
 mod baselines;
+mod call;
 mod errors;
 mod lock;
 mod memory;
@@ -30,8 +32,6 @@ pub use lock::{PostgresLeadership, PostgresLease, RETRY_EVERY};
 pub use schema::SCHEMA_VERSION;
 
 use crate::ports::StoreError;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
@@ -143,91 +143,7 @@ impl PostgresStore {
     pub fn location(&self) -> &str {
         &self.shared.location
     }
-
-    /// Runs `work` in one transaction on the store's connection, (re)connecting first when
-    /// needed, all within the store's timeout; `doing` names the operation in errors
-    /// ("committing the tick"). The transaction commits when `work` succeeds and rolls back
-    /// otherwise.
-    async fn run<T, F>(&self, doing: &'static str, work: F) -> Result<T, StoreError>
-    where
-        T: Send,
-        F: for<'c> FnOnce(&'c Client) -> Work<'c, T> + Send,
-    {
-        let shared = &*self.shared;
-        let deadline = Instant::now() + shared.timeout;
-        let stage = AtomicU8::new(Stage::Waiting as u8);
-        let attempt = async {
-            let mut slot = shared.slot.lock().await;
-            let mut retried = false;
-            loop {
-                let stale = slot.conn.as_ref().is_some_and(|c| c.client.is_closed());
-                if slot.busy || stale {
-                    slot.discard();
-                }
-                let fresh = slot.conn.is_none();
-                if fresh {
-                    stage.store(Stage::Connecting as u8, Ordering::Relaxed);
-                    slot.conn = Some(shared.open(deadline).await?);
-                }
-                stage.store(Stage::Working as u8, Ordering::Relaxed);
-                slot.busy = true;
-                let Some(conn) = slot.conn.as_ref() else { continue };
-                match conn.client.batch_execute("BEGIN").await {
-                    Ok(()) => break,
-                    Err(e) if breaks_connection(&e, &conn.client) => {
-                        slot.discard();
-                        // A reused connection found dead: nothing was written, try a new one.
-                        if !fresh && !retried {
-                            retried = true;
-                            tracing::debug!(store = shared.location, error = %e, "the PostgreSQL connection was lost; reconnecting");
-                            continue;
-                        }
-                        return Err(Fail::Pg(e));
-                    }
-                    Err(e) => {
-                        slot.busy = false;
-                        return Err(Fail::Pg(e));
-                    }
-                }
-            }
-            let Some(conn) = slot.conn.as_ref() else {
-                return Err(Fail::Invalid("the connection vanished mid-call; retry".into()));
-            };
-            let client = &conn.client;
-            let finished = match work(client).await {
-                Ok(value) => match client.batch_execute("COMMIT").await {
-                    Ok(()) => Ok(value),
-                    Err(e) if breaks_connection(&e, client) => Err(Fail::CommitLost(e)),
-                    Err(e) => Err(Fail::Pg(e)),
-                },
-                Err(fail) => {
-                    if !client.is_closed()
-                        && !fail.breaks_connection()
-                        && let Err(e) = client.batch_execute("ROLLBACK").await
-                    {
-                        tracing::debug!(store = shared.location, error = %e, "rolling back failed; the connection is replaced");
-                        slot.discard();
-                        return Err(fail);
-                    }
-                    Err(fail)
-                }
-            };
-            let keep = !client.is_closed() && !finished.as_ref().err().is_some_and(Fail::breaks_connection);
-            slot.busy = false;
-            if !keep {
-                slot.discard();
-            }
-            finished
-        };
-        match tokio::time::timeout_at(deadline, attempt).await {
-            Ok(result) => result.map_err(|fail| fail.into_store_error(&shared.location, doing)),
-            Err(_) => Err(shared.timed_out(doing, &stage)),
-        }
-    }
 }
-
-/// The future a unit of work in [`PostgresStore::run`] returns.
-pub(super) type Work<'c, T> = Pin<Box<dyn Future<Output = Result<T, Fail>> + Send + 'c>>;
 
 /// Where a call was when its timeout cut it off, for the message.
 #[repr(u8)]

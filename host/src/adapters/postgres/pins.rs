@@ -96,9 +96,9 @@ fn parse_audit(row: &Row) -> Result<AuditRecord, Fail> {
 #[async_trait::async_trait]
 impl PinStore for PostgresStore {
     async fn current_pin(&self) -> Result<Option<Pin>, StoreError> {
-        self.run("reading the pin", |c| {
+        self.run_statement("reading the pin", |c| {
             Box::pin(async move {
-                let row = c.query_opt("SELECT pin::text FROM pin WHERE id = 1", &[]).await?;
+                let row = c.query_typed_opt("SELECT pin::text FROM pin WHERE id = 1", &[]).await?;
                 match row {
                     Some(row) => parse_pin(row.try_get(0)?).transpose(),
                     None => Ok(None),
@@ -143,7 +143,7 @@ impl PinStore for PostgresStore {
     }
 
     async fn audit(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditRecord>, StoreError> {
-        self.run("reading the pin audit", move |c| {
+        self.run_statement("reading the pin audit", move |c| {
             Box::pin(async move {
                 let rows = c
                     .query(
