@@ -261,6 +261,28 @@ impl Running {
         text
     }
 
+    /// The metrics and the logged ticks as of one moment: scraped again until the log did not
+    /// change during the scrape and the metrics have observed every logged tick (a tick logs
+    /// its line a moment before its duration is observed, so a single scrape can be one behind).
+    pub fn snapshot(&self) -> (String, Vec<TickLine>) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let before = self.ticks().len();
+            let metrics = self.scrape();
+            let ticks = self.ticks();
+            let observed = Self::sample(&metrics, "sentinel_tick_seconds_count");
+            if ticks.len() == before && observed == before as f64 {
+                return (metrics, ticks);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the metrics never caught up with the log: {observed} ticks observed, {} logged",
+                ticks.len()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// One sample's value from `scrape` text (`name` with its labels, exactly as exposed).
     pub fn sample(text: &str, name: &str) -> f64 {
         text.lines()

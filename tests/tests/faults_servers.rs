@@ -132,8 +132,7 @@ fn redis_killed_then_hung_the_parameter_keeps_publishing_and_the_cache_heals_on_
         |w| w.redis = Redis::start_on(port),
     );
 
-    let metrics = run.scrape();
-    let ticks = run.ticks();
+    let (metrics, ticks) = run.snapshot();
     let log = run.log_text();
     assert!(run.stop().success(), "SIGTERM ends the loop cleanly");
 
@@ -182,8 +181,7 @@ fn moto_killed_then_hung_the_cache_keeps_publishing_and_the_parameter_heals_on_t
         |w| w.moto = Moto::start_on(port),
     );
 
-    let metrics = run.scrape();
-    let ticks = run.ticks();
+    let (metrics, ticks) = run.snapshot();
     assert!(run.stop().success());
 
     assert_channel_down(&killed.inside(&ticks), "parameter", "cache", "moto killed");
@@ -223,8 +221,7 @@ fn prometheus_killed_then_hung_failed_reads_hold_then_release_and_readings_resum
         |w| w.prometheus.restart(),
     );
 
-    let metrics = run.scrape();
-    let ticks = run.ticks();
+    let (metrics, ticks) = run.snapshot();
     assert!(run.stop().success());
 
     let before: Vec<&TickLine> = ticks.iter().filter(|t| t.logged < killed.from).collect();
@@ -269,8 +266,7 @@ fn postgres_killed_then_hung_no_minute_is_decided_without_the_lock_and_the_next_
         |w| w.restart_postgres(),
     );
 
-    let metrics = run.scrape();
-    let ticks = run.ticks();
+    let (metrics, ticks) = run.snapshot();
     assert!(run.stop().success(), "the loop outlived both outages");
 
     for (phase, what) in [(killed, "postgres killed"), (hang, "postgres hung")] {
