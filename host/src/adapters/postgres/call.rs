@@ -81,10 +81,7 @@ impl PostgresStore {
             };
             finish(&mut slot, finished)
         };
-        match tokio::time::timeout_at(deadline, attempt).await {
-            Ok(result) => result.map_err(|fail| fail.into_store_error(&shared.location, doing)),
-            Err(_) => Err(shared.timed_out(doing, &stage)),
-        }
+        shared.bounded(doing, deadline, &stage, attempt).await
     }
 
     /// Runs `work`, one statement that is safe to repeat, on the store's connection without a
@@ -106,8 +103,11 @@ impl PostgresStore {
                 let fresh = shared.ready(&mut slot, deadline, &stage).await?;
                 let Some(conn) = slot.conn.as_ref() else { continue };
                 let done = work(&conn.client).await;
-                let lost = done.as_ref().err().is_some_and(Fail::breaks_connection) || conn.client.is_closed();
-                if lost && done.is_err() && !fresh && !retried {
+                let lost = match &done {
+                    Err(fail) => fail.breaks_connection() || conn.client.is_closed(),
+                    Ok(_) => false,
+                };
+                if lost && !fresh && !retried {
                     retried = true;
                     slot.discard();
                     tracing::debug!(store = shared.location, "the PostgreSQL connection was lost; reconnecting");
@@ -116,14 +116,26 @@ impl PostgresStore {
                 return finish(&mut slot, done);
             }
         };
-        match tokio::time::timeout_at(deadline, attempt).await {
-            Ok(result) => result.map_err(|fail| fail.into_store_error(&shared.location, doing)),
-            Err(_) => Err(shared.timed_out(doing, &stage)),
-        }
+        shared.bounded(doing, deadline, &stage, attempt).await
     }
 }
 
 impl Shared {
+    /// Bounds a call's `attempt` by its deadline, naming in the error what it was doing and,
+    /// from `stage`, where the timeout cut it off.
+    async fn bounded<T>(
+        &self,
+        doing: &str,
+        deadline: Instant,
+        stage: &AtomicU8,
+        attempt: impl Future<Output = Result<T, Fail>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout_at(deadline, attempt).await {
+            Ok(result) => result.map_err(|fail| fail.into_store_error(&self.location, doing)),
+            Err(_) => Err(self.timed_out(doing, stage)),
+        }
+    }
+
     /// Makes the slot's connection ready for a call and marks it busy: a connection left busy
     /// (the last call was cut off mid-request, its state unknown) or found closed is replaced,
     /// and a missing one opened. Returns whether the connection is new.

@@ -13,6 +13,7 @@ use std::time::Duration;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Config, NoTls};
 
 /// How often a waiting `acquire` tries again.
@@ -83,7 +84,7 @@ impl Lease for PostgresLease {
 /// session frees the lock anyway).
 async fn unlock(conn: Dedicated, key: i64, what: String, timeout: Duration, idle: &Idle) {
     let statement = "SELECT pg_advisory_unlock($1::bigint)";
-    match tokio::time::timeout(timeout, conn.client.query_one(statement, &[&key])).await {
+    match tokio::time::timeout(timeout, conn.client.query_typed_one(statement, &[(&key, Type::INT8)])).await {
         Ok(Ok(row)) if row.try_get::<_, bool>(0).unwrap_or(false) => return keep(idle, conn),
         Ok(Ok(_)) => tracing::warn!(
             lock = what,
@@ -203,7 +204,7 @@ impl PostgresLeadership {
     /// One `pg_try_advisory_lock` on `conn`.
     async fn try_lock(&self, conn: &Dedicated) -> Result<bool, LockError> {
         let attempt = "SELECT pg_try_advisory_lock($1::bigint)";
-        match tokio::time::timeout(self.timeout, conn.client.query_one(attempt, &[&self.key])).await {
+        match tokio::time::timeout(self.timeout, conn.client.query_typed_one(attempt, &[(&self.key, Type::INT8)])).await {
             Ok(Ok(row)) => row.try_get(0).map_err(|e| self.failed(advice(&e))),
             Ok(Err(e)) => Err(self.failed(format!("taking it failed: {}", advice(&e)))),
             Err(_) => Err(self.failed(format!(
