@@ -31,10 +31,17 @@ fn swap(c: &mut Criterion) {
     let trust = Trust { key: None, allow_unsigned: true };
     let entry = manifest::find(dir.path(), "1.0.0").expect("the copied manifest");
     let verified = manifest::verify(&entry, &trust).expect("the copied component verifies");
-    let (component, origin) = cache::load(dir.path(), &runtime, &verified, true).expect("compiles and caches");
+    let cache_dir = dir.path().join("state/policy-cache");
+    let (component, origin) = cache::load(Some(&cache_dir), &runtime, &verified).expect("compiles and caches");
     assert_eq!(origin, Origin::Compiled);
     let digest = verified.entry.manifest.sha256.clone();
-    let preparer = Preparer { dir: dir.path().to_path_buf(), runtime: runtime.clone(), trust, use_cache: true };
+    let preparer = Preparer {
+        dir: dir.path().to_path_buf(),
+        runtime: runtime.clone(),
+        trust,
+        cache: Some(cache_dir.clone()),
+        minimum_version: None,
+    };
     let ready = |c| -> Box<dyn Policy> {
         Box::new(ComponentPolicy::from_component(&runtime, &entry.component_path, c, digest.clone(), None).unwrap())
     };
@@ -43,10 +50,10 @@ fn swap(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("swap");
     group.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4)).sample_size(20);
-    group.bench_function("compile", |b| b.iter(|| cache::load(dir.path(), &runtime, &verified, false).unwrap()));
+    group.bench_function("compile", |b| b.iter(|| cache::load(None, &runtime, &verified).unwrap()));
     group.bench_function("precompiled-load", |b| {
         b.iter(|| {
-            let (component, origin) = cache::load(dir.path(), &runtime, &verified, true).unwrap();
+            let (component, origin) = cache::load(Some(&cache_dir), &runtime, &verified).unwrap();
             assert_eq!(origin, Origin::Cached);
             component
         })

@@ -14,6 +14,8 @@ pub mod config;
 pub mod telemetry;
 pub mod tick;
 pub mod pin_service;
+pub mod user_text;
+pub mod redact;
 pub mod setup;
 pub mod exporter;
 pub mod api;

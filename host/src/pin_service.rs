@@ -1,12 +1,15 @@
 //! The one service layer for staff pins, shared by the CLI and the API: validation through the
 //! policy's exported function (one source of truth), then the store's atomic change + audit.
-//! Invalid input changes nothing (INV-04).
+//! The host adds one check of its own before anything is stored: no control or bidirectional
+//! formatting character in the reason or the actor (they would forge log lines). Invalid input
+//! changes nothing (INV-04).
 
 use crate::bindings::{Instant, Pin, PinRequest};
 use crate::policy::PolicyError;
 use crate::ports::StoreError;
 use crate::ports::pins::{AuditRecord, PinStore};
 use crate::tick::SharedPolicy;
+use crate::user_text;
 use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
@@ -40,11 +43,19 @@ impl PinService {
         PinService { pins, policy }
     }
 
-    /// Validates and stores a pin (replacing any), returning its audit record.
+    /// Validates and stores a pin (replacing any), returning its audit record. The policy's
+    /// checks come first (a whitespace reason is blank, not a tab), then the host's: no control
+    /// or bidirectional formatting character in the reason or the actor ([`user_text`]).
     pub async fn set(&self, ask: PinAsk, now: Instant) -> Result<AuditRecord, PinServiceError> {
         let request = PinRequest { state: ask.state, reason: ask.reason, expires_at: ask.expires_at, actor: ask.actor };
         let verdict = self.policy.lock().expect("policy lock poisoned").validate_pin(&request, now)?;
-        let pin = verdict.map_err(|e| PinServiceError::Invalid { field: field_name(e.field), message: e.message })?;
+        // The policy may quote what was typed (an unknown state): shown escaped, on one line.
+        let pin = verdict.map_err(|e| PinServiceError::Invalid {
+            field: field_name(e.field),
+            message: user_text::escape(&e.message).into_owned(),
+        })?;
+        plain_text("reason", &request.reason)?;
+        plain_text("actor", &request.actor)?;
         Ok(self.pins.replace_pin(&pin, &pin.actor, now).await?)
     }
 
@@ -53,6 +64,7 @@ impl PinService {
         if actor.trim().is_empty() {
             return Err(PinServiceError::Invalid { field: "actor", message: "must not be blank".into() });
         }
+        plain_text("actor", actor)?;
         Ok(self.pins.clear_pin(actor.trim(), now).await?)
     }
 
@@ -63,6 +75,11 @@ impl PinService {
     pub async fn audit(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditRecord>, PinServiceError> {
         Ok(self.pins.audit(limit, before).await?)
     }
+}
+
+/// Refuses `text` with a control or bidirectional formatting character, naming `field`.
+fn plain_text(field: &'static str, text: &str) -> Result<(), PinServiceError> {
+    user_text::check(text).map_err(|message| PinServiceError::Invalid { field, message })
 }
 
 fn field_name(f: crate::bindings::PinField) -> &'static str {

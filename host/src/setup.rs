@@ -13,7 +13,7 @@ use crate::adapters::synthetic::Synthetic;
 use crate::adapters::trace_metrics::TraceMetrics;
 use crate::config::{ChannelConfig, Config, MetricsConfig, StageControllerConfig, StoreConfig};
 use crate::pin_service::PinService;
-use crate::policy::lifecycle::Lifecycle;
+use crate::policy::lifecycle::{self, Lifecycle};
 use crate::policy::{self, Limits, Runtime};
 use crate::ports::baselines::BaselineStore;
 use crate::ports::leadership::Leadership;
@@ -28,14 +28,27 @@ use anyhow::Context;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Loads the configured policy component.
-pub fn load_policy(config: &Config) -> anyhow::Result<SharedPolicy> {
+/// Loads the configured single policy file (a config without `[policies]`).
+fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
     let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
     let spec = config.policy.display().to_string();
     let policy = policy::open(&spec, &runtime).with_context(|| {
         format!("loading the policy {spec} (build it with `cargo policies`, or set `policy` in the config)")
     })?;
     Ok(Arc::new(Mutex::new(policy)))
+}
+
+/// The policy a command that validates but does not decide (`serve`, `pin`, `check`) runs:
+/// with `[policies]`, the version the persisted state names, verified (digest, signature,
+/// minimum version, self-check) exactly as `run` verifies it, as a follower that never writes
+/// the state (`serve` keeps following it: see [`crate::policy::lifecycle::watch`]); else the
+/// single `policy` file.
+pub async fn active_policy(config: &Config) -> anyhow::Result<(SharedPolicy, Option<Arc<Lifecycle>>)> {
+    let Some(policies) = &config.policies else { return Ok((load_policy_file(config)?, None)) };
+    let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
+    let lifecycle =
+        Lifecycle::start(policies.clone(), runtime, None, Arc::new(Telemetry::default()), lifecycle::Role::Follower).await?;
+    Ok((lifecycle.active(), Some(lifecycle)))
 }
 
 /// The store's ports, all served by one store.
@@ -141,7 +154,7 @@ pub async fn sentinel(
     now: crate::bindings::Instant,
     lock_wait: Option<Duration>,
 ) -> anyhow::Result<(Sentinel, PinService)> {
-    let plain = if config.policies.is_none() { Some(load_policy(config)?) } else { None };
+    let plain = if config.policies.is_none() { Some(load_policy_file(config)?) } else { None };
     let metrics = preflight(config, now)?;
     let stores = open_store(config).await?;
     let telemetry = Arc::new(Telemetry::default());
@@ -150,8 +163,14 @@ pub async fn sentinel(
         (None, None) => unreachable!("a plain policy is loaded without [policies]"),
         (Some(policies), None) => {
             let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
-            let lifecycle =
-                Lifecycle::start(policies.clone(), runtime, stores.memory.clone(), telemetry.clone()).await?;
+            let lifecycle = Lifecycle::start(
+                policies.clone(),
+                runtime,
+                Some(stores.memory.clone()),
+                telemetry.clone(),
+                lifecycle::Role::Leader,
+            )
+            .await?;
             (lifecycle.active(), Some(lifecycle))
         }
     };

@@ -184,3 +184,13 @@ fn a_bad_token_hash_is_refused_naming_the_key_without_echoing_it() {
     let ran = sb.sentinel(&["serve", "--addr", "127.0.0.1:0"]).expect_code(2);
     assert!(ran.stderr.contains("admin") && ran.stderr.contains("role"), "{}", ran.stderr);
 }
+
+/// `--addr` beyond loopback makes the API reachable from other machines: like such an
+/// `[api] address`, it needs signed policies (the embedded default serves loopback only).
+#[test]
+fn serving_beyond_loopback_with_an_unsigned_policy_is_refused_even_through_addr() {
+    let (sb, _) = sandbox(&tokens_toml());
+    let ran = sb.sentinel(&["serve", "--addr", "0.0.0.0:0"]);
+    assert_ne!(ran.code(), Some(0), "{}", ran.stderr);
+    assert!(ran.stderr.contains("policies: is required with --addr 0.0.0.0:0 (not loopback)"), "{}", ran.stderr);
+}

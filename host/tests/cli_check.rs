@@ -12,7 +12,7 @@ fn check_prints_the_policy_version_and_the_store() {
     assert_eq!(report["policy"]["name"], "capacity-policy");
     assert_eq!(report["policy"]["version"], "1.0.0");
     assert_eq!(report["policy"]["digest"].as_str().unwrap().len(), 64, "a sha256: {report}");
-    assert_eq!(report["policy"]["file"], support::policy().display().to_string().as_str());
+    assert_eq!(report["policy"]["source"]["file"], support::policy().display().to_string().as_str());
     // Relative paths in the config are relative to its folder.
     assert_eq!(report["store"], format!("sqlite {}", sb.db.display()).as_str());
     assert_eq!(report["metrics_kind"], "trace");

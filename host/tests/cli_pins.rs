@@ -84,3 +84,63 @@ fn an_invalid_pin_is_refused_naming_the_field_and_changes_nothing() {
     assert_eq!(sb.sentinel(&["pin", "show"]).success().stdout, show, "the stored pin is untouched (INV-04)");
     assert_eq!(sb.sentinel(&["pin", "audit"]).success().stdout, audit, "no audit record for a refused pin");
 }
+
+/// Security review, finding 5: a reason or an actor that would forge a log line (a newline and
+/// a fake line) or show other than it holds (a right-to-left override) is refused like any
+/// invalid field, naming it, and nothing is stored.
+#[test]
+fn a_control_or_bidi_character_in_the_reason_or_actor_is_refused_naming_the_field_and_changes_nothing() {
+    let sb = Sandbox::new(Metrics::Synthetic);
+    sb.sentinel(&["pin", "set", "--state", "critical", "--reason", "load test", "--expires-in", "2h", "--actor", "ops@example.com"])
+        .success();
+    let (show, audit) = (sb.sentinel(&["pin", "show"]).success().stdout, sb.sentinel(&["pin", "audit"]).success().stdout);
+    let fake = "ok\n2026-01-01T00:00:00Z  INFO fake line";
+    let refused = [
+        (fake, "ops@example.com", "reason: must not contain control characters", "U+000A at character 3"),
+        ("abc\u{202E}fed", "ops@example.com", "reason: must not contain control characters", "U+202E at character 4"),
+        ("tab\there", "ops@example.com", "reason: must not contain control characters", "U+0009"),
+        ("incident 4411", "ops\n2026-01-01T00:00:00Z  INFO fake actor", "actor: must not contain control characters", "U+000A"),
+        ("incident 4411", "\u{2066}ops\u{2069}", "actor: must not contain control characters", "U+2066"),
+    ];
+    for (reason, actor, message, which) in refused {
+        let ran = sb.sentinel(&["pin", "set", "--state", "emergency", "--reason", reason, "--expires-in", "1h", "--actor", actor]);
+        assert_eq!(ran.code(), Some(4), "{ran:?}");
+        assert!(ran.stderr.contains(&format!("pin refused, nothing changed: {message}")), "names the field: {message:?} in {}", ran.stderr);
+        assert!(ran.stderr.contains(which), "{}", ran.stderr);
+        assert!(!ran.stderr.contains("fake") && !ran.stderr.contains('\u{202E}'), "the text is not echoed: {}", ran.stderr);
+        assert!(ran.stdout.is_empty(), "no audit record printed: {}", ran.stdout);
+    }
+    let ran = sb.sentinel(&["pin", "clear", "--actor", "ops\r\n2026-01-01T00:00:00Z  INFO fake"]);
+    assert_eq!(ran.code(), Some(4), "{ran:?}");
+    assert!(ran.stderr.contains("pin refused, nothing changed: actor: must not contain control characters"), "{}", ran.stderr);
+    assert_eq!(sb.sentinel(&["pin", "show"]).success().stdout, show, "the stored pin is untouched (INV-04)");
+    assert_eq!(sb.sentinel(&["pin", "audit"]).success().stdout, audit, "no audit record for a refused pin");
+}
+
+/// Security review, finding 5: a pin stored before such characters were refused (an old row,
+/// written here straight into the store) is logged escaped by the tick: its newlines never
+/// start a line of the text log.
+#[test]
+fn a_stored_reason_or_actor_with_a_newline_never_starts_a_log_line() {
+    let sb = Sandbox::new(Metrics::Synthetic);
+    sb.sentinel(&["pin", "set", "--state", "critical", "--reason", "placeholder", "--expires-in", "2h", "--actor", "ops@example.com"])
+        .success();
+    let conn = sb.db();
+    let text: String = conn.query_row("SELECT pin FROM pin WHERE id = 1", [], |row| row.get(0)).unwrap();
+    let mut pin: serde_json::Value = serde_json::from_str(&text).unwrap();
+    pin["reason"] = "ok\n2026-01-01T00:00:00Z  INFO fake line from the reason".into();
+    pin["actor"] = "ops\n2026-01-01T00:00:00Z  INFO fake line from the actor\u{202E}".into();
+    assert_eq!(conn.execute("UPDATE pin SET pin = ?1 WHERE id = 1", [pin.to_string()]).unwrap(), 1);
+    drop(conn);
+    assert!(sb.sentinel(&["pin", "show"]).success().stdout.contains("fake line from the reason"), "the old row is read back");
+
+    let ran = sb.sentinel(&["tick"]).success();
+    assert_eq!(sb.cache_doc()["cause"], "pinned", "the old pin decides: {}", ran.stderr);
+    let tick_line = ran.stderr.lines().find(|l| l.contains(" sequence=")).unwrap_or_else(|| panic!("a tick line:\n{}", ran.stderr));
+    assert!(tick_line.contains("ok\\n2026-01-01T00:00:00Z  INFO fake line from the reason"), "the reason, escaped: {tick_line}");
+    assert!(tick_line.contains("pinned by ops\\n2026-01-01T00:00:00Z  INFO fake line from the actor\\u{202e}"), "the actor, escaped: {tick_line}");
+    for line in ran.stderr.lines() {
+        assert!(!line.starts_with("2026-01-01T00:00:00Z"), "a forged log line:\n{}", ran.stderr);
+        assert!(!line.contains('\u{202E}'), "an unescaped override: {line}");
+    }
+}

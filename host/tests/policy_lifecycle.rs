@@ -24,7 +24,7 @@ fn install(dir: &Path, name: &str) {
 }
 
 fn with_policies(sb: &Sandbox, table: &str) {
-    sb.edit_config(|text| format!("{text}[policies]\ndir = \"policies\"\npoll = \"100ms\"\n{table}"));
+    sb.edit_config(|text| format!("{}[policies]\ndir = \"policies\"\npoll = \"100ms\"\n{table}", support::without_policy_file(&text)));
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn a_hot_swap_while_running_changes_the_version_on_the_next_tick_with_no_missed_
     let stderr = run.stderr();
     let line = stderr.lines().find(|l| l.contains("policy swapped in")).expect("the swap is logged");
     eprintln!("{line}");
-    assert!(std::fs::read_to_string(sb.path("policies/sentinel-policy-state.json")).unwrap().contains("\"active\": \"2.0.0\""));
+    assert!(std::fs::read_to_string(sb.path("sentinel-state/policy-state.json")).unwrap().contains("\"active\": \"2.0.0\""));
 }
 
 #[test]
@@ -93,4 +93,78 @@ fn signed_versions_are_verified_listed_activated_and_rolled_back_and_a_tampered_
 
     let trace = sb.sentinel(&["policy", "export-trace", "--since", "24h"]).success();
     assert_eq!(trace.stdout.lines().count(), 2, "{}", trace.stdout);
+}
+
+/// Signs 1.0.0 and 2.0.0 into `policies/` with a key of the sandbox's own and configures
+/// `[policies]` with `table` (the single `policy` file removed).
+fn signed_sandbox(table: &str) -> Sandbox {
+    let sb = Sandbox::new(Metrics::Synthetic);
+    let dir = sb.path("policies");
+    install(&dir, "capacity-policy-1.0.0");
+    install(&dir, "capacity-policy-2.0.0");
+    let bin = env!("CARGO_BIN_EXE_sentinel");
+    let cli = |args: &[&str]| std::process::Command::new(bin).args(args).current_dir(sb.dir.path()).output().unwrap();
+    assert!(cli(&["policy", "keygen", "--out", sb.path("policy").to_str().unwrap()]).status.success());
+    assert!(cli(&["policy", "sign", "--key", sb.path("policy.key").to_str().unwrap(), dir.to_str().unwrap()]).status.success());
+    with_policies(&sb, &format!("public_key = \"policy.pub\"\n{table}"));
+    sb
+}
+
+/// `serve`, `pin` and `check` validate with the version `run` decides with (the persisted
+/// active version, verified), never with an unsigned single file: an earlier release loaded
+/// the `policy` file for them whatever `[policies]` said.
+#[test]
+fn check_and_pin_run_the_verified_active_version_and_refuse_when_no_version_verifies() {
+    let sb = signed_sandbox("active = \"1.0.0\"\n");
+    sb.sentinel(&["policy", "activate", "2.0.0"]).success();
+    let report = sb.sentinel(&["check"]).success().json();
+    assert_eq!(report["policy"]["version"], "2.0.0", "{report}");
+    assert_eq!(report["policy"]["source"]["dir"], sb.path("policies").display().to_string().as_str(), "{report}");
+    let pinned = sb.sentinel(&["pin", "set", "--state", "critical", "--reason", "drill", "--expires-in", "1h", "--actor", "ops"]).success();
+    assert!(pinned.stdout.to_lowercase().contains("critical"), "{}", pinned.stdout);
+
+    // Without valid signatures no version verifies: pin and check refuse, nothing is stored.
+    for sig in std::fs::read_dir(sb.path("policies")).unwrap().filter_map(Result::ok).map(|e| e.path()) {
+        if sig.extension().is_some_and(|e| e == "sig") {
+            std::fs::remove_file(sig).unwrap();
+        }
+    }
+    let before = sb.sentinel(&["pin", "audit"]);
+    let refused = sb.sentinel(&["pin", "set", "--state", "normal", "--reason", "x", "--expires-in", "1h", "--actor", "ops"]);
+    assert_ne!(refused.code(), Some(0), "a pin was validated by an unverified policy: {}", refused.stdout);
+    assert!(refused.stderr.contains("passed its checks") && refused.stderr.contains("not signed"), "{}", refused.stderr);
+    let check = sb.sentinel(&["check"]);
+    assert_ne!(check.code(), Some(0), "{}", check.stdout);
+    assert_eq!(before.stdout, sb.sentinel(&["pin", "audit"]).stdout, "nothing was stored");
+}
+
+/// The persisted state lives in the private state directory: a state file written into the
+/// policy directory (where an earlier release kept it, and where whoever drops versions can
+/// write) cannot bring an older version back, and `minimum_version` refuses older versions
+/// whatever any state says.
+#[test]
+fn a_state_file_in_the_policy_directory_is_ignored_and_minimum_version_refuses_older_versions() {
+    let sb = signed_sandbox("active = \"1.0.0\"\n");
+    sb.tick_ok(support::t(0));
+    sb.sentinel(&["policy", "activate", "2.0.0"]).success();
+    std::fs::write(sb.path("policies/sentinel-policy-state.json"), r#"{"active":"1.0.0","unhealthy":{"2.0.0":"x"}}"#).unwrap();
+    let ticked = sb.tick_ok(support::t(1));
+    assert_eq!(sb.ticks().last().unwrap().1["policy"]["version"], "2.0.0", "the planted state was obeyed");
+    assert!(ticked.stderr.contains("sentinel-policy-state.json is ignored"), "{}", ticked.stderr);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &str| std::fs::metadata(sb.path(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode("sentinel-state"), mode("sentinel-state/policy-state.json")), (0o700, 0o600));
+
+    sb.edit_config(|text| format!("{text}minimum_version = \"2.0.0\"\n"));
+    let back = sb.sentinel(&["policy", "rollback"]).expect_code(4);
+    assert!(back.stderr.contains("policy 1.0.0 refused") && back.stderr.contains("minimum_version = 2.0.0"), "{}", back.stderr);
+    let activate = sb.sentinel(&["policy", "activate", "1.0.0"]).expect_code(4);
+    assert!(activate.stderr.contains("minimum_version = 2.0.0"), "{}", activate.stderr);
+    // Even a private state naming 1.0.0 (written before the minimum was raised) runs 2.0.0.
+    let state = sb.path("sentinel-state/policy-state.json");
+    let text = std::fs::read_to_string(&state).unwrap().replace("\"active\": \"2.0.0\"", "\"active\": \"1.0.0\"");
+    std::fs::write(&state, text).unwrap();
+    let ticked = sb.tick_ok(support::t(2));
+    assert_eq!(sb.ticks().last().unwrap().1["policy"]["version"], "2.0.0");
+    assert!(ticked.stderr.contains("policy 1.0.0 refused"), "{}", ticked.stderr);
 }

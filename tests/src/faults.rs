@@ -120,8 +120,11 @@ fn write_config(dir: &std::path::Path, store_toml: &str, metrics: Metrics, tail:
         Metrics::Synthetic => "kind = \"synthetic\"",
         Metrics::Trace => "kind = \"trace\"\npath = \"trace.jsonl\"",
     };
+    // A `[policies]` tail replaces the single policy file (a config may not name both).
+    let policy_line =
+        if tail.contains("[policies]") { String::new() } else { format!("policy = {:?}\n", policy_component().display().to_string()) };
     let text = format!(
-        "policy = {policy:?}\n\
+        "{policy_line}\
          tick_deadline = \"20s\"\n\
          throttles_enabled = false\n\
          {store_toml}\
@@ -130,7 +133,6 @@ fn write_config(dir: &std::path::Path, store_toml: &str, metrics: Metrics, tail:
          [publish.cache]\nkind = \"file\"\npath = \"out/cache.json\"\n\
          [publish.parameter]\nkind = \"file\"\npath = \"out/parameter.json\"\n\
          {tail}",
-        policy = policy_component().display().to_string(),
     );
     let config = dir.join("sentinel.toml");
     std::fs::write(&config, text).expect("writing the sandbox config");

@@ -34,9 +34,16 @@ fn top(line: &str) -> String {
     format!("{line}\n{}", embedded_config(""))
 }
 
-/// The working config with `tables` appended.
+/// The working config with `tables` appended (a `[policies]` table replaces the single
+/// `policy` file: a config may not name both).
 fn with(tables: &str) -> String {
-    format!("{}{tables}", embedded_config(""))
+    let text = format!("{}{tables}", embedded_config(""));
+    if tables.contains("[policies]") { without_policy_file(&text) } else { text }
+}
+
+/// `text` without its top-level `policy = ...` line.
+fn without_policy_file(text: &str) -> String {
+    text.lines().filter(|l| !l.starts_with("policy = ")).map(|l| format!("{l}\n")).collect()
 }
 
 /// The working config with `old` (a whole table or line of it) replaced by `new`.
@@ -51,7 +58,7 @@ fn case(what: &'static str, toml: String, key: &'static str, says: &'static [&'s
 }
 
 fn signed(what: &'static str, toml: String, key: &'static str, says: &'static [&'static str]) -> Case {
-    Case { what, toml, signed: true, key, says }
+    Case { what, toml: without_policy_file(&toml), signed: true, key, says }
 }
 
 fn cases() -> Vec<Case> {
@@ -102,16 +109,17 @@ fn cases() -> Vec<Case> {
         case("a read timeout over the tick deadline", with("[metrics]\nkind = \"synthetic\"\ntimeout = \"30s\"\n"), "metrics.timeout", &["must be between 10ms and 20s"]),
         case("a trace source without a path", with("[metrics]\nkind = \"trace\"\n"), "metrics", &["missing field `path`"]),
         case("a trace file that does not exist", with("[metrics]\nkind = \"trace\"\npath = \"missing.jsonl\"\n"), "metrics.path", &["missing.jsonl", "No such file", "check [metrics] path"]),
-        case(
+        // A Prometheus source is a deployment: it runs signed policies only.
+        signed(
             "a prometheus url that does not parse",
-            with("[metrics]\nkind = \"prometheus\"\nurl = \"not a url\"\n[metrics.queries]\ncpu_pct = \"up\"\n"),
+            with("[metrics]\nkind = \"prometheus\"\nurl = \"not a url\"\n[metrics.queries]\ncpu_pct = \"up\"\n") + SIGNED,
             "metrics",
             &["URL \"not a url\"", "check [metrics] url"],
         ),
         case("a prometheus source without queries", with(PROMETHEUS), "metrics", &["missing field `queries`"]),
-        case("an empty [metrics.queries]", with(&format!("{PROMETHEUS}[metrics.queries]\n")), "metrics", &["no query configured", "set at least one of cpu_pct"]),
-        case("a blank query", with(&format!("{PROMETHEUS}[metrics.queries]\ncpu_pct = \"  \"\n")), "metrics", &["the cpu_pct query is empty"]),
-        case("a blank latency_label", with(&format!("{PROMETHEUS}[metrics.queries]\ncpu_pct = \"up\"\nlatency_label = \"\"\n")), "metrics", &["latency_label is empty"]),
+        signed("an empty [metrics.queries]", with(&format!("{PROMETHEUS}[metrics.queries]\n")) + SIGNED, "metrics", &["no query configured", "set at least one of cpu_pct"]),
+        signed("a blank query", with(&format!("{PROMETHEUS}[metrics.queries]\ncpu_pct = \"  \"\n")) + SIGNED, "metrics", &["the cpu_pct query is empty"]),
+        signed("a blank latency_label", with(&format!("{PROMETHEUS}[metrics.queries]\ncpu_pct = \"up\"\nlatency_label = \"\"\n")) + SIGNED, "metrics", &["latency_label is empty"]),
         case("an unknown query key", with(&format!("{PROMETHEUS}[metrics.queries]\ncpu = \"up\"\n")), "metrics", &["unknown field `cpu`", "cpu_pct"]),
         case("a query that is a number", with(&format!("{PROMETHEUS}[metrics.queries]\ncpu_pct = 5\n")), "metrics", &["invalid type"]),
         // [publish]
@@ -154,6 +162,9 @@ fn cases() -> Vec<Case> {
         signed("a public key file that does not exist", with(&SIGNED.replace("keys/policy.pub", "keys/missing.pub")), "policies.public_key", &["cannot read public key", "sentinel policy keygen"]),
         signed("a public key file that is not a key", with(&SIGNED.replace("keys/policy.pub", "policies/capacity-policy-1.0.0.manifest.json")), "policies.public_key", &["public key"]),
         // Outside the embedded default only signed policies run.
+        case("a policy file and [policies] together", format!("{}{SIGNED}", embedded_config("")), "policy", &["is set together with [policies]", "remove `policy`"]),
+        case("prometheus metrics with a single policy file", with(&format!("{PROMETHEUS}[metrics.queries]\ncpu_pct = \"x\"\n")), "policies", &["is required with metrics.kind = \"prometheus\""]),
+        case("an API beyond loopback with a single policy file", with("[api]\naddress = \"0.0.0.0:8080\"\n"), "policies", &["api.address = \"0.0.0.0:8080\" (not loopback)"]),
         case("redis with a single policy file", swap(CACHE_TABLE, REDIS), "policies", &["is required with publish.cache.kind = \"redis\"", "sentinel policy sign"]),
         case("postgres with a single policy file", swap(STORE_TABLE, "[store]\nkind = \"postgres\"\nurl = \"postgres://db/s\"\n"), "policies", &["is required with store.kind = \"postgres\""]),
         case("ssm with a single policy file", swap(PARAMETER_TABLE, "[publish.parameter]\nkind = \"ssm\"\nname = \"/capacity/state\"\n"), "policies", &["is required with publish.parameter.kind = \"ssm\""]),

@@ -43,7 +43,10 @@ fn metrics_table(url: &str, queries: &str) -> String {
 async fn sentinel_reading(sb: &Sandbox, url: &str, queries: &str, now: i64) -> (Sentinel, PinService) {
     // The queries table goes last (the channel tables would follow it otherwise); the text is
     // parsed, not written, so that the sandbox's files stay as they were.
-    let text = format!("{}{}", embedded_config(""), metrics_table(url, queries));
+    // A Prometheus source is a deployment: it runs signed policies only, from `[policies]`.
+    let signed = capacity_tests::signed::SignedPolicies::install(sb.dir.path(), &[capacity_tests::bad_input::policy()]);
+    let base: String = embedded_config("").lines().filter(|l| !l.starts_with("policy = ")).map(|l| format!("{l}\n")).collect();
+    let text = format!("{base}{}{}", signed.toml("1.0.0"), metrics_table(url, queries));
     let config = Config::parse(&text, &sb.config()).unwrap_or_else(|e| panic!("{e}\n{text}"));
     sentinel::setup::sentinel(&config, now, None).await.unwrap_or_else(|e| panic!("{e:#}"))
 }

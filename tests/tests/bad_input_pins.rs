@@ -40,8 +40,18 @@ fn cli_cases() -> Vec<CliCase> {
         c("an expiry too large to represent", "critical", "r", "99999999999999999h", "ops@example.com", "expires_at: --expires-in"),
         c("a blank actor", "critical", "r", "1h", "", "actor: must not be blank"),
         c("a whitespace actor", "critical", "r", "1h", "   ", "actor: must not be blank"),
+        // Security review, finding 5: text that would forge a log line or read reversed.
+        c("a reason with a newline and a fake log line", "critical", "ok\n2026-01-01T00:00:00Z  INFO fake line", "1h", "ops@example.com", FORGED_REASON),
+        c("a reason with a right-to-left override", "critical", "abc\u{202E}fed", "1h", "ops@example.com", REVERSED_REASON),
+        c("an actor with a newline and a fake log line", "critical", "r", "1h", "ops\n2026-01-01T00:00:00Z  INFO fake line", "actor: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+000A at character 4)"),
+        c("an actor with a bidirectional isolate", "critical", "r", "1h", "\u{2066}ops", "actor: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+2066 at character 1)"),
     ]
 }
+
+/// What a reason with a newline (`ok\n...`) or a right-to-left override (`abc\u{202E}fed`) is
+/// refused with, through the CLI and the API alike.
+const FORGED_REASON: &str = "reason: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+000A at character 3)";
+const REVERSED_REASON: &str = "reason: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+202E at character 4)";
 
 /// Runs every CLI case against `sb` (whose config names the store), checking each with
 /// `stored` (what the store holds, read independently) and the sandbox's files.
@@ -105,8 +115,7 @@ fn every_invalid_pin_field_is_refused_on_postgres_and_its_rows_stay_byte_for_byt
     let sb = Sandbox::new();
     let signed = SignedPolicies::install(sb.dir.path(), &[policy()]);
     let config = format!(
-        "policy = {:?}\n[store]\nkind = \"postgres\"\nurl = \"{}\"\n{}",
-        policy().display().to_string(),
+        "[store]\nkind = \"postgres\"\nurl = \"{}\"\n{}",
         pg.url(),
         signed.toml("1.0.0")
     );
@@ -223,6 +232,8 @@ fn every_invalid_pin_body_is_refused_by_the_api_naming_the_field_and_changes_not
         ("an expiry more than 24 h ahead", pin("critical", "r", &at(24 * 3600 + 120)), 422, Some("expires_at"), "expires_at: must be at most 24 hours ahead"),
         ("an expiry that does not parse", pin("critical", "r", "tomorrow"), 422, Some("expires_at"), "expires_at: expected an RFC 3339 time"),
         ("an expiry without a time", pin("critical", "r", "2026-10-21"), 422, Some("expires_at"), "expires_at: expected an RFC 3339 time"),
+        ("a reason with a newline and a fake log line", pin("critical", "ok\n2026-01-01T00:00:00Z  INFO fake line", &at(3600)), 422, Some("reason"), FORGED_REASON),
+        ("a reason with a right-to-left override", pin("critical", "abc\u{202E}fed", &at(3600)), 422, Some("reason"), REVERSED_REASON),
         ("a missing state", json!({ "reason": "r", "expires_at": at(3600) }), 400, None, "missing field `state`"),
         ("a missing reason", json!({ "state": "critical", "expires_at": at(3600) }), 400, None, "missing field `reason`"),
         ("a missing expiry", json!({ "state": "critical", "reason": "r" }), 400, None, "missing field `expires_at`"),

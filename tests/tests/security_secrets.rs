@@ -266,3 +266,76 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// Security review, finding 6: every configuration key that holds a URL (and its environment
+/// override) is shown by `sentinel check`, and named in its errors, without its password, in
+/// each form a password takes: the user info, a `password=` query parameter (any case), Redis's
+/// `pass=`, libpq's `password=`, and a URL that does not parse. No server is needed: `check`
+/// parses the URLs and connects to nothing.
+#[test]
+fn every_url_key_is_shown_by_check_and_its_errors_without_its_password() {
+    const SECRET: &str = "url-Secret-5e0b";
+    struct Case {
+        what: &'static str,
+        /// The tables that differ from the base config (a store, a metrics source, channels).
+        tables: String,
+        env: Option<(&'static str, String)>,
+        /// Exit code of `sentinel check`.
+        code: i32,
+        /// What the output shows instead (so the URL is shown, not left out).
+        shows: &'static str,
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policies = SignedPolicies::install(dir.path(), &[target_dir().join("policies/capacity-policy-1.0.0.wasm")]);
+    let store = |url: &str| format!("[store]\nkind = \"postgres\"\nurl = \"{url}\"\n");
+    let prometheus = |url: &str| format!("[metrics]\nkind = \"prometheus\"\nurl = \"{url}\"\n[metrics.queries]\ncpu_pct = \"x\"\n");
+    let redis = |channel: &str, url: &str| format!("[publish.{channel}]\nkind = \"redis\"\nurl = \"{url}\"\nkey = \"k\"\n");
+    let case = |what, tables: String, env: Option<(&'static str, String)>, code, shows| Case { what, tables, env, code, shows };
+    let cases = [
+        case("store.url with a password in the user info", store(&format!("postgres://sentinel:{SECRET}@127.0.0.1:1/db")), None, 0,
+            "postgres postgres://sentinel:***@127.0.0.1:1/db (lock key"),
+        case("store.url with a password= query parameter", store(&format!("postgres://sentinel@127.0.0.1:1/db?sslmode=disable&password={SECRET}")), None, 0,
+            "postgres postgres://sentinel@127.0.0.1:1/db?sslmode=disable&password=*** (lock key"),
+        case("store.url in libpq's key=value form", store(&format!("host=127.0.0.1 port=1 user=sentinel password={SECRET} dbname=db")), None, 0,
+            "host=127.0.0.1 port=1 user=sentinel password=*** dbname=db"),
+        case("store.url that does not parse", store(&format!("postgres://sentinel:{SECRET}@127.0.0.1:notaport/db")), None, 2,
+            "store.url: the URL does not parse"),
+        case("SENTINEL_POSTGRES_URL with a password= query parameter", store("postgres://sentinel@127.0.0.1:1/db"),
+            Some(("SENTINEL_POSTGRES_URL", format!("postgres://sentinel@127.0.0.1:2/db?password={SECRET}&application_name=x"))), 0,
+            "postgres://sentinel@127.0.0.1:2/db?password=***&application_name=x"),
+        case("metrics.url with a password in the user info", prometheus(&format!("http://u:{SECRET}@127.0.0.1:1")), None, 0,
+            "prometheus http://u:***@127.0.0.1:1 (cpu)"),
+        case("metrics.url with a query", prometheus(&format!("http://u:{SECRET}@127.0.0.1:1/?x=1")), None, 2,
+            "URL \"http://u:***@127.0.0.1:1/?x=1\": a base URL has no query or fragment"),
+        case("SENTINEL_PROMETHEUS_URL that is not http", prometheus("http://127.0.0.1:1"),
+            Some(("SENTINEL_PROMETHEUS_URL", format!("ftp://u:{SECRET}@127.0.0.1:1"))), 2,
+            "URL \"ftp://u:***@127.0.0.1:1\": expected http(s)://host:port"),
+        case("publish.cache.url with a password in the user info", redis("cache", &format!("redis://:{SECRET}@127.0.0.1:1/0")), None, 0,
+            "redis redis://:***@127.0.0.1:1/0 key k"),
+        case("publish.parameter.url that does not parse", redis("parameter", &format!("redis://u:{SECRET}@127.0.0.1:notaport/0")), None, 2,
+            "redis redis://u:***@127.0.0.1:notaport/0 key k"),
+        case("SENTINEL_REDIS_URL with a pass= query parameter", redis("cache", "redis://127.0.0.1:1/0"),
+            Some(("SENTINEL_REDIS_URL", format!("redis+unix:///tmp/redis.sock?db=0&pass={SECRET}"))), 0,
+            "redis redis+unix:///tmp/redis.sock?db=0&pass=*** key k"),
+        case("a TOML error on store.url's line", format!("[store]\nkind = \"postgres\"\nurl = \"postgres://sentinel:{SECRET}@db/x\" x\n"), None, 2,
+            "postgres://sentinel:***@db/x"),
+    ];
+    for Case { what, tables, env, code, shows } in cases {
+        let config = dir.path().join("sentinel.toml");
+        std::fs::write(&config, format!("{tables}{}", policies.toml("1.0.0"))).expect("config");
+        let mut cmd = Command::new(sentinel());
+        cmd.arg("check").arg("--config").arg(&config).stdin(Stdio::null());
+        for var in ["SENTINEL_POSTGRES_URL", "SENTINEL_PROMETHEUS_URL", "SENTINEL_REDIS_URL", "RUST_LOG"] {
+            cmd.env_remove(var);
+        }
+        cmd.env("RUST_LOG", "trace,wasmtime=warn,cranelift_codegen=warn,wasmtime_internal_cranelift=warn,regalloc2=warn");
+        if let Some((var, value)) = &env {
+            cmd.env(var, value);
+        }
+        let out = cmd.output().expect("sentinel check runs");
+        let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(code), "{what}: `sentinel check` exited {:?}:\n{text}", out.status);
+        assert!(text.contains(shows), "{what}: does not show {shows:?}:\n{text}");
+        assert!(!text.contains(SECRET), "{what}: shows the password:\n{text}");
+    }
+}

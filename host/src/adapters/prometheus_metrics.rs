@@ -14,6 +14,7 @@
 
 use crate::bindings::{ApiLatency, Instant, Reading};
 use crate::ports::metrics::{MetricsError, MetricsSource};
+use crate::redact::redact;
 use reqwest::Url;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -140,20 +141,18 @@ impl PrometheusMetrics {
     /// that is set but blank, an empty `latency_label`, and a configuration without any query.
     pub fn new(base_url: &str, queries: PrometheusQueries, timeout: Duration) -> Result<PrometheusMetrics, MetricsError> {
         let invalid = |why: String| MetricsError::Unavailable(format!("invalid Prometheus configuration: {why}"));
-        let base = Url::parse(base_url.trim()).map_err(|e| invalid(format!("URL {base_url:?}: {e}")))?;
+        // Every message shows the URL without its password (and a query's secrets).
+        let url_error = |why: &dyn std::fmt::Display| invalid(format!("URL {:?}: {why}", redact(base_url.trim())));
+        let base = Url::parse(base_url.trim()).map_err(|e| url_error(&e))?;
         if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none_or(str::is_empty) {
-            return Err(invalid(format!("URL {base_url:?}: expected http(s)://host:port")));
+            return Err(url_error(&"expected http(s)://host:port"));
         }
         if base.query().is_some() || base.fragment().is_some() {
-            return Err(invalid(format!("URL {base_url:?}: a base URL has no query or fragment")));
+            return Err(url_error(&"a base URL has no query or fragment"));
         }
-        let mut shown_url = base.clone();
-        if shown_url.password().is_some() {
-            let _ = shown_url.set_password(Some("***"));
-        }
-        let shown = shown_url.as_str().trim_end_matches('/').to_string();
-        let endpoint = Url::parse(&format!("{}/api/v1/query", base.as_str().trim_end_matches('/')))
-            .map_err(|e| invalid(format!("URL {base_url:?}: {e}")))?;
+        let shown = redact(base.as_str()).trim_end_matches('/').to_string();
+        let endpoint =
+            Url::parse(&format!("{}/api/v1/query", base.as_str().trim_end_matches('/'))).map_err(|e| url_error(&e))?;
         let set = [
             (Sig::Cpu, &queries.cpu_pct),
             (Sig::Connections, &queries.connections_pct),
@@ -179,7 +178,7 @@ impl PrometheusMetrics {
             .timeout(timeout)
             .no_proxy()
             .build()
-            .map_err(|e| invalid(format!("cannot build the HTTP client: {}", chain(&e))))?;
+            .map_err(|e| invalid(format!("cannot build the HTTP client: {}", redact(&chain(&e)))))?;
         Ok(PrometheusMetrics { endpoint, shown, queries, timeout, client })
     }
 
@@ -216,13 +215,14 @@ impl PrometheusMetrics {
         let malformed = |why: String| MetricsError::Malformed { field: sig.field().into(), message: format!("query `{query}`: {why}") };
         let failed = |e: reqwest::Error| {
             // The URL repeats the query, URL-encoded: the message names it once, as written.
+            // The URL may carry the password too: it is never shown but as `shown`.
             let e = e.without_url();
             if e.is_timeout() {
                 MetricsError::Timeout(self.timeout)
             } else if e.is_connect() {
-                unavailable(format!("cannot connect to {}: {}", self.shown, chain(&e)))
+                unavailable(format!("cannot connect to {}: {}", self.shown, redact(&chain(&e))))
             } else {
-                unavailable(format!("{} ({})", chain(&e), self.not_prometheus()))
+                unavailable(format!("{} ({})", redact(&chain(&e)), self.not_prometheus()))
             }
         };
         let params = [
@@ -407,5 +407,35 @@ impl MetricsSource for PrometheusMetrics {
                 Some(s) => latencies(&text(&q.latency_p95_ms), &q.latency_label, &s)?,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queries() -> PrometheusQueries {
+        PrometheusQueries { cpu_pct: Some("cpu".into()), ..PrometheusQueries::default() }
+    }
+
+    #[test]
+    fn a_url_error_never_shows_the_password() {
+        let refused = [
+            ("ftp://u:hunter2@prometheus:9090", "expected http(s)://host:port"),
+            ("http://u:hunter2@prometheus:9090/?x=1", "a base URL has no query or fragment"),
+            ("http://prometheus:9090/?password=hunter2", "a base URL has no query or fragment"),
+            ("http://u:hunter2@prometheus:99999", "invalid port number"),
+            ("http://u:hunter2@", "empty host"),
+            ("http://u:hunt er2@prometheus:9090/?q", "a base URL has no query or fragment"),
+        ];
+        for (url, says) in refused {
+            let e = PrometheusMetrics::new(url, queries(), Duration::from_secs(1)).unwrap_err().to_string();
+            assert!(e.contains(says), "{url}: {e}");
+            assert!(!e.contains("hunter2") && !e.contains("hunt") && !e.contains("er2"), "{url}: the password is shown: {e}");
+        }
+        let ok = PrometheusMetrics::new("http://u:hunter2@prometheus:9090/prefix/", queries(), Duration::from_secs(1)).unwrap();
+        assert_eq!(ok.shown, "http://u:***@prometheus:9090/prefix");
+        assert!(ok.describe().starts_with("prometheus http://u:***@prometheus:9090/prefix ("), "{}", ok.describe());
+        assert!(!format!("{ok:?}").contains("hunter2"));
     }
 }

@@ -8,6 +8,7 @@
 //! a message or a log line.
 
 use crate::ports::publisher::{PublishError, Publisher, StateDocument};
+use crate::redact::{redact, scrub};
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, RedisError};
 use std::time::Duration;
@@ -20,8 +21,9 @@ pub struct RedisPublisher {
     timeout: Duration,
     /// The URL with any password replaced by `***`.
     shown_url: String,
-    /// The URL's password, to scrub from any message that might quote it.
-    password: Option<String>,
+    /// The URL as configured, whose secrets are scrubbed from any message that might quote
+    /// them ([`crate::redact::scrub`]); never shown.
+    url: String,
     connection: Mutex<Option<MultiplexedConnection>>,
 }
 
@@ -38,7 +40,7 @@ impl RedisPublisher {
         let client = redis::Client::open(url).map_err(|e| {
             error(format!(
                 "the URL does not parse: {} (expected redis://[user[:password]@]host[:port][/db])",
-                scrub(&e.to_string(), password(url).as_deref())
+                scrub(&e.to_string(), url)
             ))
         })?;
         if key.is_empty() {
@@ -55,7 +57,7 @@ impl RedisPublisher {
             key: key.to_string(),
             expiry_secs: expiry.as_secs(),
             timeout,
-            password: password(url),
+            url: url.to_string(),
             shown_url,
             connection: Mutex::new(None),
         })
@@ -113,7 +115,7 @@ impl RedisPublisher {
         } else {
             format!("check that {url} is a Redis server that accepts SET from this client")
         };
-        scrub(&format!("{step}: {e} ({advice})"), self.password.as_deref())
+        scrub(&format!("{step}: {e} ({advice})"), &self.url)
     }
 }
 
@@ -143,38 +145,6 @@ impl Publisher for RedisPublisher {
     }
 }
 
-/// The password in a Redis URL's user info (`scheme://user:password@host`), or in a
-/// `pass=` query parameter (`redis+unix:///path?pass=...`).
-fn password(url: &str) -> Option<String> {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let from_userinfo = authority
-        .rsplit_once('@')
-        .and_then(|(userinfo, _)| userinfo.split_once(':'))
-        .map(|(_, password)| password.to_string());
-    let from_query = url
-        .split_once('?')
-        .and_then(|(_, query)| query.split('&').find_map(|kv| kv.strip_prefix("pass=")))
-        .map(str::to_string);
-    from_userinfo.or(from_query).filter(|p| !p.is_empty())
-}
-
-/// The URL with its password (if any) replaced by `***`.
-fn redact(url: &str) -> String {
-    let mut shown = url.to_string();
-    if let Some(password) = password(url) {
-        shown = shown.replace(&format!(":{password}@"), ":***@").replace(&format!("pass={password}"), "pass=***");
-    }
-    shown
-}
-
-fn scrub(message: &str, password: Option<&str>) -> String {
-    match password {
-        Some(p) if !p.is_empty() => message.replace(p, "***"),
-        _ => message.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +155,11 @@ mod tests {
         assert_eq!(redact("redis://:s3cret@host:6379/0"), "redis://:***@host:6379/0");
         assert_eq!(redact("rediss://user:p@ss:w@host/"), "rediss://user:***@host/");
         assert_eq!(redact("redis+unix:///tmp/r.sock?db=1&pass=xyz"), "redis+unix:///tmp/r.sock?db=1&pass=***");
+        let p = RedisPublisher::new("redis+unix:///tmp/r.sock?db=1&pass=hunter2", "k", Duration::from_secs(60), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(p.target(), "redis redis+unix:///tmp/r.sock?db=1&pass=*** key k");
+        let echoed = RedisError::from((redis::ErrorKind::Client, "echo", "hunter2".into()));
+        assert!(!p.describe("SET", &echoed).contains("hunter2"), "{}", p.describe("SET", &echoed));
         let p = RedisPublisher::new("redis://u:hunter2@127.0.0.1:1/", "k", Duration::from_secs(60), Duration::from_secs(1))
             .unwrap();
         assert_eq!(p.target(), "redis redis://u:***@127.0.0.1:1/ key k");

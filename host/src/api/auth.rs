@@ -89,7 +89,7 @@ impl FromRequestParts<ApiState> for Staff {
         let caller = Caller::from_request_parts(parts, state).await?;
         if caller.role != ApiRole::Staff {
             state.metrics.auth_failure(403);
-            tracing::info!(caller = %caller.name, role = caller.role.name(), "refused: the pin needs a staff token");
+            tracing::info!(caller = ?caller.name, role = caller.role.name(), "refused: the pin needs a staff token");
             return Err(Problem::forbidden());
         }
         Ok(Staff(caller))

@@ -11,6 +11,7 @@ pub mod model;
 pub mod openapi;
 pub mod problem;
 pub mod routes;
+pub mod server;
 #[cfg(test)]
 mod tests;
 

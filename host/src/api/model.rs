@@ -145,7 +145,8 @@ impl PinStatus {
 pub struct PinBody {
     #[schema(value_type = StateName)]
     pub state: String,
-    /// Why; not blank (the longest the policy allows is given by maxLength).
+    /// Why; not blank, without control characters (no line break or tab) or bidirectional
+    /// formatting characters (the longest the policy allows is given by maxLength).
     #[schema(min_length = 1)]
     pub reason: String,
     /// When the pin ends: in the future and at most the policy's limit ahead (24 hours in v1).

@@ -1,6 +1,7 @@
 //! `sentinel check`: validates the config and the policy and prints what would run.
 
 use crate::config::{ChannelConfig, Config, MetricsConfig, StoreConfig};
+use crate::redact::redact;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,14 +14,26 @@ pub struct CheckArgs {
 
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
-    let policy = crate::setup::load_policy(&config)?;
+    // What a tick checks before it opens the store: [policies], Redis URLs, the metrics source.
+    let metrics = crate::setup::preflight(&config, super::current_minute())?;
+    // The version `run` would decide with: with [policies], the persisted active version,
+    // verified as `run` verifies it (never the single `policy` file).
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let policy = runtime.block_on(crate::setup::active_policy(&config))?.0;
     let (identity, thresholds) = {
         let mut p = policy.lock().expect("policy lock poisoned");
         let description = p.describe()?;
         (p.identity().clone(), description.thresholds)
     };
-    // What a tick checks before it opens the store: [policies], Redis URLs, the metrics source.
-    let metrics = crate::setup::preflight(&config, super::current_minute())?;
+    let source = match &config.policies {
+        None => serde_json::json!({ "file": config.policy.display().to_string() }),
+        Some(p) => serde_json::json!({
+            "dir": p.dir.display().to_string(),
+            "state_dir": p.state_dir.display().to_string(),
+            "minimum_version": p.minimum_version,
+            "signatures": if p.public_key.is_some() { "required" } else { "not required (allow_unsigned)" },
+        }),
+    };
     let channel = |c: &ChannelConfig| match c {
         ChannelConfig::File { path } => format!("file {}", path.display()),
         ChannelConfig::Stdout => "stdout".into(),
@@ -32,7 +45,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let report = serde_json::json!({
         "config": config.source,
         "policy": {
-            "file": config.policy.display().to_string(),
+            "source": source,
             "name": identity.name,
             "version": identity.version,
             "digest": identity.digest,
@@ -58,31 +71,4 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     });
     super::emit(&serde_json::to_string_pretty(&report)?)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// A connection string with any password replaced by `***` (URL or key=value form).
-fn redact(url: &str) -> String {
-    if let (Some(scheme), Some(at)) = (url.find("://"), url.rfind('@'))
-        && at > scheme
-        && let Some((user, _)) = url[scheme + 3..at].split_once(':')
-    {
-        return format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]);
-    }
-    url.split_whitespace()
-        .map(|part| if part.starts_with("password=") { "password=***" } else { part })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact;
-
-    #[test]
-    fn passwords_never_reach_the_output() {
-        assert_eq!(redact("postgres://sentinel:s3cret@db:5432/x"), "postgres://sentinel:***@db:5432/x");
-        assert_eq!(redact("redis://:s3cret@cache:6379/0"), "redis://:***@cache:6379/0");
-        assert_eq!(redact("host=db user=s password=s3cret dbname=x"), "host=db user=s password=*** dbname=x");
-        assert_eq!(redact("redis://cache:6379/0"), "redis://cache:6379/0");
-    }
 }

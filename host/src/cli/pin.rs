@@ -64,9 +64,9 @@ fn expires_in_seconds(text: &str) -> Result<i64, PinServiceError> {
 
 pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
-    let policy: SharedPolicy = crate::setup::load_policy(&config)?;
     let now = super::now_seconds();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let policy: SharedPolicy = runtime.block_on(crate::setup::active_policy(&config))?.0;
     let stores = runtime.block_on(crate::setup::open_store(&config))?;
     let service = PinService::new(stores.pins, policy);
     let result = runtime.block_on(async {

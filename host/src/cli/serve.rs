@@ -1,6 +1,7 @@
 //! `sentinel serve`: the HTTP API (state, staff pins, audit, metrics, probes, OpenAPI) on the
-//! configured address. SIGINT/SIGTERM stop it: no new connections, requests in flight finish
-//! (for up to 10 s), then it exits 0.
+//! configured address, under the connection limits of `[api]` (`crate::api::server`: header,
+//! body and idle timeouts, a connection cap). SIGINT/SIGTERM stop it: no new connections,
+//! requests in flight finish (for up to 10 s), then it exits 0.
 
 use crate::api::{ApiState, router};
 use crate::config::Config;
@@ -30,7 +31,17 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitCode> {
-    let policy = crate::setup::load_policy(&config)?;
+    // An API other machines can reach is a deployment, whichever way the address was given:
+    // it runs signed policies only (the config's own address was checked when it loaded).
+    if let Some(addr) = addr.filter(|a| !a.ip().is_loopback()) {
+        crate::config::policies::require_signatures(Some(&format!("--addr {addr} (not loopback)")), config.policies.as_ref())
+            .map_err(|(key, message)| anyhow::anyhow!("{key}: {message}"))?;
+    }
+    let (policy, lifecycle) = crate::setup::active_policy(&config).await?;
+    if let Some(lifecycle) = lifecycle {
+        // Follows the version `run` activates (the persisted state), verified the same way.
+        crate::policy::lifecycle::watch(lifecycle);
+    }
     let stores = crate::setup::open_store(&config).await?;
     let state = ApiState::new(stores.memory, stores.pins, policy, &config.api.tokens)
         .map_err(|e| anyhow::anyhow!("the policy does not describe itself: {e}"))?;
@@ -45,22 +56,26 @@ async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitC
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (api.address or --addr): {e}"))?;
     let local = listener.local_addr()?;
-    tracing::info!(tokens = config.api.tokens.len(), "serving the API on http://{local} ({})", config.source);
+    let limits = config.api.limits;
+    tracing::info!(
+        tokens = config.api.tokens.len(),
+        header_read_timeout = %humantime::format_duration(limits.header_read_timeout),
+        request_body_timeout = %humantime::format_duration(limits.request_body_timeout),
+        idle_timeout = %humantime::format_duration(limits.idle_timeout),
+        max_connections = limits.max_connections,
+        "serving the API on http://{local} ({})",
+        config.source
+    );
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, router(state))
-            .with_graceful_shutdown(async {
-                let _ = stop_rx.await;
-            })
-            .await
-    });
+    let server = tokio::spawn(crate::api::server::serve(listener, router(state), limits, async {
+        let _ = stop_rx.await;
+    }));
     shutdown_signal().await?;
     tracing::info!("shutdown requested: finishing the requests in flight");
     let _ = stop_tx.send(());
     match tokio::time::timeout(DRAIN, server).await {
-        Ok(Ok(Ok(()))) => tracing::info!("the API stopped"),
-        Ok(Ok(Err(e))) => return Err(anyhow::anyhow!("the API server failed: {e}")),
+        Ok(Ok(())) => tracing::info!("the API stopped"),
         Ok(Err(e)) => return Err(anyhow::anyhow!("the API server task failed: {e}")),
         Err(_) => tracing::warn!("requests still in flight after {DRAIN:?}; stopping anyway"),
     }

@@ -10,11 +10,19 @@
 //!   { name = "alice", role = "staff", sha256 = "<64 hex digits: printf %s TOKEN | sha256sum>" },
 //!   { name = "dashboards", role = "viewer", sha256 = "..." },
 //! ]
+//! header_read_timeout = "10s"   # a request's whole header, from accept or from the last response
+//! request_body_timeout = "10s"  # a request's whole body, from the end of its header
+//! idle_timeout = "5s"           # a kept-alive connection waiting for its next request
+//! max_connections = 256         # beyond it, new connections wait in the listen backlog
 //! ```
+//!
+//! The limits keep slow and idle clients from holding the server (slowloris): see
+//! [`ApiLimits`] and `crate::api::server`.
 
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::time::Duration;
 
 /// The environment variable naming a TOML file with `tokens = [...]`; when set, its list is
 /// used instead of `api.tokens`.
@@ -29,6 +37,13 @@ pub struct RawApi {
     pub address: Option<SocketAddr>,
     #[serde(default)]
     pub tokens: Vec<RawToken>,
+    #[serde(default, with = "humantime_serde::option")]
+    pub header_read_timeout: Option<Duration>,
+    #[serde(default, with = "humantime_serde::option")]
+    pub request_body_timeout: Option<Duration>,
+    #[serde(default, with = "humantime_serde::option")]
+    pub idle_timeout: Option<Duration>,
+    pub max_connections: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -82,12 +97,49 @@ pub struct ApiConfig {
     pub tokens: Vec<ApiToken>,
     /// Where the tokens came from (`api.tokens` or the tokens file), for messages.
     pub tokens_source: String,
+    pub limits: ApiLimits,
 }
+
+/// How long a client may take and how many connections it may hold: what keeps slow and idle
+/// clients (slowloris) from starving the probes and the staff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiLimits {
+    /// `api.header_read_timeout`: the whole request header must arrive within it, counted from
+    /// the accept, and on a kept-alive connection from the end of the previous response (the
+    /// locked hyper 1.12 restarts its header timer as soon as a connection goes idle).
+    pub header_read_timeout: Duration,
+    /// `api.request_body_timeout`: the whole body must arrive within it, counted from the end
+    /// of the header (a deadline, not a gap between bytes: trickling does not extend it).
+    pub request_body_timeout: Duration,
+    /// `api.idle_timeout`: how long a kept-alive connection may wait for its next request
+    /// after a response; at most `header_read_timeout`, which bounds that wait too.
+    pub idle_timeout: Duration,
+    /// `api.max_connections`: connections open at once; beyond it new connections wait in
+    /// the kernel's listen backlog, unaccepted, until one closes.
+    pub max_connections: u32,
+}
+
+impl Default for ApiLimits {
+    fn default() -> ApiLimits {
+        ApiLimits {
+            header_read_timeout: Duration::from_secs(10),
+            request_body_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(5),
+            max_connections: 256,
+        }
+    }
+}
+
+/// The bounds of the limits (inclusive): below them a legitimate client on a slow link fails,
+/// above them a slow one is held long enough to matter.
+const TIMEOUT_RANGE: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(300));
+const MAX_CONNECTIONS_RANGE: (u32, u32) = (1, 65_536);
 
 /// Checks the table; errors are `(key, message)`. The tokens file, when the environment names
 /// one, replaces `api.tokens`.
 pub fn from_raw(raw: Option<RawApi>) -> Result<ApiConfig, (String, String)> {
     let raw = raw.unwrap_or_default();
+    let limits = check_limits(&raw)?;
     let address = raw.address.unwrap_or_else(|| DEFAULT_ADDRESS.parse().expect("a valid address"));
     let (tokens, source, prefix) = match std::env::var_os(TOKENS_FILE_VAR).filter(|v| !v.is_empty()) {
         Some(path) => {
@@ -97,7 +149,45 @@ pub fn from_raw(raw: Option<RawApi>) -> Result<ApiConfig, (String, String)> {
         None => (raw.tokens, "api.tokens".to_string(), "api.".to_string()),
     };
     let tokens = check_tokens(tokens, &prefix)?;
-    Ok(ApiConfig { address, tokens, tokens_source: source })
+    Ok(ApiConfig { address, tokens, tokens_source: source, limits })
+}
+
+/// The connection limits, each range-checked naming its key; unset ones take the defaults
+/// (the idle timeout at most the header-read timeout).
+fn check_limits(raw: &RawApi) -> Result<ApiLimits, (String, String)> {
+    let defaults = ApiLimits::default();
+    let timeout = |key: &str, value: Option<Duration>, default: Duration| {
+        let value = value.unwrap_or(default);
+        let (min, max) = TIMEOUT_RANGE;
+        if value < min || value > max {
+            let (min, max) = (humantime::format_duration(min), humantime::format_duration(max));
+            return Err((format!("api.{key}"), format!("must be between {min} and {max}")));
+        }
+        Ok(value)
+    };
+    let header_read_timeout = timeout("header_read_timeout", raw.header_read_timeout, defaults.header_read_timeout)?;
+    let request_body_timeout = timeout("request_body_timeout", raw.request_body_timeout, defaults.request_body_timeout)?;
+    let idle_timeout = timeout("idle_timeout", raw.idle_timeout, defaults.idle_timeout.min(header_read_timeout))?;
+    if idle_timeout > header_read_timeout {
+        return Err((
+            "api.idle_timeout".into(),
+            format!(
+                "must be at most api.header_read_timeout ({}): the server closes a kept-alive connection that has \
+                 not sent its next request header within the header-read timeout anyway; raise \
+                 header_read_timeout too for longer idle connections",
+                humantime::format_duration(header_read_timeout)
+            ),
+        ));
+    }
+    let max_connections = raw.max_connections.unwrap_or(defaults.max_connections);
+    let (min, max) = MAX_CONNECTIONS_RANGE;
+    if !(min..=max).contains(&max_connections) {
+        return Err((
+            "api.max_connections".into(),
+            format!("must be between {min} and {max} (and below the open-file limit of the process)"),
+        ));
+    }
+    Ok(ApiLimits { header_read_timeout, request_body_timeout, idle_timeout, max_connections })
 }
 
 fn read_tokens_file(path: &Path) -> Result<Vec<RawToken>, (String, String)> {
@@ -116,6 +206,8 @@ fn check_tokens(raw: Vec<RawToken>, prefix: &str) -> Result<Vec<ApiToken>, (Stri
         if name.is_empty() {
             return Err((key("name"), "must not be blank".into()));
         }
+        // The name is the actor of the caller's pins: logged and stored like a typed actor.
+        crate::user_text::check(&t.name).map_err(|message| (key("name"), message))?;
         if let Some(j) = tokens.iter().position(|o| o.name == name) {
             return Err((key("name"), format!("`{name}` is already the name of tokens[{j}]")));
         }
@@ -168,13 +260,33 @@ mod tests {
     }
 
     #[test]
+    fn a_token_name_with_a_control_or_bidi_character_is_refused_naming_the_key() {
+        for name in ["alice\n2026-01-01T00:00:00Z  INFO fake line", "ecila\u{202E}", "tab\tbed", "alice\r"] {
+            let (key, message) = check_tokens(vec![token(name, ApiRole::Staff, HASH)], "api.").unwrap_err();
+            assert_eq!(key, "api.tokens[0].name", "{name:?}");
+            assert!(message.starts_with("must not contain control characters"), "{name:?}: {message}");
+        }
+        let file = "SENTINEL_API_TOKENS_FILE (t.toml): ";
+        let (key, _) = check_tokens(vec![token("a", ApiRole::Viewer, HASH), token("b\u{2066}", ApiRole::Staff, &HASH.replace('2', "3"))], file)
+            .unwrap_err();
+        assert_eq!(key, format!("{file}tokens[1].name"));
+        let parse = |text: &str| crate::config::Config::parse(text, Path::new("conf/sentinel.toml"));
+        let err = parse(&format!("[api]\ntokens = [{{ name = \"al\\nice\", role = \"staff\", sha256 = \"{HASH}\" }}]\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("api.tokens[0].name: must not contain control characters"), "{err}");
+    }
+
+    #[test]
     fn the_table_in_a_config_file() {
         let parse = |text: &str| crate::config::Config::parse(text, Path::new("conf/sentinel.toml"));
         let c = parse("").unwrap();
         assert_eq!(c.api.address.to_string(), DEFAULT_ADDRESS);
         assert!(c.api.tokens.is_empty());
+        // An address beyond loopback is a deployment: it runs signed policies only.
         let c = parse(&format!(
-            "[api]\naddress = \"0.0.0.0:9000\"\ntokens = [{{ name = \"alice\", role = \"staff\", sha256 = \"{HASH}\" }}]\n"
+            "[api]\naddress = \"0.0.0.0:9000\"\ntokens = [{{ name = \"alice\", role = \"staff\", sha256 = \"{HASH}\" }}]\n\
+             [policies]\ndir = \"p\"\npublic_key = \"k.pub\"\n"
         ))
         .unwrap();
         assert_eq!(c.api.address.to_string(), "0.0.0.0:9000");
@@ -187,6 +299,39 @@ mod tests {
         assert!(err.contains("token"), "{err}");
         let err = parse("[api]\ntokens = [{ name = \"a\", role = \"staff\", sha256 = \"00\" }]\n").unwrap_err().to_string();
         assert!(err.contains("api.tokens[0].sha256: must be 64 hex digits"), "{err}");
+    }
+
+    #[test]
+    fn connection_limits_have_defaults_and_are_range_checked_naming_the_key() {
+        let parse = |text: &str| crate::config::Config::parse(text, Path::new("conf/sentinel.toml"));
+        assert_eq!(parse("").unwrap().api.limits, ApiLimits::default());
+        let c = parse(
+            "[api]\nheader_read_timeout = \"2s\"\nrequest_body_timeout = \"1500ms\"\nidle_timeout = \"1s\"\nmax_connections = 8\n",
+        )
+        .unwrap();
+        let expected = ApiLimits {
+            header_read_timeout: Duration::from_secs(2),
+            request_body_timeout: Duration::from_millis(1500),
+            idle_timeout: Duration::from_secs(1),
+            max_connections: 8,
+        };
+        assert_eq!(c.api.limits, expected);
+        // An unset idle timeout follows a shorter header-read timeout.
+        assert_eq!(parse("[api]\nheader_read_timeout = \"1s\"\n").unwrap().api.limits.idle_timeout, Duration::from_secs(1));
+        for (table, expected) in [
+            ("header_read_timeout = \"50ms\"", "api.header_read_timeout: must be between 100ms and 5m"),
+            ("request_body_timeout = \"1h\"", "api.request_body_timeout: must be between 100ms and 5m"),
+            ("idle_timeout = \"0s\"", "api.idle_timeout: must be between 100ms and 5m"),
+            ("idle_timeout = \"60s\"", "api.idle_timeout: must be at most api.header_read_timeout (10s)"),
+            ("max_connections = 0", "api.max_connections: must be between 1 and 65536"),
+        ] {
+            let err = parse(&format!("[api]\n{table}\n")).unwrap_err().to_string();
+            assert!(err.contains(expected), "{table}: {err}");
+        }
+        let err = parse("[api]\nheader_read_timeout = \"ten seconds\"\n").unwrap_err().to_string();
+        assert!(err.contains("api.header_read_timeout"), "{err}");
+        let err = parse("[api]\nmax_connections = -1\n").unwrap_err().to_string();
+        assert!(err.contains("api.max_connections"), "{err}");
     }
 
     #[test]

@@ -110,7 +110,8 @@ impl Config {
                 Some(span) if key.contains("token") => {
                     format!("{} (line {})", e.message(), text.bytes().take(span.start).filter(|b| *b == b'\n').count() + 1)
                 }
-                _ => e.to_string(),
+                // TOML's snippet may be a URL's line: shown without its password.
+                _ => crate::redact::redact(&e.to_string()),
             };
             ConfigError::Invalid {
                 path: path.display().to_string(),
@@ -214,7 +215,15 @@ impl Config {
         }
         let api = api::from_raw(raw.api).map_err(|(key, message)| invalid(&key, message))?;
         let policies = policies::from_raw(raw.policies, base).map_err(|(key, message)| invalid(&key, message))?;
-        let reaches = reaches_servers(&store, &cache, &parameter, &stage_controller);
+        if raw.policy.is_some() && policies.is_some() {
+            return Err(invalid(
+                "policy",
+                "is set together with [policies]: the sentinel runs either the single file `policy` or the verified \
+                 versions of [policies], never both (every command must run the same version): remove `policy`"
+                    .into(),
+            ));
+        }
+        let reaches = reaches_servers(&store, &metrics, &cache, &parameter, &stage_controller, &api);
         policies::require_signatures(reaches.as_deref(), policies.as_ref()).map_err(|(key, message)| invalid(&key, message))?;
         Ok(Config {
             source: source.to_string(),
@@ -238,18 +247,27 @@ impl Config {
     }
 }
 
-/// What, if anything, makes this configuration more than the embedded default: a shared
-/// store, a real channel or a stage controller, each of which reaches beyond this machine.
-/// (Reading metrics from a server changes nothing elsewhere, so it does not count.)
+/// What, if anything, makes this configuration more than the embedded default. The embedded
+/// default reaches no server and serves its API on loopback only; a shared store, a real
+/// channel, a stage controller, a metrics server or an API reachable from other machines each
+/// make it a deployment, where only signed policies run.
 fn reaches_servers(
     store: &StoreConfig,
+    metrics: &MetricsConfig,
     cache: &ChannelConfig,
     parameter: &ChannelConfig,
     stages: &StageControllerConfig,
+    api: &api::ApiConfig,
 ) -> Option<String> {
     let mut what = Vec::new();
     if let StoreConfig::Postgres { .. } = store {
         what.push("store.kind = \"postgres\"".to_string());
+    }
+    if let MetricsConfig::Prometheus { .. } = metrics {
+        what.push("metrics.kind = \"prometheus\"".to_string());
+    }
+    if !api.address.ip().is_loopback() {
+        what.push(format!("api.address = \"{}\" (not loopback)", api.address));
     }
     for (key, channel) in [("publish.cache", cache), ("publish.parameter", parameter)] {
         match channel {

@@ -10,7 +10,9 @@
 //! public_key = "keys/policy.pub"   # manifests must be signed by this key
 //! allow_unsigned = false           # true loads unsigned manifests, with a warning
 //! poll = "2s"                      # how often `sentinel run` looks for changes
-//! precompiled_cache = true         # cache compiled artifacts under <dir>/.cache
+//! precompiled_cache = true         # cache compiled artifacts in state_dir
+//! state_dir = "sentinel-state"     # private (0700): the policy state and compiled artifacts
+//! minimum_version = "1.0.0"        # optional: older versions never run, whatever the state says
 //! ```
 
 use serde::Deserialize;
@@ -28,6 +30,8 @@ pub struct RawPolicies {
     #[serde(default, with = "humantime_serde::option")]
     pub poll: Option<Duration>,
     pub precompiled_cache: Option<bool>,
+    pub state_dir: Option<PathBuf>,
+    pub minimum_version: Option<String>,
 }
 
 /// Which version the configuration asks for (the persisted choice of `policy activate` wins).
@@ -47,6 +51,11 @@ pub struct PoliciesConfig {
     pub allow_unsigned: bool,
     pub poll: Duration,
     pub precompiled_cache: bool,
+    /// The sentinel's private directory: the persisted policy state and the compiled
+    /// artifacts. Outside `dir`.
+    pub state_dir: PathBuf,
+    /// Versions older than this are refused, whatever the persisted state says.
+    pub minimum_version: Option<String>,
 }
 
 /// Checks the table; errors are (key, message).
@@ -74,8 +83,23 @@ pub fn from_raw(raw: Option<RawPolicies>, base: Option<&Path>) -> Result<Option<
     if !(Duration::from_millis(100)..=Duration::from_secs(3600)).contains(&poll) {
         return Err(("policies.poll".into(), "must be between 100ms and 1h".into()));
     }
+    let dir = resolve(raw.dir);
+    let state_dir = resolve(raw.state_dir.unwrap_or_else(|| PathBuf::from("sentinel-state")));
+    if state_dir.starts_with(&dir) {
+        return Err((
+            "policies.state_dir".into(),
+            format!(
+                "{} is inside policies.dir {}: the sentinel's private state must live where only it writes, \
+                 outside the directory new versions are dropped into",
+                state_dir.display(),
+                dir.display()
+            ),
+        ));
+    }
     Ok(Some(PoliciesConfig {
-        dir: resolve(raw.dir),
+        dir,
+        state_dir,
+        minimum_version: version("policies.minimum_version", raw.minimum_version)?,
         active,
         shadow: version("policies.shadow", raw.shadow)?,
         public_key: raw.public_key.map(resolve),
@@ -114,6 +138,7 @@ pub fn require_signatures(reaches: Option<&str>, policies: Option<&PoliciesConfi
 #[cfg(test)]
 mod tests {
     use crate::config::Config;
+    use std::path::PathBuf;
     use std::path::Path;
 
     fn parse(table: &str) -> Result<Config, String> {
@@ -163,10 +188,39 @@ mod tests {
         let err = load(&format!("{REDIS}[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\nallow_unsigned = true\n")).unwrap_err();
         assert!(err.contains("policies.allow_unsigned"), "a key does not make unsigned manifests acceptable: {err}");
         assert!(load(&format!("{REDIS}[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\n")).is_ok());
-        // The embedded default may still run a single file or unsigned manifests; reading
-        // metrics from a server changes nothing elsewhere.
-        let prometheus = "[metrics]\nkind = \"prometheus\"\nurl = \"http://127.0.0.1:9090\"\n[metrics.queries]\ncpu_pct = \"x\"\n";
-        load(&format!("policy = \"p.wasm\"\n{prometheus}")).unwrap();
+        // The embedded default may still run a single file or unsigned manifests.
+        load("policy = \"p.wasm\"\n").unwrap();
         assert!(load("[policies]\ndir = \"p\"\nallow_unsigned = true\n").is_ok());
+    }
+
+    /// "Embedded default" means no server reached and the API on loopback only: a metrics
+    /// server or an API other machines can reach needs signed policies too.
+    #[test]
+    fn a_prometheus_source_or_an_api_beyond_loopback_is_not_the_embedded_default() {
+        let prometheus = "[metrics]\nkind = \"prometheus\"\nurl = \"http://127.0.0.1:9090\"\n[metrics.queries]\ncpu_pct = \"x\"\n";
+        let err = load(&format!("policy = \"p.wasm\"\n{prometheus}")).unwrap_err();
+        assert!(err.contains("policies: is required with metrics.kind = \"prometheus\""), "{err}");
+        let err = load(&format!("{prometheus}[policies]\ndir = \"p\"\nallow_unsigned = true\n")).unwrap_err();
+        assert!(err.contains("policies.allow_unsigned: is allowed only with the embedded default"), "{err}");
+        let err = load("[api]\naddress = \"0.0.0.0:8080\"\n[policies]\ndir = \"p\"\nallow_unsigned = true\n").unwrap_err();
+        assert!(err.contains("api.address = \"0.0.0.0:8080\" (not loopback)"), "{err}");
+        load("[api]\naddress = \"127.0.0.1:8080\"\n[policies]\ndir = \"p\"\nallow_unsigned = true\n").unwrap();
+        load("[api]\naddress = \"[::1]:8080\"\n").unwrap();
+    }
+
+    #[test]
+    fn a_config_with_both_a_policy_file_and_a_policies_table_is_refused_naming_both() {
+        let err = load("policy = \"p.wasm\"\n[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\n").unwrap_err();
+        assert!(err.contains("policy: is set together with [policies]") && err.contains("remove `policy`"), "{err}");
+    }
+
+    #[test]
+    fn the_private_state_directory_defaults_beside_the_config_and_may_not_be_inside_the_policy_directory() {
+        let c = load("[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\nminimum_version = \"2.0.0\"\n").unwrap().policies.unwrap();
+        assert_eq!(c.state_dir, PathBuf::from("/etc/sentinel/sentinel-state"));
+        assert_eq!(c.minimum_version.as_deref(), Some("2.0.0"));
+        let err = load("[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\nstate_dir = \"p/.state\"\n").unwrap_err();
+        assert!(err.contains("policies.state_dir: /etc/sentinel/p/.state is inside policies.dir"), "{err}");
+        assert!(load("[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\nminimum_version = \" \"\n").unwrap_err().contains("policies.minimum_version"));
     }
 }

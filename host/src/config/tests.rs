@@ -130,3 +130,18 @@ fn prometheus_queries_refuse_unknown_keys() {
     let err = parse("[metrics]\nkind = \"prometheus\"\nurl = \"http://p\"\n[metrics.queries]\ncpu = 'x'\n").unwrap_err().to_string();
     assert!(err.contains("cpu"), "{err}");
 }
+
+#[test]
+fn a_toml_error_on_a_url_line_never_shows_its_password() {
+    for text in [
+        "[store]\nkind = \"postgres\"\nurl = \"postgres://sentinel:hunter2@db/x\" trailing\n",
+        "[store]\nkind = \"postgres\"\nurl = \"postgres://sentinel@db/x?password=hunter2\" trailing\n",
+        "[metrics]\nkind = \"prometheus\"\nurl = \"http://u:hunter2@prometheus:9090\" trailing\n",
+        "[publish.cache]\nkind = \"redis\"\nurl = \"redis://:hunter2@cache:6379/0\" trailing\n",
+        "[publish.parameter]\nkind = \"redis\"\nurl = \"redis://:hunter2@cache:6379/0\" trailing\n",
+    ] {
+        let err = parse(text).unwrap_err().to_string();
+        assert!(err.contains("***"), "the line is shown, masked: {err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}

@@ -230,9 +230,14 @@ fn log_tick(r: &TickReport) {
     let channels: Vec<String> =
         r.outcomes.iter().map(|o| format!("{}={}", o.channel, if o.ok { "ok" } else { "FAILED" })).collect();
     let readings = r.reading.as_ref().map(gather::summarize).unwrap_or_else(|| "read failed".into());
+    // The pin's reason and actor are typed text (older rows were stored before control
+    // characters were refused): `pin` is a string field, which the text log writes escaped
+    // (as Debug), and the explanation, which names the actor, is escaped before it is the
+    // message. Neither can start a log line of its own.
     let pin = r.pin.as_ref().map(|p| {
         format!("{} by {} until {} ({})", names::state(p.state), p.actor, instants::format_rfc3339(p.expires_at), p.reason)
     });
+    let explanation = crate::user_text::escape(&d.explanation);
     if r.republished {
         tracing::info!(
             sequence = r.sequence,
@@ -256,14 +261,15 @@ fn log_tick(r: &TickReport) {
             readings = %readings,
             channels = %channels.join(" "),
             "{}",
-            d.explanation
+            explanation
         );
     }
     for o in r.outcomes.iter().filter(|o| !o.ok) {
         tracing::error!(channel = %o.channel, "publication failed: {}", o.error.as_deref().unwrap_or("unknown"));
     }
     for note in &r.notes {
-        tracing::warn!("{note}");
+        // A note may quote a stored row (an unreadable pin).
+        tracing::warn!("{}", crate::user_text::escape(note));
     }
     for failure in &r.stage_failures {
         tracing::warn!("stage throttle not applied, will retry next tick: {failure}");

@@ -13,6 +13,12 @@ use std::time::{Duration, Instant as Clock};
 /// A fixed minute the trace-driven tests start at.
 pub const T0: &str = "2026-10-20T14:00:00Z";
 
+/// A config's text without its top-level `policy = ...` line (a `[policies]` table replaces
+/// the single file: a config may not name both).
+pub fn without_policy_file(text: &str) -> String {
+    text.lines().filter(|l| !l.starts_with("policy = ")).map(|l| format!("{l}\n")).collect()
+}
+
 /// `T0` plus `minutes`, as unix seconds.
 pub fn t(minutes: i64) -> i64 {
     parse_rfc3339(T0).unwrap() + minutes * 60

@@ -227,7 +227,8 @@ pub(super) fn parse_url(url: &str, timeout: Duration) -> Result<(Config, String)
             format!(
                 "the URL does not parse ({}); write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or \
                  'host=HOST port=PORT user=USER dbname=DATABASE'",
-                describe(&e)
+                // The parser names options, not values; should it ever quote one, not a secret.
+                crate::redact::scrub(&describe(&e), url)
             ),
         )
     })?;

@@ -70,7 +70,8 @@ pub async fn put_pin(
     let action = entry.action.name();
     s.metrics.pin_change(action);
     if let Some(pin) = &entry.after {
-        tracing::info!(actor = %caller.name, state = %pin.state, expires_at = %format_rfc3339(expires_at), audit_id = entry.id, "pin {action} through the API: {}", pin.reason);
+        // What a caller typed is a field formatted with `?` (escaped): never a line of its own.
+        tracing::info!(actor = ?caller.name, state = ?pin.state, expires_at = %format_rfc3339(expires_at), audit_id = entry.id, reason = ?pin.reason, "pin {action} through the API");
     }
     Ok(Json(entry))
 }
@@ -97,7 +98,7 @@ pub async fn delete_pin(Staff(caller): Staff, State(s): State<ApiState>) -> Resu
     match s.pins.clear(&caller.name, (s.clock)()).await? {
         Some(record) => {
             s.metrics.pin_change("clear");
-            tracing::info!(actor = %caller.name, audit_id = record.id, "pin cleared through the API");
+            tracing::info!(actor = ?caller.name, audit_id = record.id, "pin cleared through the API");
             Ok(Json(AuditEntry::from(&record)).into_response())
         }
         None => Ok(StatusCode::NO_CONTENT.into_response()),

@@ -204,3 +204,52 @@ async fn a_pin_set_through_the_api_is_the_one_the_cli_service_sees() {
     let shown = h.call(get("/v1/pin", Some(STAFF))).await.ok_json(StatusCode::OK);
     assert_eq!(shown["pin"], Value::Null);
 }
+
+/// Security review, finding 5: text that would forge a log line or read otherwise than it is
+/// stored is refused by the pin service the CLI uses too: 422 naming the field, nothing stored.
+#[tokio::test]
+async fn a_control_or_bidi_character_in_the_reason_is_refused_naming_the_field() {
+    let h = Harness::new();
+    let cases = [
+        ("ok\n2026-01-01T00:00:00Z  INFO fake line", "U+000A at character 3"),
+        ("abc\u{202E}fed", "U+202E at character 4"),
+        ("carriage\rreturn", "U+000D"),
+        ("\u{2067}isolated\u{2069}", "U+2067"),
+        ("c1 control \u{9b}", "U+009B"),
+    ];
+    for (reason, which) in cases {
+        let p = refused(&h, &h.pin_body("critical", reason, 60), StatusCode::UNPROCESSABLE_ENTITY).await;
+        assert_eq!(p["field"], "reason", "{p}");
+        assert_eq!(p["type"], "urn:capacity-sentinel:problem:pin-refused");
+        let detail = p["detail"].as_str().unwrap();
+        assert!(detail.starts_with("reason: must not contain control characters"), "{p}");
+        assert!(detail.contains(which) && !detail.contains(reason), "{p}");
+    }
+    // What the policy refuses first is still named first (a tab alone is a blank reason).
+    let p = refused(&h, &h.pin_body("critical", "\t", 60), StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert!(p["detail"].as_str().unwrap().starts_with("reason: must not be blank"), "{p}");
+}
+
+/// The actor is the token's name, which the config refuses with such characters; should one
+/// get through, the pin service still refuses it, for a set and a clear alike.
+#[tokio::test]
+async fn a_token_name_with_a_newline_is_refused_as_the_actor() {
+    let h = Harness::new();
+    h.set_pin("constrained", "the pin that must survive", 3600).await.ok_json(StatusCode::OK);
+    let before = h.stored_pin().await;
+    let token = "token-of-a-forged-name";
+    let forged = ApiToken { name: "mallory\n2026-01-01T00:00:00Z  INFO fake".into(), role: ApiRole::Staff, sha256: Sha256::digest(token).into() };
+    let clock = h.now.clone();
+    let state = ApiState::new(h.store.clone(), h.store.clone(), policy(), &[forged])
+        .unwrap()
+        .with_clock(move || clock.load(Ordering::SeqCst));
+    let put = call(router(state.clone()), put_json("/v1/pin", Some(token), &h.pin_body("critical", "r", 60))).await;
+    let p = put.problem(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(p["field"], "actor", "{p}");
+    assert!(p["detail"].as_str().unwrap().starts_with("actor: must not contain control characters"), "{p}");
+    let p = call(router(state), delete("/v1/pin", Some(token))).await.problem(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(p["field"], "actor", "{p}");
+    assert_eq!(h.stored_pin().await, before);
+    let audit = h.call(get("/v1/pin/audit", Some(STAFF))).await.ok_json(StatusCode::OK);
+    assert!(!audit.to_string().contains("mallory"), "no audit record: {audit}");
+}

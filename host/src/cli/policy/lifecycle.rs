@@ -37,7 +37,7 @@ pub fn list(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let config = Config::load(Some(config))?;
     let p = policies(&config)?;
     let trust = lifecycle::trust(&p)?;
-    let state = PolicyState::load(&p.dir)?;
+    let state = PolicyState::load(&p.state_dir)?;
     let (entries, errors) = manifest::scan(&p.dir);
     let rows: Vec<Row> = entries
         .iter()
@@ -155,10 +155,15 @@ pub fn verify(config: Option<&Path>, public_key: Option<&Path>, paths: &[PathBuf
 /// change up at its next look at the directory.
 fn switch_to(config: &Config, target: impl FnOnce(&PolicyState) -> anyhow::Result<String>, why: &str) -> anyhow::Result<ExitCode> {
     let p = policies(config)?;
-    let mut state = PolicyState::load(&p.dir)?;
+    let mut state = PolicyState::load(&p.state_dir)?;
     let version = target(&state)?;
     let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
-    let preparer = activate::Preparer { dir: p.dir.clone(), runtime, trust: lifecycle::trust(&p)?, use_cache: p.precompiled_cache };
+    let preparer = lifecycle::preparer(&p, runtime, lifecycle::Role::Leader)?;
+    // Refused before the store is opened: a version below the minimum never runs.
+    if let Err(e) = preparer.at_least_minimum(&version) {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(super::super::exit::INVALID_INPUT));
+    }
     let records = block_on(async {
         let stores = crate::setup::open_store(config).await?;
         Ok(lifecycle::recent(&stores.memory).await)
@@ -167,10 +172,10 @@ fn switch_to(config: &Config, target: impl FnOnce(&PolicyState) -> anyhow::Resul
         Ok(c) => {
             let t = c.timings;
             state.activated(&version);
-            state.save(&p.dir)?;
+            state.save(&p.state_dir)?;
             super::super::emit(&format!(
                 "{why} {version} ({}): verified in {:.1} ms, loaded ({}) in {:.1} ms, self-check {:.1} ms, trial replay of {} ticks {:.1} ms",
-                c.digest, ms(t.verify), activate::describe_origin(c.origin), ms(t.load), ms(t.checks), t.trial_ticks, ms(t.trial)
+                c.digest, ms(t.verify), c.origin.describe(), ms(t.load), ms(t.checks), t.trial_ticks, ms(t.trial)
             ))?;
             Ok(ExitCode::SUCCESS)
         }

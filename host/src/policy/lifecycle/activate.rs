@@ -55,6 +55,11 @@ pub enum Refused {
     Conformance { version: String, message: String },
     #[error("policy {version} refused by the trial replay of {ticks} recorded ticks: {message}")]
     Trial { version: String, ticks: usize, message: String },
+    #[error(
+        "policy {version} refused: it is older than policies.minimum_version = {minimum} (older versions never run, \
+         whatever the persisted state says: activate {minimum} or newer, or lower minimum_version)"
+    )]
+    BelowMinimum { version: String, minimum: String },
 }
 
 /// What preparing needs.
@@ -63,18 +68,22 @@ pub struct Preparer {
     pub dir: PathBuf,
     pub runtime: Arc<Runtime>,
     pub trust: Trust,
-    pub use_cache: bool,
+    /// The precompiled cache in the private state directory (none: always compile).
+    pub cache: Option<PathBuf>,
+    /// `policies.minimum_version`: older versions are refused.
+    pub minimum_version: Option<String>,
 }
 
 impl std::fmt::Debug for Preparer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Preparer").field("dir", &self.dir).field("use_cache", &self.use_cache).finish_non_exhaustive()
+        f.debug_struct("Preparer").field("dir", &self.dir).field("cache", &self.cache).finish_non_exhaustive()
     }
 }
 
 impl Preparer {
     /// Prepares `version` of the directory.
     pub fn version(&self, version: &str, records: &[TickRecord]) -> Result<Candidate, Refused> {
+        self.at_least_minimum(version)?;
         let entry = manifest::find(&self.dir, version).map_err(|source| Refused::Integrity { version: version.into(), source })?;
         self.entry(&entry, records)
     }
@@ -82,6 +91,7 @@ impl Preparer {
     /// Prepares one manifest's component; `records` (oldest first) are replayed.
     pub fn entry(&self, entry: &Entry, records: &[TickRecord]) -> Result<Candidate, Refused> {
         let version = entry.manifest.version.clone();
+        self.at_least_minimum(&version)?;
         let mut timings = Timings::default();
         let started = Instant::now();
         let verified =
@@ -91,7 +101,7 @@ impl Preparer {
         let started = Instant::now();
         let load = |message: String| Refused::Load { version: version.clone(), message };
         let (component, origin) =
-            cache::load(&self.dir, &self.runtime, &verified, self.use_cache).map_err(|e| load(format!("{e:#}")))?;
+            cache::load(self.cache.as_deref(), &self.runtime, &verified).map_err(|e| load(format!("{e:#}")))?;
         let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
         let mut policy: Box<dyn Policy> = Box::new(
             ComponentPolicy::from_component(&self.runtime, &entry.component_path, &component, digest.clone(), None)
@@ -116,6 +126,16 @@ impl Preparer {
         timings.trial = started.elapsed();
         Ok(Candidate { policy, version, digest, origin, timings })
     }
+
+    /// Refuses a version older than `minimum_version`.
+    pub fn at_least_minimum(&self, version: &str) -> Result<(), Refused> {
+        match &self.minimum_version {
+            Some(minimum) if manifest::compare_versions(version, minimum).is_lt() => {
+                Err(Refused::BelowMinimum { version: version.into(), minimum: minimum.clone() })
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The records of the last `window` before the newest one, oldest first (`recent_ticks`
@@ -131,11 +151,4 @@ pub fn window(mut newest_first: Vec<(u64, TickRecord)>, window: Duration) -> Vec
 /// Where the trial replay's records come from in a running sentinel: up to a day of minutes.
 pub const TRIAL_WINDOW: Duration = Duration::from_secs(24 * 3600);
 pub const TRIAL_LIMIT: u32 = 24 * 60 + 60;
-
-pub fn describe_origin(origin: Origin) -> &'static str {
-    match origin {
-        Origin::Compiled => "compiled",
-        Origin::Cached => "precompiled cache",
-    }
-}
 

@@ -1,70 +1,137 @@
-//! Precompiled artifacts, cached under `<policy dir>/.cache/` and keyed by the engine's
-//! compatibility hash (wasmtime version and every setting that affects code) and the
-//! component's sha256. Only this cache is ever deserialized: an artifact is written here by
-//! this sentinel right after it compiled a verified component, never taken from elsewhere.
+//! Precompiled artifacts, in the private state directory (`<state_dir>/policy-cache/`, never
+//! in the policy directory that others write), keyed by the engine's compatibility hash
+//! (wasmtime version and every setting that affects code) and the component's sha256.
+//!
+//! Deserializing an artifact runs its machine code unchecked, so an artifact is used only
+//! when it is provably this sentinel's own output: beside each one the sentinel records, when
+//! it compiles, the artifact's sha256 and the digest of the verified component it came from
+//! (`<artifact>.sha256`). Before `deserialize` the directory, the artifact and the record
+//! must be owned by the sentinel's user and writable by nobody else, the artifact must hash
+//! to the record, and the record must name the component being loaded; the bytes hashed are
+//! the bytes deserialized (read once into memory). Anything else is refused, logged, and the
+//! component compiled from the verified `.wasm` instead.
 
 use super::manifest::Verified;
+use super::private_dir;
 use crate::policy::Runtime;
+use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use wasmtime::component::Component;
 
 /// How a component was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
+    /// Compiled from the verified `.wasm` (no cache, or no artifact yet).
     Compiled,
+    /// Deserialized from an artifact this sentinel compiled and recorded.
     Cached,
+    /// An artifact was there but refused (the reason); compiled from the verified `.wasm`.
+    ArtifactRefused(String),
 }
 
-pub fn cache_dir(policy_dir: &Path) -> PathBuf {
-    policy_dir.join(".cache")
+impl Origin {
+    pub fn describe(&self) -> String {
+        match self {
+            Origin::Compiled => "compiled".into(),
+            Origin::Cached => "precompiled cache, sha256 checked".into(),
+            Origin::ArtifactRefused(why) => format!("compiled; precompiled artifact refused: {why}"),
+        }
+    }
 }
 
-/// `<cache>/<engine hash>-<sha256>.cwasm`.
-pub fn artifact_path(policy_dir: &Path, runtime: &Runtime, digest: &str) -> PathBuf {
+/// Where a state directory keeps the artifacts.
+pub fn cache_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("policy-cache")
+}
+
+/// `<cache>/wasmtime-<engine hash>-<sha256>.cwasm`.
+pub fn artifact_path(cache: &Path, runtime: &Runtime, digest: &str) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     runtime.engine().precompile_compatibility_hash().hash(&mut hasher);
-    cache_dir(policy_dir).join(format!("wasmtime-{:016x}-{digest}.cwasm", hasher.finish()))
+    cache.join(format!("wasmtime-{:016x}-{digest}.cwasm", hasher.finish()))
 }
 
-/// The compiled component: from the cache when it holds this digest for this engine, else
-/// compiled (and cached when `use_cache`). A cache entry that fails to load is recompiled.
-pub fn load(policy_dir: &Path, runtime: &Runtime, verified: &Verified, use_cache: bool) -> anyhow::Result<(Component, Origin)> {
+/// The record beside an artifact.
+pub fn record_path(artifact: &Path) -> PathBuf {
+    artifact.with_extension("cwasm.sha256")
+}
+
+/// The compiled component: from the cache (`Some(<state_dir>/policy-cache)`) when it holds an
+/// authenticated artifact of this digest for this engine, else compiled (and cached).
+pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> anyhow::Result<(Component, Origin)> {
     let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
-    let artifact = artifact_path(policy_dir, runtime, &digest);
-    if use_cache && artifact.is_file() {
-        match deserialize(runtime, &artifact) {
-            Ok(c) => return Ok((c, Origin::Cached)),
-            Err(e) => tracing::warn!("precompiled artifact {} unusable, recompiling: {e:#}", artifact.display()),
+    let mut origin = Origin::Compiled;
+    let mut artifact = None;
+    if let Some(cache) = cache {
+        match private_dir::ensure(cache) {
+            Ok(dir) => {
+                let path = artifact_path(&dir, runtime, &digest);
+                if std::fs::symlink_metadata(&path).is_ok() {
+                    match authenticated(&path, &digest).and_then(|bytes| deserialize(runtime, &bytes)) {
+                        Ok(c) => return Ok((c, Origin::Cached)),
+                        Err(why) => {
+                            tracing::warn!(artifact = %path.display(), reason = %why, "precompiled artifact refused; compiling the verified component instead");
+                            origin = Origin::ArtifactRefused(why);
+                        }
+                    }
+                }
+                artifact = Some(path);
+            }
+            Err(e) => {
+                tracing::warn!("precompiled cache not used: {e}");
+                origin = Origin::ArtifactRefused(format!("the cache directory is not private: {e}"));
+            }
         }
     }
     let component = Component::from_binary(runtime.engine(), &verified.bytes).map_err(|e| {
         anyhow::anyhow!("{} is not a loadable component: {e:#}", verified.entry.component_path.display())
     })?;
-    if use_cache && let Err(e) = store(&artifact, &component) {
+    if let Some(artifact) = artifact
+        && let Err(e) = store(&artifact, &component, &digest)
+    {
         tracing::warn!("cannot cache the precompiled artifact {}: {e:#}", artifact.display());
     }
-    Ok((component, Origin::Compiled))
+    Ok((component, origin))
 }
 
-fn store(artifact: &Path, component: &Component) -> anyhow::Result<()> {
+/// The artifact's bytes, when it and its record are private, the bytes hash to the record and
+/// the record names `digest`; else why not.
+fn authenticated(artifact: &Path, digest: &str) -> Result<Vec<u8>, String> {
+    let record_file = record_path(artifact);
+    private_dir::check(artifact, false).map_err(|e| e.to_string())?;
+    private_dir::check(&record_file, false).map_err(|e| format!("{e} (the artifact's record)"))?;
+    let record = std::fs::read_to_string(&record_file).map_err(|e| format!("its record {} is unreadable: {e}", record_file.display()))?;
+    let (recorded, component) = record.trim().split_once(' ').ok_or_else(|| format!("its record {} is malformed", record_file.display()))?;
+    if component != digest {
+        return Err(format!("its record says it was compiled from component {component}, not {digest}"));
+    }
+    let bytes = std::fs::read(artifact).map_err(|e| format!("unreadable: {e}"))?;
+    let actual = hex::encode(Sha256::digest(&bytes));
+    if actual != recorded {
+        return Err(format!("its sha256 is {actual}, the sentinel recorded {recorded} when it compiled it"));
+    }
+    Ok(bytes)
+}
+
+fn store(artifact: &Path, component: &Component, digest: &str) -> anyhow::Result<()> {
     let bytes = component.serialize().map_err(|e| anyhow::anyhow!("{e:#}"))?;
-    let dir = artifact.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, &bytes)?;
-    tmp.persist(artifact)?;
+    // The artifact first, then its record: a crash between the two leaves an artifact
+    // without a record, which is refused and rewritten.
+    private_dir::write_atomically(artifact, &bytes)?;
+    let record = format!("{} {digest}\n", hex::encode(Sha256::digest(&bytes)));
+    private_dir::write_atomically(&record_path(artifact), record.as_bytes())?;
     Ok(())
 }
 
 #[allow(unsafe_code)]
-fn deserialize(runtime: &Runtime, artifact: &Path) -> anyhow::Result<Component> {
-    // SAFETY: `deserialize_file` trusts the artifact to be wasmtime's own output. It is: the
-    // file lives in this sentinel's cache, was written by `store` above from a component this
-    // process compiled from bytes whose sha256 matched a trusted manifest, and its name carries
-    // that digest and the engine's compatibility hash (wasmtime also checks its version and
-    // settings in the artifact's header and refuses a mismatch). Nothing else writes there,
-    // and artifacts are only ever replaced by a rename, never rewritten in place (the file is
-    // mapped: truncating it under a loaded component would fault the process).
-    unsafe { Component::deserialize_file(runtime.engine(), artifact) }.map_err(|e| anyhow::anyhow!("{e:#}"))
+fn deserialize(runtime: &Runtime, bytes: &[u8]) -> Result<Component, String> {
+    // SAFETY: `deserialize` trusts the bytes to be wasmtime's own output for this engine.
+    // They are: `authenticated` checked that they hash to the record this sentinel wrote in
+    // its private directory (owned by its user, writable by no one else) right after it
+    // compiled them from a component whose sha256 matched a verified manifest, and that
+    // record names that component. The bytes checked are the bytes deserialized (no file is
+    // mapped, so nothing can change them in between). wasmtime also checks its version and
+    // settings in the artifact's header and refuses a mismatch.
+    unsafe { Component::deserialize(runtime.engine(), bytes) }.map_err(|e| format!("wasmtime refused it: {e:#}"))
 }

@@ -10,6 +10,7 @@ pub mod activate;
 pub mod cache;
 pub mod checks;
 pub mod manifest;
+pub mod private_dir;
 mod record;
 pub mod shadow;
 pub mod signing;
@@ -41,10 +42,33 @@ pub fn trust(config: &PoliciesConfig) -> anyhow::Result<signing::Trust> {
     Ok(signing::Trust { key, allow_unsigned: config.allow_unsigned })
 }
 
+/// A leader (`run`, `tick`) decides which version is active and persists it; a follower
+/// (`serve`, `pin`, `check`) runs the version the persisted state names, verified the same
+/// way, and never writes the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Leader,
+    Follower,
+}
+
+/// The preparer a `[policies]` table configures (a follower compiles from the verified
+/// `.wasm` and never writes the artifact cache).
+pub fn preparer(config: &PoliciesConfig, runtime: Arc<Runtime>, role: Role) -> anyhow::Result<Preparer> {
+    Ok(Preparer {
+        dir: config.dir.clone(),
+        runtime,
+        trust: trust(config)?,
+        cache: (config.precompiled_cache && role == Role::Leader).then(|| cache::cache_dir(&config.state_dir)),
+        minimum_version: config.minimum_version.clone(),
+    })
+}
+
 pub struct Lifecycle {
     pub config: PoliciesConfig,
     pub preparer: Preparer,
-    memory: Arc<dyn MemoryStore>,
+    pub role: Role,
+    /// Where the trial replay's records come from (none: no trial replay, as for a follower).
+    memory: Option<Arc<dyn MemoryStore>>,
     active: SharedPolicy,
     telemetry: Arc<Telemetry>,
     /// The version active before the current one, loaded and checked: the runtime fallback.
@@ -56,16 +80,29 @@ pub struct Lifecycle {
 
 impl Lifecycle {
     /// Activates the persisted (or configured) version, falling back to earlier healthy ones
-    /// when it is refused, and loads the shadow.
+    /// when it is refused, and loads the shadow; the leader persists what it chose.
     pub async fn start(
         config: PoliciesConfig,
         runtime: Arc<Runtime>,
-        memory: Arc<dyn MemoryStore>,
+        memory: Option<Arc<dyn MemoryStore>>,
         telemetry: Arc<Telemetry>,
+        role: Role,
     ) -> anyhow::Result<Arc<Lifecycle>> {
-        let preparer = Preparer { dir: config.dir.clone(), runtime, trust: trust(&config)?, use_cache: config.precompiled_cache };
-        let records = recent(&memory).await;
-        let mut state = PolicyState::load(&config.dir)?;
+        let preparer = preparer(&config, runtime, role)?;
+        let records = match &memory {
+            Some(m) => recent(m).await,
+            None => Vec::new(),
+        };
+        let former = config.dir.join(state::FORMER_STATE_FILE);
+        if former.exists() {
+            tracing::warn!(
+                "{} is ignored: the policy state lives in the private {} (a file in the policy directory could bring back \
+                 an older version); remove it",
+                former.display(),
+                state::path(&config.state_dir).display()
+            );
+        }
+        let mut state = PolicyState::load(&config.state_dir)?;
         let entries = manifest::policy_entries(&config.dir);
         let mut order: Vec<String> = Vec::new();
         order.extend(state.active.clone());
@@ -95,9 +132,11 @@ impl Lifecycle {
         let Some(candidate) = chosen else {
             anyhow::bail!("no policy version in {} passed its checks (see the errors above)", config.dir.display());
         };
-        log_activation(&candidate, "startup");
+        log_activation(&candidate, if role == Role::Leader { "startup" } else { "startup, following the persisted state" });
         state.activated(&candidate.version);
-        state.save(&config.dir)?;
+        if role == Role::Leader {
+            state.save(&config.state_dir)?;
+        }
         let last_good = match state.previous().map(str::to_string) {
             Some(v) => prepare(&preparer, &v, &records).await.map(|c| c.policy).ok(),
             None => None,
@@ -106,14 +145,17 @@ impl Lifecycle {
             active: Arc::new(Mutex::new(candidate.policy)),
             last_good: Mutex::new(last_good),
             shadow: Mutex::new(None),
-            seen: Mutex::new((fingerprint(&config.dir), entries.iter().map(|e| e.manifest.version.clone()).collect())),
+            seen: Mutex::new((fingerprint(&config), entries.iter().map(|e| e.manifest.version.clone()).collect())),
             syncing: tokio::sync::Mutex::new(()),
             config,
             preparer,
+            role,
             memory,
             telemetry,
         });
-        lifecycle.load_shadow(&records).await;
+        if role == Role::Leader {
+            lifecycle.load_shadow(&records).await;
+        }
         Ok(lifecycle)
     }
 
@@ -144,7 +186,7 @@ impl Lifecycle {
     pub async fn sync(&self) -> anyhow::Result<Option<String>> {
         let _one = self.syncing.lock().await;
         let detected = Instant::now();
-        let now = fingerprint(&self.config.dir);
+        let now = fingerprint(&self.config);
         let entries = manifest::policy_entries(&self.config.dir);
         let versions: BTreeSet<String> = entries.iter().map(|e| e.manifest.version.clone()).collect();
         let arrived: Vec<String> = {
@@ -156,10 +198,11 @@ impl Lifecycle {
             *seen = (now, versions);
             arrived
         };
-        let mut state = PolicyState::load(&self.config.dir)?;
+        let mut state = PolicyState::load(&self.config.state_dir)?;
         let (current, digest) = self.active_version();
         let mut desired = state.active.clone().unwrap_or_else(|| current.clone());
         if self.config.active == Selection::Latest
+            && self.role == Role::Leader
             && let Some(newest) = arrived.iter().filter(|v| !state.unhealthy.contains_key(*v)).max_by(|a, b| manifest::compare_versions(a, b))
             && manifest::compare_versions(newest, &current).is_gt()
         {
@@ -169,14 +212,19 @@ impl Lifecycle {
         if desired == current && unchanged {
             return Ok(None);
         }
-        let records = recent(&self.memory).await;
+        let records = match &self.memory {
+            Some(m) => recent(m).await,
+            None => Vec::new(),
+        };
         match prepare(&self.preparer, &desired, &records).await {
             Ok(candidate) => {
                 let version = candidate.version.clone();
                 log_activation(&candidate, "directory change");
                 self.swap(candidate.policy);
                 state.activated(&version);
-                state.save(&self.config.dir)?;
+                if self.role == Role::Leader {
+                    state.save(&self.config.state_dir)?;
+                }
                 tracing::info!(version = %version, file_change_to_active_ms = detected.elapsed().as_secs_f64() * 1e3, "policy swapped in");
                 Ok(Some(version))
             }
@@ -187,7 +235,9 @@ impl Lifecycle {
                 if state.active.as_deref() == Some(desired.as_str()) {
                     state.active = Some(current);
                 }
-                state.save(&self.config.dir)?;
+                if self.role == Role::Leader {
+                    state.save(&self.config.state_dir)?;
+                }
                 Ok(None)
             }
         }
@@ -209,11 +259,14 @@ impl Lifecycle {
         let (bad, good) = (failing.identity().version.clone(), active.identity().version.clone());
         self.telemetry.policy_rollbacks.inc();
         tracing::error!(failing = %bad, now_active = %good, "policy {bad} failed during a tick ({error}); marked unhealthy, the tick reruns with {good}");
-        let mut state = PolicyState::load(&self.config.dir).unwrap_or_default();
+        if self.role == Role::Follower {
+            return true;
+        }
+        let mut state = PolicyState::load(&self.config.state_dir).unwrap_or_default();
         state.unhealthy.insert(bad.clone(), format!("failed during a tick: {error}"));
         state.history.retain(|v| v != &good);
         state.active = Some(good);
-        if let Err(e) = state.save(&self.config.dir) {
+        if let Err(e) = state.save(&self.config.state_dir) {
             tracing::error!("cannot persist the rollback: {e:#}");
         }
         true
@@ -264,7 +317,7 @@ pub async fn recent(memory: &Arc<dyn MemoryStore>) -> Vec<TickRecord> {
 fn log_activation(c: &Candidate, why: &str) {
     let t = &c.timings;
     tracing::info!(
-        version = %c.version, digest = %c.digest, origin = activate::describe_origin(c.origin),
+        version = %c.version, digest = %c.digest, origin = %c.origin.describe(),
         verify_ms = t.verify.as_secs_f64() * 1e3, load_ms = t.load.as_secs_f64() * 1e3,
         checks_ms = t.checks.as_secs_f64() * 1e3, trial_ms = t.trial.as_secs_f64() * 1e3, trial_ticks = t.trial_ticks,
         "policy {} activated ({why})", c.version
@@ -273,9 +326,20 @@ fn log_activation(c: &Candidate, why: &str) {
 
 type Fingerprint = Vec<(String, SystemTime, u64)>;
 
-/// Names, modification times and sizes of the directory's files (its cache and shadow logs
-/// aside): a change in any means a look.
-fn fingerprint(dir: &Path) -> Fingerprint {
+/// Names, modification times and sizes of the policy directory's files (its shadow logs
+/// aside) and of the persisted state: a change in any means a look.
+fn fingerprint(config: &PoliciesConfig) -> Fingerprint {
+    let mut out = files(&config.dir);
+    let state = state::path(&config.state_dir);
+    if let Ok(meta) = std::fs::metadata(&state)
+        && let Ok(modified) = meta.modified()
+    {
+        out.push((state.display().to_string(), modified, meta.len()));
+    }
+    out
+}
+
+fn files(dir: &Path) -> Fingerprint {
     let mut out: Vec<_> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()

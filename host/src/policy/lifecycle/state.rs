@@ -1,12 +1,16 @@
 //! What survives a restart: the active version, the versions active before it (for
-//! `policy rollback`), and the versions found unhealthy. One small JSON file in the policy
-//! directory, replaced atomically.
+//! `policy rollback`), and the versions found unhealthy. One small JSON file in the
+//! sentinel's private state directory (never in the policy directory, which others write: a
+//! state file there could bring an older version back), replaced atomically, mode 0600.
 
+use super::private_dir;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub const STATE_FILE: &str = "sentinel-policy-state.json";
+pub const STATE_FILE: &str = "policy-state.json";
+/// Where earlier releases kept the state, in the policy directory: ignored (and said so).
+pub const FORMER_STATE_FILE: &str = "sentinel-policy-state.json";
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,27 +24,35 @@ pub struct PolicyState {
     pub unhealthy: BTreeMap<String, String>,
 }
 
-pub fn path(dir: &Path) -> PathBuf {
-    dir.join(STATE_FILE)
+pub fn path(state_dir: &Path) -> PathBuf {
+    state_dir.join(STATE_FILE)
 }
 
 impl PolicyState {
-    /// The saved state; none saved yet is the default. An unreadable file is an error (it
-    /// names the file) rather than silently forgetting the active version.
-    pub fn load(dir: &Path) -> anyhow::Result<PolicyState> {
-        let p = path(dir);
+    /// The saved state in the private `state_dir`; none saved yet is the default. An
+    /// unreadable file, or a directory or file that others could have written, is an error
+    /// (it names the path and the fix) rather than silently trusting or forgetting it.
+    pub fn load(state_dir: &Path) -> anyhow::Result<PolicyState> {
+        let p = path(state_dir);
+        if std::fs::symlink_metadata(state_dir).is_err() {
+            return Ok(PolicyState::default());
+        }
+        private_dir::check(state_dir, true).map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir) is not private: {e}"))?;
+        if std::fs::symlink_metadata(&p).is_err() {
+            return Ok(PolicyState::default());
+        }
+        private_dir::check(&p, false).map_err(|e| anyhow::anyhow!("the policy state file is not trusted: {e}"))?;
         match std::fs::read_to_string(&p) {
             Ok(text) => serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("policy state {} is unreadable: {e}", p.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(PolicyState::default()),
             Err(e) => Err(anyhow::anyhow!("cannot read policy state {}: {e}", p.display())),
         }
     }
 
-    pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        std::io::Write::write_all(&mut tmp, (serde_json::to_string_pretty(self)? + "\n").as_bytes())?;
-        tmp.persist(path(dir)).map_err(|e| anyhow::anyhow!("cannot write policy state in {}: {e}", dir.display()))?;
+    /// Saves into the private `state_dir` (created 0700 when missing).
+    pub fn save(&self, state_dir: &Path) -> anyhow::Result<()> {
+        let dir = private_dir::ensure(state_dir).map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir): {e}"))?;
+        private_dir::write_atomically(&path(&dir), (serde_json::to_string_pretty(self)? + "\n").as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write policy state in {}: {e}", dir.display()))?;
         Ok(())
     }
 

@@ -35,9 +35,12 @@ const LOOP: &str = "capacity-policy-fault-loop-9.1.0";
 const OOM: &str = "capacity-policy-fault-oom-9.2.0";
 const TRAP: &str = "capacity-policy-fault-trap-on-api-trap-9.3.0";
 
+/// A preparer of `dir`; with `use_cache`, its artifacts in `<dir>/private-state/policy-cache`
+/// (a subfolder: manifests are only looked for at the top of `dir`).
 fn preparer(dir: &Path, trust: Trust, use_cache: bool) -> Preparer {
     let runtime = Runtime::new(Limits { deadline: Duration::from_millis(100), memory_bytes: 16 << 20 }).unwrap();
-    Preparer { dir: dir.into(), runtime, trust, use_cache }
+    let cache = use_cache.then(|| super::cache::cache_dir(&dir.join("private-state")));
+    Preparer { dir: dir.into(), runtime, trust, cache, minimum_version: None }
 }
 
 fn unsigned_ok() -> Trust {
@@ -171,14 +174,102 @@ fn the_precompiled_cache_is_used_the_second_time_and_is_faster() {
         second.timings.total().as_secs_f64() * 1e3
     );
     assert!(second.timings.load < first.timings.load);
-    // A corrupt artifact is not trusted blindly: it fails to load and is recompiled.
-    let artifact = std::fs::read_dir(super::cache::cache_dir(dir.path())).unwrap().next().unwrap().unwrap().path();
-    // (Replaced by a rename, as the cache itself does: truncating a mapped artifact in place
-    // would fault the process that maps it.)
-    let corrupt = artifact.with_extension("tmp");
-    std::fs::write(&corrupt, b"not an artifact").unwrap();
-    std::fs::rename(&corrupt, &artifact).unwrap();
-    assert_eq!(p.version("1.0.0", &[]).unwrap().origin, Origin::Compiled);
+    // A corrupt artifact is not trusted: its sha256 no longer matches the record, it is
+    // refused before wasmtime sees it, and the verified component is compiled instead.
+    let cache = super::cache::cache_dir(&dir.path().join("private-state"));
+    let artifact = super::cache::artifact_path(&cache, &p.runtime, &first.digest);
+    plant(&artifact, b"not an artifact");
+    let again = p.version("1.0.0", &[]).unwrap();
+    let Origin::ArtifactRefused(why) = &again.origin else { panic!("{:?}", again.origin) };
+    assert!(why.contains("sha256") && why.contains("recorded"), "{why}");
+    assert_eq!(p.version("1.0.0", &[]).unwrap().origin, Origin::Cached, "the recompiled artifact replaced it");
+}
+
+/// Replaces `path` by a rename, as an attacker (or the cache itself) would: truncating a
+/// mapped file in place would fault a process that maps it.
+fn plant(path: &Path, bytes: &[u8]) {
+    let tmp = path.with_extension("planting");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// The attack of a security review: whoever can write the policy directory plants a valid
+/// precompiled artifact of another version (here 2.0.0's machine code under 1.0.0's signed
+/// digest), or a corrupt one, where an earlier release looked for artifacts
+/// (`<dir>/.cache/`) and where this one keeps them (the private state directory). Every
+/// planted artifact is refused and the signed 1.0.0 runs, compiled from its verified `.wasm`.
+#[test]
+fn a_planted_artifact_of_another_version_or_a_corrupt_one_is_refused_and_the_signed_version_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let policies = dir.path().join("policies");
+    install(&policies, &[V1, V2]);
+    let (key, trust) = keypair(dir.path());
+    for v in ["1.0.0", "2.0.0"] {
+        signing::sign(&manifest::find(&policies, v).unwrap(), &key).unwrap();
+    }
+    let runtime = Runtime::new(Limits { deadline: Duration::from_millis(100), memory_bytes: 16 << 20 }).unwrap();
+    let cache = super::cache::cache_dir(&dir.path().join("state"));
+    let p = Preparer { dir: policies.clone(), runtime: runtime.clone(), trust, cache: Some(cache.clone()), minimum_version: None };
+    let v1_digest = manifest::find(&policies, "1.0.0").unwrap().manifest.sha256.to_ascii_lowercase();
+    let v2_digest = manifest::find(&policies, "2.0.0").unwrap().manifest.sha256.to_ascii_lowercase();
+    let v2_code = wasmtime::component::Component::from_file(runtime.engine(), built(V2)).unwrap().serialize().unwrap();
+    let expected = sample_decision();
+    let runs_v1 = |why: &str| {
+        let mut c = p.version("1.0.0", &[]).unwrap_or_else(|e| panic!("{why}: {e}"));
+        assert_eq!(c.version, "1.0.0", "{why}");
+        assert_ne!(c.origin, Origin::Cached, "{why}: a planted artifact was deserialized");
+        assert_eq!(c.policy.decide(&super::checks::fixed_inputs()[0].1).unwrap(), expected, "{why}: 1.0.0's rules run");
+        c.origin
+    };
+
+    // Where an earlier release looked: inside the policy directory. Never read now.
+    let old = policies.join(".cache");
+    std::fs::create_dir_all(&old).unwrap();
+    let old_name = super::cache::artifact_path(&old, &runtime, &v1_digest);
+    std::fs::write(&old_name, &v2_code).unwrap();
+    assert_eq!(runs_v1("an artifact planted in <dir>/.cache"), Origin::Compiled);
+    let artifact = super::cache::artifact_path(&cache, &runtime, &v1_digest);
+    assert!(artifact.is_file() && super::cache::record_path(&artifact).is_file(), "the sentinel cached its own compile");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&cache), mode(&artifact)), (0o700, 0o600));
+    let own = std::fs::read(&artifact).unwrap();
+    let own_record = std::fs::read(super::cache::record_path(&artifact)).unwrap();
+
+    // In the private cache: another version's valid artifact, without a record, with 2.0.0's
+    // record, and with a record forged to name 1.0.0 but an artifact that is not the one the
+    // sentinel recorded; then the genuine one made writable by others, or owned by another user.
+    let refused = |why: &str, expect: &str| {
+        let Origin::ArtifactRefused(reason) = runs_v1(why) else { panic!("{why}: not refused") };
+        assert!(reason.contains(expect), "{why}: {reason}");
+    };
+    plant(&artifact, &v2_code);
+    refused("2.0.0's artifact under 1.0.0's name, 1.0.0's record", "sha256");
+    p.version("2.0.0", &[]).unwrap();
+    let v2_artifact = super::cache::artifact_path(&cache, &runtime, &v2_digest);
+    plant(&artifact, &std::fs::read(&v2_artifact).unwrap());
+    plant(&super::cache::record_path(&artifact), &std::fs::read(super::cache::record_path(&v2_artifact)).unwrap());
+    refused("2.0.0's artifact with its own record under 1.0.0's name", "compiled from component");
+    let mut corrupt = own.clone();
+    let n = corrupt.len() / 2;
+    corrupt[n] ^= 0xff;
+    plant(&artifact, &corrupt);
+    plant(&super::cache::record_path(&artifact), &own_record);
+    refused("a corrupted artifact", "sha256");
+    std::fs::remove_file(super::cache::record_path(&artifact)).unwrap();
+    refused("an artifact without a record", "record");
+    plant(&artifact, &own);
+    plant(&super::cache::record_path(&artifact), &own_record);
+    std::fs::set_permissions(&artifact, std::fs::Permissions::from_mode(0o666)).unwrap();
+    refused("a world-writable artifact", "writable");
+    if super::private_dir::effective_uid() == 0 {
+        plant(&artifact, &own);
+        std::os::unix::fs::chown(&artifact, Some(65534), None).unwrap();
+        refused("an artifact owned by another user", "owned by uid 65534");
+    }
+    plant(&artifact, &own);
+    plant(&super::cache::record_path(&artifact), &own_record);
+    assert_eq!(p.version("1.0.0", &[]).unwrap().origin, Origin::Cached, "the sentinel's own artifact is used");
 }
 
 /// A config in `dir` with `[policies]`, SQLite, file channels and the trace `trace.jsonl`.
@@ -231,7 +322,7 @@ async fn a_hot_swap_changes_the_version_on_the_next_tick_and_survives_a_restart(
     drop(sentinel);
     let (restarted, _) = crate::setup::sentinel(&config, START + 120, None).await.unwrap();
     assert_eq!(restarted.lifecycle.as_ref().unwrap().active_version().0, "2.0.0");
-    assert_eq!(PolicyState::load(&policies).unwrap().history, ["1.0.0"]);
+    assert_eq!(PolicyState::load(&dir.path().join("sentinel-state")).unwrap().history, ["1.0.0"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -242,7 +333,7 @@ async fn a_version_that_traps_during_a_tick_is_rolled_back_and_the_old_one_publi
     let mut state = PolicyState::default();
     state.activated("1.0.0");
     state.activated("9.3.0");
-    state.save(&policies).unwrap();
+    state.save(&dir.path().join("sentinel-state")).unwrap();
     trace(dir.path(), &[40.0, -1.0, 40.0]);
     let config = config(dir.path(), "active = \"9.3.0\"\n");
     let (sentinel, _) = crate::setup::sentinel(&config, START, None).await.unwrap();
@@ -252,7 +343,7 @@ async fn a_version_that_traps_during_a_tick_is_rolled_back_and_the_old_one_publi
     assert!(report.notes.iter().any(|n| n.contains("trapped")), "{:?}", report.notes);
     assert_eq!(sentinel.telemetry.policy_rollbacks.get(), 1);
     assert!(sentinel.telemetry.render().contains("sentinel_policy_rollbacks_total 1"));
-    let state = PolicyState::load(&policies).unwrap();
+    let state = PolicyState::load(&dir.path().join("sentinel-state")).unwrap();
     assert_eq!(state.active.as_deref(), Some("1.0.0"));
     assert!(state.unhealthy.get("9.3.0").is_some_and(|why| why.contains("trapped")), "{state:?}");
     assert_eq!(sentinel.tick(START + 120).await.unwrap().document.policy.version, "1.0.0");
