@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-data="${CLOUDWATCH_DIR:-../shared/data/cloudwatch}"
+data="${CLOUDWATCH_DIR:-tests/data/cloudwatch}"
 
 cargo build --quiet -p capacity-sentinel --bin sentinel
 sentinel="$target/debug/sentinel"
@@ -20,7 +20,7 @@ export RUST_LOG="${RUST_LOG:-warn}"
 shopt -s nullglob
 csvs=("$data"/*.csv)
 if [ ${#csvs[@]} -eq 0 ]; then
-  echo "ab gate: no CloudWatch series in $data (CI always has them)" >&2
+  echo "ab gate: no CloudWatch series in $data (the repository holds them in tests/data/cloudwatch)" >&2
   exit 2
 fi
 mkdir -p "$target/ab-traces"

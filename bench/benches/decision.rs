@@ -2,7 +2,7 @@
 //! the native modules (the same rules compiled into the host, with the WIT-type conversions
 //! the host needs), the 1.0.0 component in its long-lived instance, and the two no-op
 //! component calls of `capacity_bench::noop` (empty, and echo: the same types lifted and
-//! lowered, no rules). Target (issue 10): component at most 25x native, within 3x of no-op.
+//! lowered, no rules). Target: component at most 25x native, within 3x of no-op.
 //! A second group times the hourly baseline call (a day of samples), which replay also makes.
 
 use capacity_bench::inputs::steady;

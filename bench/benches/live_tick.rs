@@ -3,7 +3,7 @@
 //! released), reading the memory, committing the tick, recording the publication (PostgreSQL),
 //! the metric queries (Prometheus), the cache SET (Redis) and the parameter PutParameter (SSM
 //! on moto). The tick is `Sentinel::tick`, built by `setup::sentinel` from a config as
-//! `sentinel run` builds it. Target (issue 10): a tick at most 1.5x its slowest round trip.
+//! `sentinel run` builds it. Target: a tick at most 1.5x its slowest round trip.
 //! Under `cargo test` the same servers start and each step runs once.
 
 use capacity_bench::live::{Backends, PARAMETER};

@@ -2,7 +2,7 @@
 //! CPU, connections and one API's latency with baselines learnt every hour) through the 1.0.0
 //! policy. End to end is the `sentinel replay --jobs 1` process (start, compile, read and
 //! parse the file, replay, print); its phases are measured in-process beside it, and the
-//! native modules for comparison. Target (issue 10): above one million ticks per second end
+//! native modules for comparison. Target: above one million ticks per second end
 //! to end. Under `cargo test`, three days of ticks.
 
 use capacity_bench::measuring;

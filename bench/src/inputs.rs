@@ -1,4 +1,4 @@
-//! The decision every per-call bench uses: a steady-state tick (SPEC section 5) with CPU,
+//! The decision every per-call bench uses: a steady-state tick (docs/behaviour.md §5) with CPU,
 //! connections and one API's latency, and a memory that already holds the five newest
 //! readings, as the live sentinel sends it minute after minute. The same input goes to the
 //! native modules, the component and the no-op echo, so their costs compare.

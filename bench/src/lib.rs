@@ -1,4 +1,4 @@
-//! The performance budget of issue 10, measured: what the benches under `benches/` share, and
+//! The performance budget (BENCHMARKS.md), measured: what the benches under `benches/` share, and
 //! the one table (`bench-table`) that `bench/run` prints after them.
 //!
 //! Every figure the table shows is a ratio of two measurements taken in the same run (same

@@ -1,4 +1,4 @@
-//! Shared parts of the fuzz targets (issue 9). Each target under `fuzz_targets/` is a few lines:
+//! Shared parts of the fuzz targets. Each target under `fuzz_targets/` is a few lines:
 //! build an input, run it, and panic with [`fail`] when a check reports anything, which
 //! libFuzzer records as a crash with the input that caused it.
 //!
@@ -7,8 +7,8 @@
 //! - [`diff`]: a NaN-aware, field-by-field comparison of any two values of a generated type.
 //! - [`inputs`]: generated WIT values (`sentinel::bindings`) from fuzzer bytes, biased toward the
 //!   boundaries the rules care about, with the conformance vectors as starting points.
-//! - [`check`]: what must hold of each output, stated from SPEC sections 3 to 5, 9 and 10 and
-//!   computed independently of the guest's code.
+//! - [`check`]: what must hold of each output, stated from docs/behaviour.md §3 to §5, §9 and §10
+//!   and computed independently of the guest's code.
 
 pub mod check;
 pub mod diff;

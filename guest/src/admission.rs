@@ -1,4 +1,4 @@
-//! SPEC section 9: how many bulk batches one workspace may start, from the published factor.
+//! docs/behaviour.md §9: how many bulk batches one workspace may start, from the published factor.
 //! Budgets never reach zero while the factor is above zero, a workspace never takes a whole
 //! service share above one, a share of one stays usable, and a zero factor is a wait (INV-06).
 

@@ -1,4 +1,4 @@
-//! SPEC section 3: the level of one reading is the highest of its signals' levels.
+//! docs/behaviour.md §3: the level of one reading is the highest of its signals' levels.
 
 use crate::model::{Level, Reading};
 use crate::thresholds::{LevelThresholds, Thresholds};

@@ -1,4 +1,4 @@
-//! SPEC section 8: the hourly latency baseline, the median of the window that leaves the
+//! docs/behaviour.md §8: the hourly latency baseline, the median of the window that leaves the
 //! newest hour out so an incident does not teach its own baseline.
 
 use crate::model::{ApiBaseline, ApiSamples, Instant};

@@ -1,9 +1,9 @@
-//! SPEC section 5: one tick of the protection state machine, with hysteresis.
+//! docs/behaviour.md §5: one tick of the protection state machine, with hysteresis.
 //!
-//! The order is the SPEC's: fold the signal into memory, then an active pin, then a failed
-//! read, then the automatic rules (escalate, emergency, recover) under spacing, then the stage
-//! throttles, then the factors. Arithmetic on times saturates, so no memory the host hands in,
-//! however odd, can make the decision trap.
+//! The order is that of docs/behaviour.md §5.1 to §5.6: fold the signal into memory, then an active
+//! pin, then a failed read, then the automatic rules (escalate, emergency, recover) under spacing,
+//! then the stage throttles, then the factors. Arithmetic on times saturates, so no memory the host
+//! hands in, however odd, can make the decision trap.
 
 use crate::assess::assess;
 use crate::model::{

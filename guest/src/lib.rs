@@ -1,4 +1,5 @@
-//! The capacity policy: the SPEC's decision, admission, baseline and pin rules as pure Rust.
+//! The capacity policy: the decision, admission, baseline and pin rules of docs/behaviour.md
+//! as pure Rust.
 //!
 //! The rule modules never name a binding type, so they build and test natively and the host
 //! reuses them as its native modules. On `wasm32` the `export` layer converts the generated

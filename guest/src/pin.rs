@@ -1,4 +1,4 @@
-//! SPEC section 6: the one validation every pin entry point uses.
+//! docs/behaviour.md §6: the one validation every pin entry point uses.
 
 use crate::model::{Instant, Pin, State};
 use crate::thresholds::Thresholds;

@@ -1,4 +1,4 @@
-//! SPEC section 9, the fair planner: admits a queue round robin across workspaces, ordered by
+//! docs/behaviour.md §9, the fair planner: admits a queue round robin across workspaces, ordered by
 //! their oldest waiting batch, each within its ceiling, all within the service and cluster
 //! room. Ties break by workspace name and batch id, so the plan is deterministic.
 

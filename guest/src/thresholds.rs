@@ -37,7 +37,7 @@ pub struct StateFactors {
     pub emergency: Factors,
 }
 
-/// Every threshold of SPEC sections 2 to 8.
+/// Every threshold of docs/behaviour.md §2 to §8 (all listed in §13).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Thresholds {

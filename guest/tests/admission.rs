@@ -1,4 +1,4 @@
-//! SPEC section 9: the admission math every adopting service computes from the bulk factor.
+//! docs/behaviour.md §9: the admission math every adopting service computes from the bulk factor.
 
 use capacity_guest::admission::{
     AdmissionRequest, Outcome, budgets, first_full, resolve_budget, room, usable_factor, workspace_ceiling,

@@ -1,4 +1,4 @@
-//! SPEC section 3: the level of one reading is the highest of its signals' levels; absent or
+//! docs/behaviour.md §3: the level of one reading is the highest of its signals' levels; absent or
 //! non-finite values contribute nothing; latency counts only where the baseline is above 0;
 //! scaling alone is never above constrained.
 

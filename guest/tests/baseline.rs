@@ -1,4 +1,4 @@
-//! SPEC section 8: per API, the median of the p95 samples in [H - 24 h, H - 1 h) (the mean of
+//! docs/behaviour.md §8: per API, the median of the p95 samples in [H - 24 h, H - 1 h) (the mean of
 //! the middle two for an even count) when there are at least 60; otherwise no baseline. The
 //! newest hour is left out so an incident does not teach its own baseline.
 

@@ -1,4 +1,4 @@
-//! SPEC sections 4 to 6: fresh memory, hold, the decision's fields, every tick publishing the
+//! docs/behaviour.md §4 to §6: fresh memory, hold, the decision's fields, every tick publishing the
 //! factors of its state, and purity.
 
 mod common;
@@ -26,7 +26,7 @@ fn absent_memory_starts_fresh_in_normal() {
 }
 
 #[test]
-fn fresh_memory_matches_the_spec_start() {
+fn fresh_memory_matches_the_documented_start() {
     let m = Memory::fresh(T0);
     assert_eq!(m.state, State::Normal);
     assert_eq!(m.state_since, T0);

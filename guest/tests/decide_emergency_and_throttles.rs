@@ -1,4 +1,4 @@
-//! SPEC section 5 steps 4 and 5: emergency stage throttles. Engage with the switch on after 5
+//! docs/behaviour.md §5.4 and §5.5: emergency stage throttles. Engage with the switch on after 5
 //! more minutes of emergency with 3 critical readings (a pinned emergency needs no readings);
 //! release on leaving emergency, on the switch turned off and on a signal-loss release; restore
 //! the throttles in their own tick before stepping down from emergency.

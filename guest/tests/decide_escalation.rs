@@ -1,4 +1,4 @@
-//! SPEC section 5 step 4, escalate and emergency: normal -> constrained, constrained ->
+//! docs/behaviour.md §5.4, escalate and emergency: normal -> constrained, constrained ->
 //! critical, normal -> critical directly, critical -> emergency; never emergency from
 //! constrained or normal; scaling alone never above constrained.
 

@@ -1,4 +1,4 @@
-//! SPEC section 5 step 2: an active pin (expires_at > now) sets the state at once, whatever the
+//! docs/behaviour.md §5.2: an active pin (expires_at > now) sets the state at once, whatever the
 //! readings, spacing or failed reads; a pinned change sets state_since, not last_auto_change;
 //! after release or expiry automatic decisions resume from the pinned state.
 

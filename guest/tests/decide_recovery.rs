@@ -1,4 +1,4 @@
-//! SPEC section 5 step 4, recover: five readings below min(state, critical) step the state
+//! docs/behaviour.md §5.4, recover: five readings below min(state, critical) step the state
 //! down one rank: emergency -> critical, critical -> constrained, constrained -> normal.
 
 mod common;

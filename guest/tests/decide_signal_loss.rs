@@ -1,4 +1,4 @@
-//! SPEC section 5 steps 1 and 3: a failed read increments failed_reads and clears recent; the
+//! docs/behaviour.md §5.1 and §5.3: a failed read increments failed_reads and clears recent; the
 //! first consecutive failure holds the state, the second and later release to normal at once,
 //! spacing notwithstanding, with full factors and throttles released (INV-03).
 

@@ -1,4 +1,4 @@
-//! SPEC section 5 steps 1 and 4, timing: spacing between automatic changes (spacing-wait names
+//! docs/behaviour.md §5.1 and §5.4, timing: spacing between automatic changes (spacing-wait names
 //! the pending target), repeated ticks (the same minute replaces the newest entry) and missed
 //! ticks (a gap of more than 90 s clears recent).
 

@@ -1,4 +1,4 @@
-//! SPEC section 6: pin validation. A pin names a state, a nonblank reason of at most 500
+//! docs/behaviour.md §6: pin validation. A pin names a state, a nonblank reason of at most 500
 //! characters, an expiry in the future and at most 24 h ahead, and a nonblank actor; an error
 //! names the field (Display `field: message`).
 
@@ -128,7 +128,7 @@ fn the_first_wrong_field_is_named_in_order_state_reason_expires_at_actor() {
 }
 
 #[test]
-fn field_names_match_the_spec() {
+fn field_names_match_the_documented_ones() {
     let names: Vec<&str> =
         [PinField::State, PinField::Reason, PinField::ExpiresAt, PinField::Actor].iter().map(|f| f.name()).collect();
     assert_eq!(names, vec!["state", "reason", "expires_at", "actor"]);

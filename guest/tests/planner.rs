@@ -1,4 +1,4 @@
-//! SPEC section 9, the planner: round robin across workspaces ordered by their oldest waiting
+//! docs/behaviour.md §9, the planner: round robin across workspaces ordered by their oldest waiting
 //! batch, each within its ceiling, all within the service and cluster room; deterministic.
 
 use capacity_guest::admission::Outcome;

@@ -1,4 +1,4 @@
-//! SPEC section 2 and the v1 numbers: policy 1.0.0 carries exactly the SPEC's starting values.
+//! docs/behaviour.md §2 and §13: policy 1.0.0 carries exactly the 1.0.0 numbers listed there.
 
 mod common;
 
@@ -20,7 +20,7 @@ fn embedded_policy_is_version_1_0_0() {
 }
 
 #[test]
-fn embedded_thresholds_are_the_spec_v1_values() {
+fn embedded_thresholds_are_the_documented_1_0_0_values() {
     assert_eq!((T.cpu_pct.constrained, T.cpu_pct.critical), (70.0, 85.0));
     assert_eq!((T.connections_pct.constrained, T.connections_pct.critical), (70.0, 85.0));
     assert_eq!((T.latency_ratio.constrained, T.latency_ratio.critical), (1.5, 2.5));
@@ -37,7 +37,7 @@ fn embedded_thresholds_are_the_spec_v1_values() {
 }
 
 #[test]
-fn each_state_has_the_factors_of_the_spec_table() {
+fn each_state_has_the_factors_of_the_documented_table() {
     assert_eq!(factors_of(State::Normal, &T), f(1.0, 1.0, 1.0, 1.0));
     assert_eq!(factors_of(State::Constrained, &T), f(0.5, 0.5, 1.0, 1.0));
     assert_eq!(factors_of(State::Critical, &T), f(0.0, 0.25, 1.0, 1.0));

@@ -1,5 +1,5 @@
 //! Property tests of admission and the planner: nothing exceeds a budget, ceiling or room, the
-//! outcomes follow the SPEC order, the plan is round robin and deterministic.
+//! outcomes follow the order of docs/behaviour.md §9, the plan is round robin and deterministic.
 //! Cases: `PROPTEST_CASES` (default 1000).
 
 mod common;

@@ -1,6 +1,6 @@
-//! The SPEC's names for the generated enums (`spacing-wait`, `normal`, ...), for operators,
-//! published documents and replay lines. serde's derive on the generated types uses the Rust
-//! variant names instead, so anything people read goes through here. The names themselves are
+//! The names docs/behaviour.md uses for the generated enums (`spacing-wait`, `normal`, ...), for
+//! operators, published documents and replay lines. serde's derive on the generated types uses the
+//! Rust variant names instead, so anything people read goes through here. The names themselves are
 //! the guest model's (one table, in `capacity_guest::model`).
 
 use crate::bindings::{AdmissionOutcome, Cause, Level, ProtectionState, ThrottleIntent};

@@ -11,7 +11,7 @@ use crate::adapters::sqlite::{SqliteLock, SqliteStore};
 use crate::adapters::ssm_publisher::SsmPublisher;
 use crate::adapters::synthetic::Synthetic;
 use crate::adapters::trace_metrics::TraceMetrics;
-use crate::config::{ChannelConfig, Config, MetricsConfig, StageControllerConfig, StoreConfig};
+use crate::config::{ChannelConfig, Config, MetricsConfig, PolicyChoice, StageControllerConfig, StoreConfig};
 use crate::pin_service::PinService;
 use crate::policy::lifecycle::{self, Lifecycle};
 use crate::policy::{self, Limits, Runtime};
@@ -31,10 +31,15 @@ use std::time::Duration;
 /// Loads the configured single policy file (a config without `[policies]`).
 fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
     let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
-    let spec = config.policy.display().to_string();
-    let policy = policy::open(&spec, &runtime).with_context(|| {
-        format!("loading the policy {spec} (build it with `cargo policies`, or set `policy` in the config)")
-    })?;
+    let policy = match &config.policy {
+        PolicyChoice::Embedded => policy::embedded::open(&runtime).context("loading the embedded default policy")?,
+        PolicyChoice::File(path) => {
+            let spec = path.display().to_string();
+            policy::open(&spec, &runtime).with_context(|| {
+                format!("loading the policy {spec} (the config's `policy`: build it with `cargo policies`, or remove the key to run the embedded 1.0.0)")
+            })?
+        }
+    };
     Ok(Arc::new(Mutex::new(policy)))
 }
 
@@ -95,7 +100,7 @@ pub fn metrics_source(config: &Config, now: crate::bindings::Instant) -> anyhow:
         MetricsConfig::Synthetic => Box::new(Synthetic::around(now)),
         MetricsConfig::Trace { path } => {
             let trace = TraceMetrics::open(path)
-                .map_err(|e| anyhow::anyhow!("metrics.path: {e} (check [metrics] path: a trace, SPEC section 10)"))?;
+                .map_err(|e| anyhow::anyhow!("metrics.path: {e} (check [metrics] path: a trace, docs/behaviour.md §10.1)"))?;
             if trace.span().is_none() {
                 anyhow::bail!(
                     "metrics.path: {} holds no reading or read_error line, so every tick would be a failed read: \

@@ -1,4 +1,4 @@
-//! The sentinel's own metrics (SPEC section 7), in Prometheus text format: state gauge,
+//! The sentinel's own metrics (docs/behaviour.md §7), in Prometheus text format: state gauge,
 //! changes by from/to, publish failures by channel, failed reads, tick and decision latency.
 
 use prometheus_client::encoding::EncodeLabelSet;

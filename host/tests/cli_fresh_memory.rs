@@ -1,4 +1,4 @@
-//! Unreadable or absent memory starts fresh (SPEC sections 4 and 11): a garbage memory row
+//! Unreadable or absent memory starts fresh (docs/behaviour.md §4 and §11.1): a garbage memory row
 //! or a missing one never fails the tick; the tick decides from fresh memory (cause `fresh`),
 //! says so on stderr for the unreadable case, and its commit writes a good row again.
 

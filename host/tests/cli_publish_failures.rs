@@ -1,7 +1,7 @@
-//! The two channels publish independently (SPEC section 7, INV-07): a file channel that cannot
-//! write (its parent is a regular file) is logged and counted while the other channel still
-//! publishes and the tick succeeds; only both failing fails the tick (exit 1). A channel that
-//! can write again is healed by the next tick.
+//! The two channels publish independently (docs/behaviour.md §7, INV-07): a file channel that
+//! cannot write (its parent is a regular file) is logged and counted while the other channel still
+//! publishes and the tick succeeds; only both failing fails the tick (exit 1). A channel that can
+//! write again is healed by the next tick.
 
 mod support;
 

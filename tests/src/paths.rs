@@ -93,18 +93,11 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The real CloudWatch series, `<workspace>/../shared/data/cloudwatch`. Panics with a clear
-/// message when absent: CI always has it, so a missing folder is a broken checkout.
+/// The real CloudWatch series, `tests/data/cloudwatch` (NAB, MIT: see its README and
+/// LICENSE.txt).
 pub fn cloudwatch_dir() -> PathBuf {
-    let dir = workspace().join("..").join("shared").join("data").join("cloudwatch");
-    if !dir.is_dir() {
-        eprintln!(
-            "SKIP: the CloudWatch data is absent ({} does not exist); these tests need it, and CI \
-             always has it",
-            dir.display()
-        );
-        panic!("CloudWatch data missing at {} (expected shared/ beside the workspace)", dir.display());
-    }
+    let dir = workspace().join("tests").join("data").join("cloudwatch");
+    assert!(dir.is_dir(), "the CloudWatch series are missing at {} (they are part of the repository)", dir.display());
     dir
 }
 

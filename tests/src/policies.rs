@@ -67,8 +67,8 @@ pub fn component_hint(version: &str) -> String {
     stale_hint(&component_path(&component_file(version)), version)
 }
 
-/// Replays a trace through one policy (fresh memory, switch as given): its SPEC section 10
-/// lines, labelled with the policy's label.
+/// Replays a trace through one policy (fresh memory, switch as given): its docs/behaviour.md
+/// §10.3 lines, labelled with the policy's label.
 pub fn replay_lines(trace: &Trace, policy: &mut Box<dyn Policy>, throttles: bool) -> Vec<String> {
     replay_both(trace, policy, throttles).0
 }

@@ -1,6 +1,6 @@
 //! A synthetic year of minute ticks for the replay benchmark, generated rather than committed
 //! (525,600 lines are 50 MB): a daily CPU and connections cycle with noise, one API's latency
-//! without baselines (so baselines are learnt every hour, SPEC section 8), an incident every
+//! without baselines (so baselines are learnt every hour, docs/behaviour.md §8), an incident every
 //! few days (CPU to 88-97 % for one to three hours), a failed read now and then, and a pin a
 //! month. Deterministic: the same `minutes` give the same trace.
 

@@ -45,7 +45,7 @@ fn the_gate_file_is_typed_and_refuses_what_it_does_not_know() {
     assert!(err.contains("waive[0].metric: unknown metric \"speed\""), "{err}");
     let gate = Gate::load(&workspace().join("policies/gate.toml")).expect("the project's gate file is valid");
     assert!(gate.fail_on_invariant && gate.max_minutes_to_protect_regression == Some(2.0), "{gate:?}");
-    assert_eq!(gate.invariants.min_escalate_readings, Some(3), "the seed's INV-01 numbers");
+    assert_eq!(gate.invariants.min_escalate_readings, Some(3), "INV-01's numbers (docs/behaviour.md §12)");
     assert!(Gate::default().fail_on_invariant, "an empty gate fails on invariants");
 }
 
@@ -94,7 +94,7 @@ fn the_gate_fails_a_slower_candidate_naming_the_metric() {
 #[test]
 fn the_gate_fails_a_candidate_that_breaks_an_invariant() {
     // The hasty fixture escalates on one reading, a minute after its last change: the project's
-    // gate holds it to the seed's numbers.
+    // gate holds it to INV-01's numbers.
     let out = run(["replay", "--baseline", "policies/1.0.0", "--candidate", &fixture("hasty"), "--gate", "policies/gate.toml", &scenario("flapping")]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(out.stderr.contains("flapping: invariant_violations (invariant violations): "), "{}", out.stderr);

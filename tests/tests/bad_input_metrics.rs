@@ -44,7 +44,11 @@ async fn sentinel_reading(sb: &Sandbox, url: &str, queries: &str, now: i64) -> (
     // The queries table goes last (the channel tables would follow it otherwise); the text is
     // parsed, not written, so that the sandbox's files stay as they were.
     // A Prometheus source is a deployment: it runs signed policies only, from `[policies]`.
-    let signed = capacity_tests::signed::SignedPolicies::install(sb.dir.path(), &[capacity_tests::bad_input::policy()]);
+    use capacity_tests::signed::SignedPolicies;
+    let signed = match sb.dir.path().join("policies") {
+        dir if dir.is_dir() => SignedPolicies { dir, public_key: sb.dir.path().join("keys/policy.pub") },
+        _ => SignedPolicies::install(sb.dir.path(), &[capacity_tests::bad_input::policy()]),
+    };
     let base: String = embedded_config("").lines().filter(|l| !l.starts_with("policy = ")).map(|l| format!("{l}\n")).collect();
     let text = format!("{base}{}{}", signed.toml("1.0.0"), metrics_table(url, queries));
     let config = Config::parse(&text, &sb.config()).unwrap_or_else(|e| panic!("{e}\n{text}"));

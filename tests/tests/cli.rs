@@ -150,7 +150,7 @@ fn replay_table_and_markdown_print_the_comparison() {
     let expected: Vec<(String, Vec<Summary>)> = traces.iter().map(|t| summaries(t)).collect();
     // What the comparison must show (README): the incident makes 6 changes with 13 emergency
     // minutes (14:22-14:34), and its 14:35 step down undoes the 14:22 emergency within 15
-    // minutes: by the SPEC's definition, one flap. In flapping, 14:50 -> 14:57 -> 15:02 -> 15:08 each undo the previous
+    // minutes: by the definition of docs/behaviour.md §10.4, one flap. In flapping, 14:50 -> 14:57 -> 15:02 -> 15:08 each undo the previous
     // change within 15 minutes: 3 flaps.
     let incident = &expected[0].1[0];
     assert_eq!((incident.transitions, incident.minutes[3], incident.flaps), (6, 13, 1), "{incident:?}");

@@ -1,4 +1,4 @@
-//! Real CloudWatch CPU series (`<workspace>/../shared/data/cloudwatch`, from the Numenta Anomaly
+//! Real CloudWatch CPU series (`tests/data/cloudwatch`, from the Numenta Anomaly
 //! Benchmark): each CSV imported as one reading a minute, replayed through the 1.0.0 and 2.0.0
 //! components and native modules. The components must print the native lines, break no
 //! invariant, and behave as the data says they should (checked against the series first, see

@@ -25,7 +25,7 @@ const VERSION: &str = "1.0.0";
 #[derive(Debug, Serialize, Deserialize)]
 struct Case<I, E> {
     name: String,
-    /// What the case is about and which SPEC rule it checks.
+    /// What the case is about and which rule of docs/behaviour.md it checks.
     #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<String>,
     input: I,

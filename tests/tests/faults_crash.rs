@@ -1,5 +1,5 @@
 //! The sentinel killed with SIGKILL at random points of its tick, again and again on one store
-//! (SQLite, then PostgreSQL), as issue 9 asks: afterwards the memory is never corrupt, the pin
+//! (SQLite, then PostgreSQL): afterwards the memory is never corrupt, the pin
 //! audit chain has no gap, no channel's published `sequence` ever goes backwards (nor above the
 //! store's newest), and the next tick decides correctly.
 //!
@@ -17,7 +17,7 @@
 //! the memory it found, and every recorded decision must follow from the one before.
 //!
 //! Runs: `SENTINEL_CRASH_RUNS` kills per store (default 30, so CI stays short on a shared
-//! 2-core machine; the issue's full count is
+//! 2-core machine; the full count, 100 kills, is
 //! `SENTINEL_CRASH_RUNS=100 cargo test -p capacity-tests --test faults_crash -- --nocapture`).
 //! The kill moments come from a seeded generator: the seed is printed, and
 //! `SENTINEL_CRASH_SEED=<seed>` repeats a failing sequence of kills.

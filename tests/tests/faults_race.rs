@@ -1,4 +1,4 @@
-//! Two and three sentinels racing on one store decide each minute exactly once (issue 9): one
+//! Two and three sentinels racing on one store decide each minute exactly once: one
 //! tick record per minute, sequences without gap or repeat, every process exits 0 (it decided,
 //! or published the recorded decision again) or 3 (the lock was held and it did not wait), and
 //! both channels hold the record of the newest minute. On PostgreSQL (advisory lock on a

@@ -1,5 +1,5 @@
-//! Values JSON cannot carry, so no vector file can: NaN and infinities. SPEC section 3: "an
-//! absent or non-finite value contributes nothing"; section 9: a non-finite factor means full
+//! Values JSON cannot carry, so no vector file can: NaN and infinities. docs/behaviour.md §3: an
+//! absent or non-finite value adds nothing to a reading's level; §9: a non-finite factor means full
 //! capacity and `factor_read_failed`. Checked through the native modules and the component.
 
 use capacity_tests::{native, shared_component};

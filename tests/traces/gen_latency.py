@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes latency_learnt.jsonl: 27 hours of minute readings whose latency has no baseline_ms,
-so replay learns the baselines (SPEC section 8), then a latency spike on one API.
+so replay learns the baselines (docs/behaviour.md §8), then a latency spike on one API.
 
 Run from anywhere: python3 tests/traces/gen_latency.py (the output lands beside this script).
 Deterministic; the committed .jsonl is what the tests use.

@@ -1,4 +1,4 @@
-//! SPEC section 9 for one request, computed here in wide integers: the factor used, the
+//! docs/behaviour.md §9 for one request, computed here in wide integers: the factor used, the
 //! budgets, the ceiling, `admit` (never below 0, never above any room) and the outcome.
 
 use super::Findings;

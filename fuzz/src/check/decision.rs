@@ -1,4 +1,4 @@
-//! What must hold of one decision, from its input alone (SPEC sections 3 to 5), computed here
+//! What must hold of one decision, from its input alone (docs/behaviour.md §3 to §5), computed here
 //! rather than by the guest: the level by the host's own assessment
 //! (`sentinel::replay::invariants::assess`), the next `recent` list, which automatic change
 //! qualifies, spacing, the cause's precedence, and the throttle intent. Each violation is one

@@ -1,5 +1,5 @@
-//! The checks of each target's outputs: independent restatements of the SPEC (the guest's code
-//! is never called here), each violation one line naming the rule it breaks.
+//! The checks of each target's outputs: independent restatements of docs/behaviour.md (the guest's
+//! code is never called here), each violation one line naming the rule it breaks.
 
 pub mod admission;
 pub mod config;

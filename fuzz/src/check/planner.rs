@@ -1,6 +1,6 @@
-//! SPEC section 9's planner: every queued batch is either admitted or waiting (waiting ones in
-//! queue order), the total stays within the service and cluster room, each workspace within its
-//! ceiling (a workspace without a profile admits nothing), each workspace's oldest batches go
+//! The planner of docs/behaviour.md §9: every queued batch is either admitted or waiting (waiting
+//! ones in queue order), the total stays within the service and cluster room, each workspace within
+//! its ceiling (a workspace without a profile admits nothing), each workspace's oldest batches go
 //! first, round robin leaves no hungry workspace more than one batch behind another, and every
 //! waiting batch names a limit that is really full.
 

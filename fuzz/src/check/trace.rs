@@ -1,9 +1,9 @@
-//! SPEC section 10's trace parser on any text. A parsed trace has one event per non-blank line,
-//! never going back in time, writes back (`write_event`) to text that parses to the same
-//! events, and the chunked parser of large files (`replay::load::parse_chunked`) agrees with it.
-//! An error names this file and the first bad line, which is non-blank and follows only good
-//! lines; its field is empty only when the line as a whole is wrong (not JSON, not an object,
-//! no event), and otherwise starts at a key the line has or one it must have.
+//! The trace parser of docs/behaviour.md §10.1 on any text. A parsed trace has one event per
+//! non-blank line, never going back in time, writes back (`write_event`) to text that parses to the
+//! same events, and the chunked parser of large files (`replay::load::parse_chunked`) agrees with
+//! it. An error names this file and the first bad line, which is non-blank and follows only good
+//! lines; its field is empty only when the line as a whole is wrong (not JSON, not an object, no
+//! event), and otherwise starts at a key the line has or one it must have.
 
 use super::Findings;
 use sentinel::replay::load::parse_chunked;

@@ -1,5 +1,5 @@
 // Per-call cost of resolveBudget through the component (jco-transpiled), next to plain
-// JavaScript doing the same math (SPEC section 9), as a ratio.
+// JavaScript doing the same math (docs/behaviour.md §9), as a ratio.
 //
 //   node guest/bindings/js/bench.mjs [calls]      (after `npm run build`)
 //
@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { raw, resolveBudget, resolveBudgets } from './index.js';
 import { camelKeys, cases } from './test/vectors.mjs';
 
-/** SPEC section 9 in plain JavaScript (for comparison only: services use the component). */
+/** docs/behaviour.md §9 in plain JavaScript (for comparison only: services use the component). */
 function plainResolveBudget(r) {
   let f = r.factor;
   let failed = false;

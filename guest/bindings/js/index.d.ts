@@ -1,5 +1,5 @@
 /**
- * Job admission for Node services (SPEC section 9), computed by the capacity sentinel's own
+ * Job admission for Node services (docs/behaviour.md §9), computed by the capacity sentinel's own
  * WebAssembly component (`capacity-admission-1.0.0.wasm`, transpiled with jco). Plain numbers
  * throughout: no BigInt reaches or leaves this API.
  */

@@ -1,8 +1,8 @@
 // Job admission for Node services, computed by the capacity sentinel's own component.
 //
-// The math of SPEC section 9 lives once, in the Rust guest; `npm run build` transpiles its build
-// (capacity-admission-1.0.0.wasm, the admission-only world, no imports) with `jco transpile` into
-// gen/admission/, which this module wraps:
+// The math of docs/behaviour.md §9 lives once, in the Rust guest; `npm run build` transpiles its
+// build (capacity-admission-1.0.0.wasm, the admission-only world, no imports) with `jco transpile`
+// into gen/admission/, which this module wraps:
 // - plain numbers everywhere: the one s64 of the admission API (`enqueuedAt`, unix seconds) is
 //   accepted as a number (a safe integer) or a BigInt and converted here, so callers never see
 //   a BigInt;
@@ -97,7 +97,7 @@ function planIn(r) {
   };
 }
 
-/** How many batches one workspace may start now (SPEC section 9). */
+/** How many batches one workspace may start now (docs/behaviour.md §9). */
 export function resolveBudget(request) {
   return admission.resolveBudget(requestIn(request));
 }

@@ -1,8 +1,8 @@
-// Reading the bulk factor from the sentinel's published state document (SPEC section 7): the
+// Reading the bulk factor from the sentinel's published state document (docs/behaviour.md §7): the
 // same rules as the Python package's `read_bulk_factor`. Never throws for a failed read: it
 // resolves to `{factor: undefined, error}`, and passing that factor on makes the component use
-// full capacity and report `factorReadFailed` (SPEC section 9). Only the component decides what
-// a factor means: a number outside [0, 1] is passed on as read.
+// full capacity and report `factorReadFailed` (docs/behaviour.md §9). Only the component decides
+// what a factor means: a number outside [0, 1] is passed on as read.
 //
 // Sources: `redis://` / `rediss://` URLs (key `capacity:state` unless given; needs the `redis`
 // package), `ssm:NAME` (an AWS SSM parameter, endpoint/region/credentials from the standard AWS

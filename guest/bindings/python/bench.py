@@ -1,5 +1,5 @@
 """Per-call cost of resolve_budget through the component, next to plain Python doing the same
-math (SPEC section 9), as a ratio.
+math (docs/behaviour.md §9), as a ratio.
 
     python guest/bindings/python/bench.py [--calls N]
 
@@ -23,7 +23,7 @@ from capacity_admission import AdmissionOutcome, AdmissionRequest, AdmissionResu
 
 
 def plain_resolve_budget(r: AdmissionRequest) -> AdmissionResult:
-    """SPEC section 9 in plain Python (for comparison only: services use the component)."""
+    """docs/behaviour.md §9 in plain Python (for comparison only: services use the component)."""
     f, failed = r.factor, False
     if f is None or not math.isfinite(f) or not 0.0 <= f <= 1.0:
         f, failed = 1.0, True

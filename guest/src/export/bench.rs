@@ -2,7 +2,7 @@
 //! runs no rule. It takes the input through the same conversions as the real export and
 //! answers a decision of the same shape as a steady-state hold: the memory handed in (or a
 //! fresh one), its state and factors, and an explanation as long as a typical one. The host
-//! measures it as the no-op that lifts and lowers the same types (`bench/`, issue 10); it is
+//! measures it as the no-op that lifts and lowers the same types (`bench/`, the performance budget); it is
 //! never shipped (the builder takes `bench-*` features only for fixtures under tests/).
 
 use crate::model::{Cause, Decision, DecisionInput, Level, Memory, Signal, ThrottleIntent};

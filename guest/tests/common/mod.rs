@@ -11,7 +11,7 @@ use capacity_guest::model::{
 };
 use capacity_guest::thresholds::Thresholds;
 
-/// Policy 1.0.0, the SPEC's v1 numbers.
+/// Policy 1.0.0, the numbers of docs/behaviour.md §13.
 pub const T: Thresholds = THRESHOLDS;
 /// 2026-10-20T14:00:00Z, the start of a clock hour.
 pub const T0: Instant = 1_792_504_800;

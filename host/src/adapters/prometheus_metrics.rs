@@ -1,6 +1,6 @@
-//! Readings from Prometheus (SPEC sections 3 and 11): each configured PromQL query is evaluated
-//! as an instant query at the tick's `now` (`GET /api/v1/query?query=...&time=<now>`), all of
-//! them concurrently through one HTTP client with a connect and a total timeout, so a hung
+//! Readings from Prometheus (docs/behaviour.md §3 and §11.1): each configured PromQL query is
+//! evaluated as an instant query at the tick's `now` (`GET /api/v1/query?query=...&time=<now>`),
+//! all of them concurrently through one HTTP client with a connect and a total timeout, so a hung
 //! server costs at most one timeout.
 //!
 //! Each query returns an instant vector. `cpu_pct`, `connections_pct` and `scaling` take the

@@ -1,4 +1,4 @@
-//! The cache channel (SPEC section 7): the state document under a Redis key with an expiry,
+//! The cache channel (docs/behaviour.md §7): the state document under a Redis key with an expiry,
 //! so a dead sentinel's state ages out.
 //!
 //! The constructor only checks the URL: a Redis that is down at startup does not stop the

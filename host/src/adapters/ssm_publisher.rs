@@ -1,4 +1,4 @@
-//! The parameter channel (SPEC section 7): the state document as an AWS SSM Parameter Store
+//! The parameter channel (docs/behaviour.md §7): the state document as an AWS SSM Parameter Store
 //! `String` parameter, overwritten each tick.
 //!
 //! The client comes from the standard chain (`AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_SSM`,

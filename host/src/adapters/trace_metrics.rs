@@ -1,5 +1,5 @@
-//! Readings from a trace file (SPEC section 10), looked up by minute: a `read_error` line is a
-//! failed read with its reason, a minute the trace does not hold is a failed read too.
+//! Readings from a trace file (docs/behaviour.md §10.7), looked up by minute: a `read_error` line
+//! is a failed read with its reason, a minute the trace does not hold is a failed read too.
 
 use crate::bindings::{Instant, Reading, Signal};
 use crate::ports::metrics::{MetricsError, MetricsSource};

@@ -1,5 +1,5 @@
 //! The API's JSON, one type per document, each with its OpenAPI schema derived from it.
-//! Times are RFC 3339 in UTC; states and causes are the SPEC's names.
+//! Times are RFC 3339 in UTC; states and causes are named as in docs/behaviour.md §2 and §5.7.
 
 use crate::bindings::{Instant, Pin};
 use crate::instants::format_rfc3339;
@@ -19,7 +19,7 @@ pub enum StateName {
     Emergency,
 }
 
-/// Why the state is what it is (SPEC section 5).
+/// Why the state is what it is (docs/behaviour.md §5.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CauseName {
@@ -57,7 +57,7 @@ pub struct PolicyView {
     pub digest: String,
 }
 
-/// The last published document (SPEC section 7), as the cache and parameter channels got it.
+/// The last published document (docs/behaviour.md §7), as the cache and parameter channels got it.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct StateView {
     #[schema(value_type = StateName)]

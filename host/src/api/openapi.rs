@@ -12,7 +12,7 @@ use utoipa::{Modify, OpenApi};
 #[openapi(
     info(
         title = "Capacity sentinel",
-        description = "The sentinel's published state and the staff pin (SPEC sections 6 and 7). \
+        description = "The sentinel's published state and the staff pin (docs/behaviour.md §6 and §7). \
                        Calls under /v1 need `Authorization: Bearer <token>`: a viewer token reads, \
                        a staff token also sets and clears the pin. Errors are RFC 9457 problems \
                        (application/problem+json).",

@@ -26,7 +26,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         (p.identity().clone(), description.thresholds)
     };
     let source = match &config.policies {
-        None => serde_json::json!({ "file": config.policy.display().to_string() }),
+        None => match &config.policy {
+            crate::config::PolicyChoice::Embedded => serde_json::json!({ "embedded": crate::policy::embedded::FILE_NAME }),
+            crate::config::PolicyChoice::File(path) => serde_json::json!({ "file": path.display().to_string() }),
+        },
         Some(p) => serde_json::json!({
             "dir": p.dir.display().to_string(),
             "state_dir": p.state_dir.display().to_string(),

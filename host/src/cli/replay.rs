@@ -1,6 +1,6 @@
-//! `sentinel replay`: traces through one or two policies, printed as SPEC section 10 lines or
-//! as summary tables with the comparison; `--report DIR` writes the A/B report, `--gate FILE`
-//! makes it a CI gate (exit 1 naming each regressed metric).
+//! `sentinel replay`: traces through one or two policies, printed as the lines of
+//! docs/behaviour.md §10.3 or as summary tables with the comparison; `--report DIR` writes the
+//! A/B report, `--gate FILE` makes it a CI gate (exit 1 naming each regressed metric).
 //!
 //! Every trace is parsed once, up front (a broken trace fails before any output). Tables,
 //! reports and gates run each (trace, policy) pair as its own job across cores; `--format
@@ -60,7 +60,7 @@ pub struct ReplayArgs {
     /// With --from-store: how far back (e.g. 24h).
     #[arg(long, value_parser = humantime::parse_duration, default_value = "24h", requires = "from_store")]
     pub since: std::time::Duration,
-    /// Trace files (SPEC section 10 JSON Lines).
+    /// Trace files (JSON Lines, docs/behaviour.md §10.1).
     #[arg(required_unless_present = "from_store")]
     pub traces: Vec<PathBuf>,
 }

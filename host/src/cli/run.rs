@@ -78,7 +78,7 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
     };
     let terminal = std::io::stdout().is_terminal();
     tracing::info!(
-        policy = %config.policy.display(),
+        policy = %config.policy,
         metrics = %sentinel.ports.metrics.describe(),
         speed = args.speed.unwrap_or(1.0),
         "sentinel running ({})",

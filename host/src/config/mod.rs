@@ -60,7 +60,7 @@ pub struct MalformedTarget {
 pub struct Config {
     /// Where it came from (`embedded default` without a file).
     pub source: String,
-    pub policy: PathBuf,
+    pub policy: PolicyChoice,
     pub policy_deadline: Duration,
     pub policy_memory_bytes: usize,
     pub tick_deadline: Duration,
@@ -80,9 +80,22 @@ pub struct Config {
     pub policies: Option<policies::PoliciesConfig>,
 }
 
-/// The policy the embedded default runs: the 1.0.0 component `cargo policies` builds.
-pub fn default_policy() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies/capacity-policy-1.0.0.wasm")
+/// The single policy a config without `[policies]` runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyChoice {
+    /// The 1.0.0 component built into the binary (no `policy` key).
+    Embedded,
+    /// The `policy` key: a component (`.wasm`) or a native `policy.toml`.
+    File(PathBuf),
+}
+
+impl std::fmt::Display for PolicyChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PolicyChoice::Embedded => f.write_str(crate::policy::embedded::LABEL),
+            PolicyChoice::File(path) => write!(f, "{}", path.display()),
+        }
+    }
 }
 
 const STATE_DIR: &str = "sentinel-state";
@@ -227,7 +240,7 @@ impl Config {
         policies::require_signatures(reaches.as_deref(), policies.as_ref()).map_err(|(key, message)| invalid(&key, message))?;
         Ok(Config {
             source: source.to_string(),
-            policy: raw.policy.map(resolve).unwrap_or_else(default_policy),
+            policy: raw.policy.map(resolve).map_or(PolicyChoice::Embedded, PolicyChoice::File),
             policy_deadline,
             policy_memory_bytes: (memory_mib as usize) << 20,
             tick_deadline,

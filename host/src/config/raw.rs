@@ -64,7 +64,7 @@ pub enum RawMetrics {
         #[serde(default, with = "humantime_serde::option")]
         timeout: Option<Duration>,
     },
-    /// Readings from a SPEC section 10 trace file, by minute.
+    /// Readings from a trace file (docs/behaviour.md §10.7), by minute.
     Trace {
         path: PathBuf,
         #[serde(default, with = "humantime_serde::option")]

@@ -12,7 +12,7 @@ fn no_file_gives_the_embedded_default() {
     assert_eq!(c.metrics, MetricsConfig::Synthetic);
     assert_eq!(c.tick_deadline, Duration::from_secs(20));
     assert!(!c.throttles_enabled, "the emergency switch defaults off");
-    assert_eq!(c.policy, default_policy());
+    assert_eq!(c.policy, PolicyChoice::Embedded, "the 1.0.0 component built into the binary");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 mod component;
 pub(crate) mod convert;
+pub mod embedded;
 mod error;
 mod inspect;
 mod native;

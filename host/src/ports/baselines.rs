@@ -1,4 +1,4 @@
-//! Latency samples and the hourly baselines computed from them (SPEC section 8). Samples are
+//! Latency samples and the hourly baselines computed from them (docs/behaviour.md §8). Samples are
 //! added by each tick's commit; the baselines of an hour are saved once computed.
 
 use super::StoreError;

@@ -1,4 +1,4 @@
-//! Publication of the decided state (SPEC section 7) to one channel.
+//! Publication of the decided state (docs/behaviour.md §7) to one channel.
 
 use crate::bindings::Factors;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! SPEC section 8 during replay: every reading's p95 samples are kept for 24 hours, and at the
-//! first reading of each clock hour the policy recomputes the baselines from them. A reading
+//! docs/behaviour.md §8 during replay: every reading's p95 samples are kept for 24 hours, and at
+//! the first reading of each clock hour the policy recomputes the baselines from them. A reading
 //! whose API has no `baseline_ms` gets the learnt one (or none, and is not assessed on latency).
 
 use crate::bindings::{ApiSamples, Instant, LatencySample, Reading};

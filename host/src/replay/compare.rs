@@ -1,4 +1,4 @@
-//! The comparison of SPEC section 10, accumulated tick by tick from the outputs alone:
+//! The comparison of docs/behaviour.md §10.4, accumulated tick by tick from the outputs alone:
 //! transitions, flaps, minutes in each state, time from the first critical reading to
 //! protection, over-protection, bulk capacity-minutes, failed reads, throttle engagements and
 //! invariant violations. One tick counts one minute (traces hold one reading a minute).

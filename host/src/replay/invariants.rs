@@ -1,11 +1,11 @@
-//! The seed invariants INV-01 to INV-03, checked from a policy's outputs alone (the decision
+//! The invariants INV-01 to INV-03 (docs/behaviour.md §12), checked from a policy's outputs alone (the decision
 //! lines and the inputs the replay gave it), independently of the policy's own code: the
-//! checker assesses every reading itself (SPEC section 3, with the thresholds the policy
+//! checker assesses every reading itself (docs/behaviour.md §3, with the thresholds the policy
 //! declares), so a policy that misjudges a reading and acts on it is caught, not excused.
 //!
-//! The numbers of INV-01 are the policy's own (SPEC: every number is a policy parameter);
-//! [`Floors`] raise them to the least the project accepts (the seed's 3 readings, 5 calmer
-//! readings, 5 minutes), so a candidate that loosens them breaks INV-01 in its outputs.
+//! The numbers of INV-01 are the policy's own (docs/behaviour.md §13: every number is a policy
+//! parameter); [`Floors`] raise them to the least the project accepts (INV-01's 3 readings, 5
+//! calmer readings, 5 minutes), so a candidate that loosens them breaks INV-01 in its outputs.
 
 use super::Tick;
 use crate::bindings::{Cause, Instant, Level, LevelThresholds, ProtectionState, Reading, Thresholds};
@@ -32,7 +32,7 @@ pub struct Floors {
     pub min_recover_readings: Option<u32>,
 }
 
-/// The level of one reading by SPEC section 3, computed here rather than by the policy.
+/// The level of one reading by docs/behaviour.md §3, computed here rather than by the policy.
 /// Absent or non-finite values contribute nothing; latency counts only where the baseline is
 /// above 0; scaling alone is constrained at most.
 pub fn assess(reading: &Reading, t: &Thresholds) -> Level {
@@ -74,7 +74,7 @@ pub struct InvariantChecker {
     recover_readings: usize,
     last_auto_change: Option<Instant>,
     /// The checker's own levels of the newest consecutive readings (cleared by failed reads
-    /// and gaps, as SPEC section 5 step 1 says).
+    /// and gaps, as docs/behaviour.md §5.1 says).
     levels: Vec<(Instant, Level)>,
     max_gap_s: Instant,
     previous_failed: bool,

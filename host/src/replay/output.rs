@@ -1,5 +1,5 @@
-//! How replay results are printed: the SPEC section 10 JSON line per tick, and summary tables
-//! (plain text or markdown) with a comparison when two policies ran.
+//! How replay results are printed: the JSON line per tick of docs/behaviour.md §10.3, and summary
+//! tables (plain text or markdown) with a comparison when two policies ran.
 
 use super::Tick;
 use super::compare::Summary;
@@ -9,7 +9,7 @@ use crate::instants::format_rfc3339;
 use crate::names;
 use serde::Serialize;
 
-/// One tick as SPEC section 10 prints it.
+/// One tick as docs/behaviour.md §10.3 prints it.
 #[derive(Debug, Serialize)]
 pub struct TickLine<'a> {
     pub policy: &'a str,

@@ -1,7 +1,7 @@
-//! Hop 2 (SPEC section 11): one call of the active policy. When a managed version traps, runs
-//! past its deadline or hits its memory cap, the tick reruns once with the last good version,
-//! which stays active; the failing one is marked unhealthy and the alarm counter rises. Then
-//! the shadow version, if any, decides on the same input (never published).
+//! Hop 2 (docs/behaviour.md §11.2): one call of the active policy. When a managed version traps,
+//! runs past its deadline or hits its memory cap, the tick reruns once with the last good version,
+//! which stays active; the failing one is marked unhealthy and the alarm counter rises. Then the
+//! shadow version, if any, decides on the same input (never published).
 
 use super::Sentinel;
 use crate::bindings::{Decision, DecisionInput};

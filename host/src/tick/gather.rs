@@ -106,7 +106,7 @@ fn samples_of(r: &Reading, now: Instant) -> Vec<(String, LatencySample)> {
 }
 
 /// The baselines for this hour: the stored ones, or recomputed at the first reading of a new
-/// hour from the stored samples (SPEC section 8). Any failure means no baseline, logged.
+/// hour from the stored samples (docs/behaviour.md §8). Any failure means no baseline, logged.
 async fn baselines_for(
     s: &Sentinel,
     now: Instant,

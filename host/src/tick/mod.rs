@@ -1,4 +1,4 @@
-//! One tick, as SPEC section 11 lays it out: gather (memory, pin, metrics and baselines read
+//! One tick, as docs/behaviour.md §11 lays it out: gather (memory, pin, metrics and baselines read
 //! concurrently, each with its own timeout) -> decide (one policy call) -> stage throttles
 //! (reconcile each declared target) -> one transaction -> both channels published concurrently.
 //! The tick fails only when both channels fail, or when nothing could be decided or stored.

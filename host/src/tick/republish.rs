@@ -3,7 +3,7 @@
 //! earlier run of this one, perhaps killed between its commit and its publication) already
 //! decided it, so this tick publishes that record's document again, same sequence and same
 //! content, instead of deciding a second time. That makes racing replicas decide exactly once
-//! per minute and makes a rerun tick idempotent (SPEC section 11).
+//! per minute and makes a rerun tick idempotent (docs/behaviour.md §11.6).
 //!
 //! The same holds when the newest record is for a *later* instant: a sentinel that fell behind
 //! (it waited for the lock while another decided the next minute, or its clock is late) must

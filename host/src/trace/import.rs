@@ -1,7 +1,7 @@
 //! `sentinel trace import`: a `timestamp,value` CSV (a CloudWatch, NAB or Prometheus export)
 //! becomes a trace with one reading a minute, each value held until the next sample.
 //!
-//! Streaks count consecutive minutes (SPEC section 10), so a 5-minute series becomes five
+//! Streaks count consecutive minutes (docs/behaviour.md §10.2), so a 5-minute series becomes five
 //! readings per sample, from the first sample's minute through the last sample's minute.
 
 use std::fmt;

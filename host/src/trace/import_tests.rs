@@ -306,7 +306,7 @@ fn imported_events_round_trip_through_the_trace_format() {
 fn imports_the_cloudwatch_rds_series() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/cloudwatch/rds_cpu_utilization_cc0c53.csv"
+        "/../tests/data/cloudwatch/rds_cpu_utilization_cc0c53.csv"
     );
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let events = import_csv(path, file, &ImportSignal::CpuPct).unwrap();
@@ -326,7 +326,7 @@ fn imports_the_cloudwatch_rds_series() {
 
 #[test]
 fn imports_every_cloudwatch_series() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/cloudwatch");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/cloudwatch");
     let mut files = 0;
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
         let path = entry.unwrap().path();

@@ -1,4 +1,4 @@
-//! Traces (SPEC section 10): JSON Lines, one event a line, in time order.
+//! Traces (docs/behaviour.md §10.1): JSON Lines, one event a line, in time order.
 //!
 //! ```text
 //! {"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":72.5,"connections_pct":40,"scaling":false,"latency":[{"api":"crm","p95_ms":180,"baseline_ms":120}]}}
@@ -110,7 +110,7 @@ pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, TraceError> {
             line: valid.iter().filter(|b| **b == b'\n').count() + 1,
             field: String::new(),
             message: format!(
-                "not UTF-8 text (byte {} of the line): a trace is JSON Lines (SPEC section 10); is this the right file?",
+                "not UTF-8 text (byte {} of the line): a trace is JSON Lines (docs/behaviour.md §10.1); is this the right file?",
                 valid.len() - line_start + 1
             ),
         }

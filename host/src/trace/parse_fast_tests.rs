@@ -5,7 +5,7 @@ use super::parse_line;
 use crate::trace::parse::parse_line as checked;
 use proptest::prelude::*;
 
-/// Lines as `write_event` writes them, and the SPEC's examples.
+/// Lines as `write_event` writes them, and the README's trace examples.
 const COMMON: [&str; 7] = [
     r#"{"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":72.5,"connections_pct":40,"scaling":false,"latency":[{"api":"crm","p95_ms":180,"baseline_ms":120}]}}"#,
     r#"{"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":37.2,"connections_pct":31.1,"latency":[{"api":"crm","p95_ms":111}]}}"#,

@@ -3,7 +3,8 @@ use crate::trace::{TraceError, TraceEvent, parse_trace};
 
 const AT: i64 = 1_792_504_980; // 2026-10-20T14:03:00Z
 
-const SPEC_TRACE: &str = r#"{"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":72.5,"connections_pct":40,"scaling":false,"latency":[{"api":"crm","p95_ms":180,"baseline_ms":120}]}}
+/// The trace example of README.md ("Trace format").
+const README_TRACE: &str = r#"{"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":72.5,"connections_pct":40,"scaling":false,"latency":[{"api":"crm","p95_ms":180,"baseline_ms":120}]}}
 {"at":"2026-10-20T14:04:00Z","read_error":"timeout"}
 {"at":"2026-10-20T14:04:30Z","pin":{"state":"emergency","reason":"incident 4411","expires_at":"2026-10-20T16:00:00Z","actor":"ops@example.com"}}
 {"at":"2026-10-20T15:00:00Z","pin":null}
@@ -37,8 +38,8 @@ fn pair(field: &str, message: &str) -> (String, String) {
 }
 
 #[test]
-fn parses_the_spec_example() {
-    let trace = parse_trace("incident", SPEC_TRACE).unwrap();
+fn parses_the_readme_example() {
+    let trace = parse_trace("incident", README_TRACE).unwrap();
     assert_eq!(trace.name, "incident");
     assert_eq!(
         trace.events,
@@ -153,7 +154,7 @@ fn offsets_and_equal_times_are_accepted() {
 #[test]
 fn display_names_file_line_and_field() {
     let text = format!(
-        "{SPEC_TRACE}{}",
+        "{README_TRACE}{}",
         r#"{"at":"2026-10-20T15:01:00Z","reading":{"cpu_pct":"high"}}"#
     );
     let err = parse_trace("traces/incident.jsonl", &text).unwrap_err();

@@ -1,4 +1,4 @@
-//! Writing trace lines in the SPEC section 10 format, keys in the SPEC's order.
+//! Writing trace lines in the format of docs/behaviour.md §10.1, keys in its order.
 
 use std::fmt::Write as _;
 
@@ -6,10 +6,10 @@ use super::TraceEvent;
 use crate::bindings::{ProtectionState, Reading, Signal};
 use crate::instants::format_rfc3339;
 
-/// One JSON line (no newline) in the SPEC format; [`super::parse_trace`] reads it back as the
+/// One JSON line (no newline) in that format; [`super::parse_trace`] reads it back as the
 /// same event.
 ///
-/// Keys come in the SPEC's order (`at` first; `cpu_pct`, `connections_pct`, `scaling`,
+/// Keys come in the documented order (`at` first; `cpu_pct`, `connections_pct`, `scaling`,
 /// `latency`; `api`, `p95_ms`, `baseline_ms`). Absent optional fields are left out, and so is an
 /// empty `latency` list. A non-finite number, which JSON cannot hold and which contributes
 /// nothing to an assessment, is left out like an absent one. Whole numbers are written without a
@@ -164,17 +164,17 @@ mod tests {
     }
 
     #[test]
-    fn writes_the_spec_lines() {
-        let spec = [
+    fn writes_the_readme_lines() {
+        let readme = [
             r#"{"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":72.5,"connections_pct":40,"scaling":false,"latency":[{"api":"crm","p95_ms":180,"baseline_ms":120}]}}"#,
             r#"{"at":"2026-10-20T14:04:00Z","read_error":"timeout"}"#,
             r#"{"at":"2026-10-20T14:04:30Z","pin":{"state":"emergency","reason":"incident 4411","expires_at":"2026-10-20T16:00:00Z","actor":"ops@example.com"}}"#,
             r#"{"at":"2026-10-20T15:00:00Z","pin":null}"#,
             r#"{"at":"2026-10-20T15:00:00Z","throttles_enabled":true}"#,
         ];
-        let trace = parse_trace("spec", &spec.join("\n")).unwrap();
+        let trace = parse_trace("readme", &readme.join("\n")).unwrap();
         let written: Vec<String> = trace.events.iter().map(write_event).collect();
-        assert_eq!(written, spec);
+        assert_eq!(written, readme);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-// The package's own behaviour: SPEC section 9 through the wrapper, input checks, the batch
+// The package's own behaviour: docs/behaviour.md §9 through the wrapper, input checks, the batch
 // export, and no BigInt at the surface.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,6 +1,6 @@
 // readBulkFactor: the published state document from a file, Redis and SSM (real servers when
 // redis-server and moto_server are installed), and every failed read falling back to full
-// capacity through the component (SPEC sections 7 and 9).
+// capacity through the component (docs/behaviour.md §7 and §9).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-"""The package's own behaviour: SPEC section 9 through the typed API, input checks, the batch
+"""The package's own behaviour: docs/behaviour.md §9 through the typed API, input checks, the batch
 export, the cached call path, threads and recovery."""
 
 import threading

@@ -1,5 +1,5 @@
 """read_bulk_factor: the published state document from a file, Redis and SSM, and every
-failed read falling back to full capacity through the component (SPEC sections 7 and 9)."""
+failed read falling back to full capacity through the component (docs/behaviour.md §7 and §9)."""
 
 import json
 import os

@@ -1,7 +1,7 @@
 //! The shared store on PostgreSQL: the same tables and the same semantics as the embedded
 //! SQLite store (memory, pins and their audit, latency samples, baselines, tick records,
-//! stage status; SPEC sections 4-7 and 11), for several sentinel replicas and operators on
-//! several machines. Leadership is a session advisory lock on a dedicated connection
+//! stage status; docs/behaviour.md §4 to §7 and §11), for several sentinel replicas and operators
+//! on several machines. Leadership is a session advisory lock on a dedicated connection
 //! ([`PostgresLeadership`]).
 //!
 //! One connection per store, behind an async mutex: the sentinel makes a handful of short calls

@@ -1,5 +1,5 @@
 //! `MemoryStore`: the memory row, stage status and tick records, and the one transaction
-//! that ends each tick (SPEC section 11, hop 4).
+//! that ends each tick (docs/behaviour.md §11.4).
 
 use super::pins::{append_audit, stored_pin};
 use super::{Fail, SqliteStore, parse_json, to_json, wall_clock};

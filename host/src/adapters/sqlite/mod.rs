@@ -1,5 +1,5 @@
 //! The embedded default store: one SQLite file for memory, pins and their audit, latency
-//! samples, baselines, tick records and stage status (SPEC section 11), and a sibling lock
+//! samples, baselines, tick records and stage status (docs/behaviour.md §11), and a sibling lock
 //! file for leadership.
 //!
 //! The connection runs in WAL mode with `synchronous=NORMAL` and a busy timeout, so that a

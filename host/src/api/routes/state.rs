@@ -10,7 +10,7 @@ use axum::extract::State;
 
 /// The last published state.
 ///
-/// The document the last tick published to the cache and parameter channels (SPEC section 7).
+/// The document the last tick published to the cache and parameter channels (docs/behaviour.md §7).
 #[utoipa::path(
     get,
     path = "/v1/state",

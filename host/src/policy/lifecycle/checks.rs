@@ -1,6 +1,6 @@
 //! What a candidate version must pass before it may decide: the checks that apply to every
 //! version (no trap, the same output twice for the same input, structurally sound decisions,
-//! the seed invariants over a fixed scenario) and a trial replay of the recorded ticks.
+//! the invariants of docs/behaviour.md §12 over a fixed scenario) and a trial replay of the recorded ticks.
 
 use crate::bindings::{Decision, DecisionInput, Memory, Reading, Signal, Thresholds};
 use crate::policy::Policy;

@@ -1,6 +1,6 @@
 //! The policy lifecycle: a watched directory of verified versions, activated off the tick
 //! path and swapped in atomically, rolled back when the active one fails during a tick, and
-//! an optional shadow version compared every tick (issue 6, SPEC section 11 hop 2).
+//! an optional shadow version compared every tick (docs/behaviour.md §11.2 and §11.9).
 //!
 //! The swap replaces the `Box<dyn Policy>` inside the sentinel's one [`SharedPolicy`]: the
 //! tick locks it once per tick, so a tick runs wholly on the old version or wholly on the new

@@ -148,7 +148,7 @@ class Admission:
         self._plan = self.instance.export(INTERFACE, "plan")
 
     def resolve_budget(self, request: AdmissionRequest) -> AdmissionResult:
-        """How many batches one workspace may start now (SPEC section 9)."""
+        """How many batches one workspace may start now (docs/behaviour.md §9)."""
         return _result_out(self._resolve(_request_in(request)))
 
     def resolve_budgets(self, requests: Iterable[AdmissionRequest]) -> List[AdmissionResult]:

@@ -1,11 +1,11 @@
-"""Reading the bulk factor from the sentinel's published state document (SPEC section 7).
+"""Reading the bulk factor from the sentinel's published state document (docs/behaviour.md §7).
 
 The document is JSON with `factors.bulk` among `state`, `factors`, `decided_at`, `policy`,
 `pinned`, `cause` and `sequence`. The sentinel publishes it to a Redis key and to an SSM
 parameter; tests and single hosts may read a file. `read_bulk_factor` never raises for a
 failed read: it returns `FactorReading(factor=None, error=...)`, and passing that `None` on to
 `resolve_budget` or `plan` makes the component use full capacity and report
-`factor_read_failed` (SPEC section 9). Only the component decides what a factor means: a
+`factor_read_failed` (docs/behaviour.md §9). Only the component decides what a factor means: a
 number outside [0, 1] is passed on as read.
 
 Sources, told apart by their form:

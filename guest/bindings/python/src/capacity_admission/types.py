@@ -26,7 +26,7 @@ class AdmissionOutcome(str, Enum):
 
 @dataclass(frozen=True)
 class AdmissionRequest:
-    """What one service asks before admitting bulk work (SPEC section 9)."""
+    """What one service asks before admitting bulk work (docs/behaviour.md §9)."""
 
     #: The published bulk factor; None when it could not be read (the component then uses
     #: full capacity and reports `factor_read_failed`). NaN or a value outside [0, 1] is

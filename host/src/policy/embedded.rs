@@ -1,0 +1,46 @@
+//! The embedded default policy: the 1.0.0 component, built into the binary so that an
+//! installed or copied `sentinel` runs anywhere, with no build tree beside it. The bytes are
+//! `host/embedded/capacity-policy-1.0.0.wasm`, the exact output of `cargo policies` for
+//! `policies/1.0.0` (a test keeps the two identical).
+
+use super::{ComponentPolicy, Policy, PolicyError, Runtime};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The component's file name, as `cargo policies` names it.
+pub const FILE_NAME: &str = "capacity-policy-1.0.0.wasm";
+
+/// How the embedded default is named in logs, errors and `sentinel check`.
+pub const LABEL: &str = "embedded:capacity-policy-1.0.0.wasm";
+
+/// The component's bytes.
+pub const BYTES: &[u8] = include_bytes!("../../embedded/capacity-policy-1.0.0.wasm");
+
+/// Compiles and instantiates the embedded component.
+pub fn open(runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>, PolicyError> {
+    Ok(Box::new(ComponentPolicy::from_bytes(runtime, Path::new(LABEL), BYTES, None)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    /// The embedded bytes are what `cargo policies` builds from this tree: a change to the
+    /// guest or to `policies/1.0.0` must be copied in, or this fails.
+    #[test]
+    fn the_embedded_default_is_the_built_1_0_0_component_byte_for_byte() {
+        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies").join(FILE_NAME);
+        let bytes = std::fs::read(&built).unwrap_or_else(|e| panic!("{}: {e} (run `cargo policies` first)", built.display()));
+        assert!(
+            bytes == BYTES,
+            "host/embedded/{FILE_NAME} (sha256 {}) is not the component `cargo policies` built (sha256 {}): \
+             copy it in with `cp target/policies/capacity-policy-1.0.0.* host/embedded/`",
+            hex::encode(Sha256::digest(BYTES)),
+            hex::encode(Sha256::digest(&bytes))
+        );
+        let runtime = Runtime::new(crate::policy::Limits::default()).unwrap();
+        let policy = open(&runtime).unwrap();
+        assert_eq!((policy.identity().name.as_str(), policy.identity().version.as_str()), ("capacity-policy", "1.0.0"));
+    }
+}

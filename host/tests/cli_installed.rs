@@ -1,0 +1,39 @@
+//! An installed `sentinel` runs anywhere: the binary copied away from its build tree, run in
+//! an empty folder, ticks on the embedded default (the 1.0.0 component built into it) and
+//! says so; it never looks for a policy in the build tree.
+
+use std::process::Command;
+
+#[test]
+fn a_copied_binary_ticks_on_the_embedded_default_in_an_empty_folder() {
+    let bin = std::fs::read(env!("CARGO_BIN_EXE_sentinel")).unwrap();
+    let needle = b"../target/policies/capacity-policy-1.0.0.wasm";
+    assert!(!bin.windows(needle.len()).any(|w| w == needle), "the binary still names a policy in its build tree");
+
+    let place = tempfile::tempdir().unwrap();
+    let installed = place.path().join("bin/sentinel");
+    std::fs::create_dir_all(installed.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_sentinel"), &installed).unwrap();
+    let work = place.path().join("empty");
+    std::fs::create_dir_all(&work).unwrap();
+    let run = |args: &[&str]| Command::new(&installed).args(args).current_dir(&work).env_remove("RUST_LOG").output().unwrap();
+
+    let check = run(&["check"]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(report["policy"]["source"]["embedded"], "capacity-policy-1.0.0.wasm", "{report}");
+    assert_eq!(report["policy"]["version"], "1.0.0");
+
+    let ran = run(&["run", "--ticks", "5", "--speed", "1000"]);
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    let cache: serde_json::Value = serde_json::from_slice(&std::fs::read(work.join("sentinel-state/cache.json")).unwrap()).unwrap();
+    assert_eq!((cache["sequence"].as_u64(), cache["policy"]["version"].as_str()), (Some(5), Some("1.0.0")), "{cache}");
+    assert!(String::from_utf8_lossy(&ran.stderr).contains("embedded:capacity-policy-1.0.0.wasm"), "the log names the embedded default");
+
+    // A policy file named in a config is still required to exist, and named when it does not.
+    std::fs::write(work.join("sentinel.toml"), "policy = \"missing.wasm\"\n").unwrap();
+    let missing = run(&["check", "--config", "sentinel.toml"]);
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("missing.wasm"), "{stderr}");
+}
