@@ -88,7 +88,15 @@ fn accepted(f: &mut Findings, c: &Config) {
     if let Some(p) = &c.policies {
         f.ensure(p.public_key.is_some() || p.allow_unsigned, || "policies without a key or allow_unsigned".into());
         f.ensure(within(p.poll, ms(100), s(3600)), || format!("policies.poll {:?}", p.poll));
+        f.ensure(!p.state_dir.starts_with(&p.dir), || "the private state directory inside the policy directory".into());
     }
+    let l = &c.api.limits;
+    f.ensure(within(l.header_read_timeout, ms(100), s(300)), || format!("api.header_read_timeout {:?}", l.header_read_timeout));
+    f.ensure(within(l.request_body_timeout, ms(100), s(300)), || format!("api.request_body_timeout {:?}", l.request_body_timeout));
+    f.ensure(within(l.idle_timeout, ms(100), l.header_read_timeout), || format!("api.idle_timeout {:?}", l.idle_timeout));
+    f.ensure((1..=65_536).contains(&l.max_connections), || format!("api.max_connections {}", l.max_connections));
+    let unsigned = c.policies.as_ref().is_none_or(|p| p.allow_unsigned);
+    f.ensure(!unsigned || c.api.address.ip().is_loopback(), || format!("unsigned policies served on {}", c.api.address));
     let names: Vec<&str> = c.api.tokens.iter().map(|t| t.name.as_str()).collect();
     f.ensure(names.iter().all(|n| !n.trim().is_empty()), || "a blank token name".into());
 }
