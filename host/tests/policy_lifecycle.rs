@@ -52,17 +52,8 @@ fn a_hot_swap_while_running_changes_the_version_on_the_next_tick_with_no_missed_
 
 #[test]
 fn signed_versions_are_verified_listed_activated_and_rolled_back_and_a_tampered_one_is_refused() {
-    let sb = Sandbox::new(Metrics::Synthetic);
+    let sb = signed_sandbox("active = \"1.0.0\"\n");
     let dir = sb.path("policies");
-    install(&dir, "capacity-policy-1.0.0");
-    install(&dir, "capacity-policy-2.0.0");
-    let bin = env!("CARGO_BIN_EXE_sentinel");
-    let cli = |args: &[&str]| std::process::Command::new(bin).args(args).current_dir(sb.dir.path()).output().unwrap();
-    let keys = sb.path("policy");
-    assert!(cli(&["policy", "keygen", "--out", keys.to_str().unwrap()]).status.success());
-    let signed = cli(&["policy", "sign", "--key", sb.path("policy.key").to_str().unwrap(), dir.to_str().unwrap()]);
-    assert!(signed.status.success(), "{}", String::from_utf8_lossy(&signed.stderr));
-    with_policies(&sb, "public_key = \"policy.pub\"\nactive = \"1.0.0\"\n");
 
     let verify = sb.sentinel(&["policy", "verify"]).success();
     assert_eq!(verify.stdout.matches("signature valid").count(), 2, "{}", verify.stdout);
@@ -105,7 +96,8 @@ fn signed_sandbox(table: &str) -> Sandbox {
     let bin = env!("CARGO_BIN_EXE_sentinel");
     let cli = |args: &[&str]| std::process::Command::new(bin).args(args).current_dir(sb.dir.path()).output().unwrap();
     assert!(cli(&["policy", "keygen", "--out", sb.path("policy").to_str().unwrap()]).status.success());
-    assert!(cli(&["policy", "sign", "--key", sb.path("policy.key").to_str().unwrap(), dir.to_str().unwrap()]).status.success());
+    let signed = cli(&["policy", "sign", "--key", sb.path("policy.key").to_str().unwrap(), dir.to_str().unwrap()]);
+    assert!(signed.status.success(), "{}", String::from_utf8_lossy(&signed.stderr));
     with_policies(&sb, &format!("public_key = \"policy.pub\"\n{table}"));
     sb
 }

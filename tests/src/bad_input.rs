@@ -34,6 +34,12 @@ pub fn embedded_config(metrics: &str) -> String {
     )
 }
 
+/// `text` without its top-level `policy = ...` line: a `[policies]` table replaces the single
+/// policy file (a config may not name both).
+pub fn without_policy_file(text: &str) -> String {
+    text.lines().filter(|l| !l.starts_with("policy = ")).map(|l| format!("{l}\n")).collect()
+}
+
 /// One test's folder; everything lives in it and is removed with it.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,

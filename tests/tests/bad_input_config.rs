@@ -6,7 +6,7 @@
 //! it), prints no report, and creates or publishes nothing: no store file, no channel file, no
 //! policy state, the sandbox's files exactly as they were.
 
-use capacity_tests::bad_input::{CACHE, PARAMETER, STORE, Sandbox, embedded_config, policy};
+use capacity_tests::bad_input::{CACHE, PARAMETER, STORE, Sandbox, embedded_config, policy, without_policy_file};
 use capacity_tests::signed::SignedPolicies;
 
 /// One broken config.
@@ -41,10 +41,6 @@ fn with(tables: &str) -> String {
     if tables.contains("[policies]") { without_policy_file(&text) } else { text }
 }
 
-/// `text` without its top-level `policy = ...` line.
-fn without_policy_file(text: &str) -> String {
-    text.lines().filter(|l| !l.starts_with("policy = ")).map(|l| format!("{l}\n")).collect()
-}
 
 /// The working config with `old` (a whole table or line of it) replaced by `new`.
 fn swap(old: &str, new: &str) -> String {

@@ -49,7 +49,7 @@ async fn sentinel_reading(sb: &Sandbox, url: &str, queries: &str, now: i64) -> (
         dir if dir.is_dir() => SignedPolicies { dir, public_key: sb.dir.path().join("keys/policy.pub") },
         _ => SignedPolicies::install(sb.dir.path(), &[capacity_tests::bad_input::policy()]),
     };
-    let base: String = embedded_config("").lines().filter(|l| !l.starts_with("policy = ")).map(|l| format!("{l}\n")).collect();
+    let base = capacity_tests::bad_input::without_policy_file(&embedded_config(""));
     let text = format!("{base}{}{}", signed.toml("1.0.0"), metrics_table(url, queries));
     let config = Config::parse(&text, &sb.config()).unwrap_or_else(|e| panic!("{e}\n{text}"));
     sentinel::setup::sentinel(&config, now, None).await.unwrap_or_else(|e| panic!("{e:#}"))

@@ -51,6 +51,16 @@ pub enum Role {
     Follower,
 }
 
+impl Role {
+    /// Saves `state` in the private `state_dir`: the leader's alone (a follower never writes).
+    fn persist(self, state: &PolicyState, state_dir: &Path) -> anyhow::Result<()> {
+        match self {
+            Role::Leader => state.save(state_dir),
+            Role::Follower => Ok(()),
+        }
+    }
+}
+
 /// The preparer a `[policies]` table configures (a follower compiles from the verified
 /// `.wasm` and never writes the artifact cache).
 pub fn preparer(config: &PoliciesConfig, runtime: Arc<Runtime>, role: Role) -> anyhow::Result<Preparer> {
@@ -134,9 +144,7 @@ impl Lifecycle {
         };
         log_activation(&candidate, if role == Role::Leader { "startup" } else { "startup, following the persisted state" });
         state.activated(&candidate.version);
-        if role == Role::Leader {
-            state.save(&config.state_dir)?;
-        }
+        role.persist(&state, &config.state_dir)?;
         let last_good = match state.previous().map(str::to_string) {
             Some(v) => prepare(&preparer, &v, &records).await.map(|c| c.policy).ok(),
             None => None,
@@ -222,9 +230,7 @@ impl Lifecycle {
                 log_activation(&candidate, "directory change");
                 self.swap(candidate.policy);
                 state.activated(&version);
-                if self.role == Role::Leader {
-                    state.save(&self.config.state_dir)?;
-                }
+                self.role.persist(&state, &self.config.state_dir)?;
                 tracing::info!(version = %version, file_change_to_active_ms = detected.elapsed().as_secs_f64() * 1e3, "policy swapped in");
                 Ok(Some(version))
             }
@@ -235,9 +241,7 @@ impl Lifecycle {
                 if state.active.as_deref() == Some(desired.as_str()) {
                     state.active = Some(current);
                 }
-                if self.role == Role::Leader {
-                    state.save(&self.config.state_dir)?;
-                }
+                self.role.persist(&state, &self.config.state_dir)?;
                 Ok(None)
             }
         }
@@ -259,14 +263,11 @@ impl Lifecycle {
         let (bad, good) = (failing.identity().version.clone(), active.identity().version.clone());
         self.telemetry.policy_rollbacks.inc();
         tracing::error!(failing = %bad, now_active = %good, "policy {bad} failed during a tick ({error}); marked unhealthy, the tick reruns with {good}");
-        if self.role == Role::Follower {
-            return true;
-        }
         let mut state = PolicyState::load(&self.config.state_dir).unwrap_or_default();
         state.unhealthy.insert(bad.clone(), format!("failed during a tick: {error}"));
         state.history.retain(|v| v != &good);
         state.active = Some(good);
-        if let Err(e) = state.save(&self.config.state_dir) {
+        if let Err(e) = self.role.persist(&state, &self.config.state_dir) {
             tracing::error!("cannot persist the rollback: {e:#}");
         }
         true
