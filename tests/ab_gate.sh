@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
 data="${CLOUDWATCH_DIR:-tests/data/cloudwatch}"
 
-cargo build --quiet -p capacity-sentinel --bin sentinel
+cargo build --quiet -p capacity-sentinel --features aws --bin sentinel
 sentinel="$target/debug/sentinel"
 export RUST_LOG="${RUST_LOG:-warn}"
 

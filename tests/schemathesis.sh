@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 command -v schemathesis >/dev/null || python3 -m pip install --quiet schemathesis
 policy="$PWD/target/policies/capacity-policy-1.0.0.wasm"
 [ -f "$policy" ] || cargo policies
-cargo build --quiet -p capacity-sentinel --bin sentinel
+cargo build --quiet -p capacity-sentinel --features aws --bin sentinel
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 sentinel="$target_dir/debug/sentinel"
 

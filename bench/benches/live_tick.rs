@@ -15,7 +15,7 @@ use sentinel::adapters::ssm_publisher::SsmPublisher;
 use sentinel::bindings::{LatencySample, Signal};
 use sentinel::config::Config;
 use sentinel::ports::memory::{TickCommit, TickRecord};
-use sentinel::ports::publisher::Publisher;
+use sentinel::ports::publisher::{Channel, Publisher};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -29,7 +29,7 @@ fn live_tick(c: &mut Criterion, backends: &Backends) {
         rt.block_on(sentinel::setup::sentinel(&config, now, Some(Duration::from_secs(5)))).expect("the sentinel starts");
     // The same SSM publisher, pointed at moto explicitly (no process-wide environment).
     sentinel.ports.parameter =
-        Box::new(rt.block_on(SsmPublisher::with_overrides(PARAMETER, config.publish_timeout, &backends.aws())));
+        Box::new(rt.block_on(SsmPublisher::with_overrides(Channel::Parameter, PARAMETER, config.publish_timeout, &backends.aws())));
     let tick = |now: i64| rt.block_on(sentinel.tick(now)).expect("a live tick against the real servers");
     let mut report = tick(now);
     for _ in 0..3 {

@@ -1,6 +1,7 @@
 //! Builds a sentinel from its configuration: one adapter per port, the policy loaded and
 //! checked. The only place that knows which adapter serves which port.
 
+#[cfg(feature = "aws")]
 use crate::adapters::api_gateway_stages::ApiGatewayStages;
 use crate::adapters::file_publisher::{FilePublisher, StdoutPublisher};
 use crate::adapters::log_stages::LogStageController;
@@ -8,6 +9,7 @@ use crate::adapters::postgres::{PostgresLeadership, PostgresStore};
 use crate::adapters::prometheus_metrics::PrometheusMetrics;
 use crate::adapters::redis_publisher::RedisPublisher;
 use crate::adapters::sqlite::{SqliteLock, SqliteStore};
+#[cfg(feature = "aws")]
 use crate::adapters::ssm_publisher::SsmPublisher;
 use crate::adapters::synthetic::Synthetic;
 use crate::adapters::trace_metrics::TraceMetrics;
@@ -20,7 +22,7 @@ use crate::ports::leadership::Leadership;
 use crate::ports::memory::MemoryStore;
 use crate::ports::metrics::MetricsSource;
 use crate::ports::pins::PinStore;
-use crate::ports::publisher::Publisher;
+use crate::ports::publisher::{Channel, Publisher};
 use crate::ports::stages::StageController;
 use crate::telemetry::Telemetry;
 use crate::tick::{Ports, Sentinel, SharedPolicy, TickSettings};
@@ -83,14 +85,17 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Stores> {
     })
 }
 
-async fn publisher(channel: &str, c: &ChannelConfig, timeout: Duration) -> anyhow::Result<Box<dyn Publisher>> {
+async fn publisher(channel: Channel, c: &ChannelConfig, timeout: Duration) -> anyhow::Result<Box<dyn Publisher>> {
     Ok(match c {
         ChannelConfig::File { path } => Box::new(FilePublisher::new(channel, path)),
         ChannelConfig::Stdout => Box::new(StdoutPublisher::new(channel)),
         ChannelConfig::Redis { url, key, expiry } => Box::new(
-            RedisPublisher::new(url, key, *expiry, timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?,
+            RedisPublisher::new(channel, url, key, *expiry, timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?,
         ),
-        ChannelConfig::Ssm { name } => Box::new(SsmPublisher::new(name, timeout).await),
+        #[cfg(feature = "aws")]
+        ChannelConfig::Ssm { name } => Box::new(SsmPublisher::new(channel, name, timeout).await),
+        #[cfg(not(feature = "aws"))]
+        ChannelConfig::Ssm { .. } => anyhow::bail!("publish.{channel}: {}", crate::config::features::aws_missing("kind = \"ssm\"")),
     })
 }
 
@@ -138,19 +143,24 @@ pub fn preflight(config: &Config, now: crate::bindings::Instant) -> anyhow::Resu
     if let StoreConfig::Postgres { url, .. } = &config.store {
         crate::adapters::postgres::check_url(url).map_err(|e| anyhow::anyhow!("store.url: {e}"))?;
     }
-    for (channel, c) in [("cache", &config.cache), ("parameter", &config.parameter)] {
+    for (channel, c) in [(Channel::Cache, &config.cache), (Channel::Parameter, &config.parameter)] {
         if let ChannelConfig::Redis { url, key, expiry } = c {
-            RedisPublisher::new(url, key, *expiry, config.publish_timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?;
+            RedisPublisher::new(channel, url, key, *expiry, config.publish_timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?;
         }
     }
     metrics_source(config, now)
 }
 
-async fn stage_controller(config: &Config) -> Box<dyn StageController> {
-    match config.stage_controller {
+async fn stage_controller(config: &Config) -> anyhow::Result<Box<dyn StageController>> {
+    Ok(match config.stage_controller {
         StageControllerConfig::Log => Box::new(LogStageController),
+        #[cfg(feature = "aws")]
         StageControllerConfig::ApiGateway => Box::new(ApiGatewayStages::new(config.publish_timeout).await),
-    }
+        #[cfg(not(feature = "aws"))]
+        StageControllerConfig::ApiGateway => {
+            anyhow::bail!("stages.controller: {}", crate::config::features::aws_missing("kind = \"api-gateway\""))
+        }
+    })
 }
 
 /// Everything a tick needs, from the config.
@@ -187,9 +197,9 @@ pub async fn sentinel(
         memory: stores.memory,
         pins: stores.pins.clone(),
         baselines: stores.baselines,
-        cache: publisher("cache", &config.cache, config.publish_timeout).await?,
-        parameter: publisher("parameter", &config.parameter, config.publish_timeout).await?,
-        stages: stage_controller(config).await,
+        cache: publisher(Channel::Cache, &config.cache, config.publish_timeout).await?,
+        parameter: publisher(Channel::Parameter, &config.parameter, config.publish_timeout).await?,
+        stages: stage_controller(config).await?,
         leadership: stores.leadership,
     };
     let settings = TickSettings {

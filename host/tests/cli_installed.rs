@@ -37,3 +37,21 @@ fn a_copied_binary_ticks_on_the_embedded_default_in_an_empty_folder() {
     let stderr = String::from_utf8_lossy(&missing.stderr);
     assert!(stderr.contains("missing.wasm"), "{stderr}");
 }
+
+/// The quick install (no `aws` feature) refuses a configuration that names the SSM parameter
+/// or the API Gateway stage throttles, naming the key and the install command that has them,
+/// before anything is created. `tests/run` builds the host alone for this test.
+#[cfg(not(feature = "aws"))]
+#[test]
+fn a_sentinel_without_the_aws_feature_refuses_ssm_naming_the_install() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("sentinel.toml"), "[publish.parameter]\nkind = \"ssm\"\nname = \"/capacity/state\"\n").unwrap();
+    for command in [&["check", "--config", "sentinel.toml"][..], &["run", "--config", "sentinel.toml", "--ticks", "1"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sentinel")).args(command).current_dir(work.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command:?}: {stderr}");
+        assert!(stderr.contains("publish.parameter.kind: kind = \"ssm\" needs the AWS adapters"), "{stderr}");
+        assert!(stderr.contains("cargo install --locked --path host --features aws"), "{stderr}");
+    }
+    assert!(!work.path().join("sentinel-state").exists(), "nothing is created for a refused configuration");
+}

@@ -23,7 +23,8 @@ fn build() -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace())
-        .args(["build", "--quiet", "-p", "capacity-sentinel", "--bin", "sentinel", "--target-dir"])
+        // With the AWS adapters, as the workspace's own build of the host has them.
+        .args(["build", "--quiet", "-p", "capacity-sentinel", "--features", "aws", "--bin", "sentinel", "--target-dir"])
         .arg(target);
     match profile {
         "debug" => {}

@@ -282,7 +282,7 @@ fn postgres_killed_then_hung_no_minute_is_decided_without_the_lock_and_the_next_
         let back = phase.after(&ticks);
         let first = back.iter().find(|t| !t.failed).unwrap_or_else(|| panic!("{what}: decided again: {back:?}"));
         assert_ne!(first.fields["cause"], "fresh", "{what}: the stored memory was read back, not started afresh");
-        let last = ticks.iter().filter(|t| !t.failed && t.logged < phase.from).last().expect("decided before the outage");
+        let last = ticks.iter().rfind(|t| !t.failed && t.logged < phase.from).expect("decided before the outage");
         assert_eq!(last.fields["state"], first.fields["state"], "{what}: the stored state holds (the gap broke the streak)");
         assert_ne!(last.fields["state"], "normal", "{what}: a protected state was carried across the outage");
         assert!(back.len() >= 2 && back[1..].iter().all(|t| !t.failed), "{what}: healed on the next tick: {back:?}");

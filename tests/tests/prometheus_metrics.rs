@@ -254,6 +254,21 @@ async fn a_server_that_is_down_fails_quickly() {
     assert!(text.contains("connections_pct") && text.contains(CONNECTIONS) && text.contains("connect"), "{text}");
 }
 
+/// An `https://` URL goes through the sentinel's own TLS setup (rustls, ring, the system's
+/// roots): against the real Prometheus, which speaks plain HTTP, the handshake fails as a failed
+/// read naming the signal, never a panic for a missing crypto provider.
+#[tokio::test]
+async fn an_https_url_makes_a_tls_handshake_that_a_plain_server_fails() {
+    let prometheus = bare_prometheus().await;
+    let url = prometheus.url().replacen("http://", "https://", 1);
+    let s = source(&url, only(|q| q.connections_pct = Some(CONNECTIONS.into())), Duration::from_secs(2));
+    let err = read(&s).await.expect_err("a plain HTTP server cannot complete a TLS handshake");
+    let text = err.to_string();
+    assert!(matches!(err, MetricsError::Unavailable(_)), "{err:?}");
+    assert!(text.contains("connections_pct") && text.contains(&url), "{text}");
+    assert!(text.contains("corrupt message"), "rustls read the plain answer as a bad TLS record: {text}");
+}
+
 #[tokio::test]
 async fn a_hung_server_fails_within_the_timeout() {
     let hung = HungServer::start();

@@ -8,7 +8,7 @@ use capacity_tests::servers::redis::Redis;
 use sentinel::adapters::redis_publisher::RedisPublisher;
 use sentinel::bindings::Factors;
 use sentinel::ports::memory::PolicyRef;
-use sentinel::ports::publisher::{Publisher, StateDocument};
+use sentinel::ports::publisher::{Channel, Publisher, StateDocument};
 use std::time::{Duration, Instant};
 
 const KEY: &str = "capacity:state";
@@ -28,7 +28,7 @@ fn document(sequence: u64) -> StateDocument {
 }
 
 fn publisher(url: &str, timeout: Duration) -> RedisPublisher {
-    RedisPublisher::new(url, KEY, EXPIRY, timeout).unwrap_or_else(|e| panic!("{e}"))
+    RedisPublisher::new(Channel::Cache, url, KEY, EXPIRY, timeout).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// What the key holds now, and its remaining time to live in seconds.
@@ -44,7 +44,7 @@ async fn read_back(url: &str) -> (StateDocument, i64) {
 async fn publishes_the_document_with_its_expiry_and_keeps_the_connection() {
     let redis = Redis::start();
     let p = publisher(&redis.url(), Duration::from_secs(2));
-    assert_eq!(p.channel(), "cache");
+    assert_eq!(p.channel(), Channel::Cache);
     assert_eq!(p.target(), format!("redis {} key {KEY}", redis.url()));
 
     p.publish(&document(1)).await.unwrap_or_else(|e| panic!("{e}"));
@@ -75,7 +75,7 @@ async fn nothing_listening_fails_fast_and_never_shows_the_password() {
     eprintln!("redis, nothing listening: failed in {elapsed:?}: {err}");
     assert!(elapsed < Duration::from_millis(500), "refusal took {elapsed:?}");
     let text = err.to_string();
-    assert_eq!(err.channel, "cache");
+    assert_eq!(err.channel, Channel::Cache);
     assert!(text.contains("refused"), "{text}");
     assert!(text.contains("check"), "{text}");
     assert!(!text.contains("hunter2"), "{text}");

@@ -28,8 +28,11 @@ fn suites() -> Vec<String> {
     files
 }
 
-/// `(table header, row text, [(file, function)])` for every row of both tables.
-fn rows(text: &str) -> Vec<(&'static str, String, Vec<(String, String)>)> {
+/// One row: its table's header, its text, and the tests it names as `(file, function)`.
+type Row = (&'static str, String, Vec<(String, String)>);
+
+/// Every row of both tables.
+fn rows(text: &str) -> Vec<Row> {
     let mut out = Vec::new();
     let mut current: Option<&'static str> = None;
     for line in text.lines() {

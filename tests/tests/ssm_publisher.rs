@@ -12,7 +12,7 @@ use sentinel::adapters::aws_client::AwsOverrides;
 use sentinel::adapters::ssm_publisher::SsmPublisher;
 use sentinel::bindings::Factors;
 use sentinel::ports::memory::PolicyRef;
-use sentinel::ports::publisher::{Publisher, StateDocument};
+use sentinel::ports::publisher::{Channel, Publisher, StateDocument};
 use std::time::{Duration, Instant};
 
 const NAME: &str = "/capacity/state";
@@ -31,7 +31,7 @@ fn document(sequence: u64) -> StateDocument {
 }
 
 async fn publisher(endpoint: &str, timeout: Duration) -> SsmPublisher {
-    SsmPublisher::with_overrides(NAME, timeout, &AwsOverrides::emulator(endpoint, "us-east-1")).await
+    SsmPublisher::with_overrides(Channel::Parameter, NAME, timeout, &AwsOverrides::emulator(endpoint, "us-east-1")).await
 }
 
 /// The parameter's value, parsed, and its version.
@@ -46,7 +46,7 @@ async fn read_back(p: &SsmPublisher) -> (StateDocument, i64) {
 async fn publishes_the_document_and_overwrites_it() {
     let moto = Moto::start();
     let p = publisher(&moto.endpoint(), Duration::from_secs(5)).await;
-    assert_eq!(p.channel(), "parameter");
+    assert_eq!(p.channel(), Channel::Parameter);
     assert_eq!(p.target(), format!("ssm parameter {NAME}"));
 
     p.publish(&document(1)).await.unwrap_or_else(|e| panic!("{e}"));
@@ -70,7 +70,7 @@ async fn nothing_listening_fails_fast() {
     let elapsed = start.elapsed();
     eprintln!("ssm, nothing listening: failed in {elapsed:?}: {err}");
     assert!(elapsed < Duration::from_secs(1), "refusal took {elapsed:?}");
-    assert_eq!(err.channel, "parameter");
+    assert_eq!(err.channel, Channel::Parameter);
     let text = err.to_string();
     assert!(text.contains("PutParameter") && text.contains("could not connect"), "{text}");
     assert!(text.contains(&endpoint), "{text}");

@@ -1,18 +1,18 @@
 //! The embedded publisher: the state document as a JSON file, written atomically (a temp file
 //! in the same folder, synced, then renamed over the old one), so a reader never sees half.
 
-use crate::ports::publisher::{PublishError, Publisher, StateDocument};
+use crate::ports::publisher::{Channel, PublishError, Publisher, StateDocument};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub struct FilePublisher {
-    channel: String,
+    channel: Channel,
     path: PathBuf,
 }
 
 impl FilePublisher {
-    pub fn new(channel: &str, path: &Path) -> FilePublisher {
-        FilePublisher { channel: channel.to_string(), path: path.to_path_buf() }
+    pub fn new(channel: Channel, path: &Path) -> FilePublisher {
+        FilePublisher { channel, path: path.to_path_buf() }
     }
 
     fn write(&self, document: &StateDocument) -> std::io::Result<()> {
@@ -32,8 +32,8 @@ impl FilePublisher {
 
 #[async_trait::async_trait]
 impl Publisher for FilePublisher {
-    fn channel(&self) -> &str {
-        &self.channel
+    fn channel(&self) -> Channel {
+        self.channel
     }
 
     fn target(&self) -> String {
@@ -42,7 +42,7 @@ impl Publisher for FilePublisher {
 
     async fn publish(&self, document: &StateDocument) -> Result<(), PublishError> {
         self.write(document).map_err(|e| PublishError {
-            channel: self.channel.clone(),
+            channel: self.channel,
             target: self.target(),
             message: format!("{e} (check that the folder exists and is writable)"),
         })
@@ -51,19 +51,19 @@ impl Publisher for FilePublisher {
 
 /// Prints the document as one JSON line on stdout.
 pub struct StdoutPublisher {
-    channel: String,
+    channel: Channel,
 }
 
 impl StdoutPublisher {
-    pub fn new(channel: &str) -> StdoutPublisher {
-        StdoutPublisher { channel: channel.to_string() }
+    pub fn new(channel: Channel) -> StdoutPublisher {
+        StdoutPublisher { channel }
     }
 }
 
 #[async_trait::async_trait]
 impl Publisher for StdoutPublisher {
-    fn channel(&self) -> &str {
-        &self.channel
+    fn channel(&self) -> Channel {
+        self.channel
     }
 
     fn target(&self) -> String {
@@ -72,13 +72,13 @@ impl Publisher for StdoutPublisher {
 
     async fn publish(&self, document: &StateDocument) -> Result<(), PublishError> {
         let line = serde_json::to_string(document).map_err(|e| PublishError {
-            channel: self.channel.clone(),
+            channel: self.channel,
             target: self.target(),
             message: e.to_string(),
         })?;
         let mut out = std::io::stdout().lock();
         writeln!(out, "{line}").and_then(|_| out.flush()).map_err(|e| PublishError {
-            channel: self.channel.clone(),
+            channel: self.channel,
             target: self.target(),
             message: e.to_string(),
         })

@@ -173,7 +173,9 @@ impl PrometheusMetrics {
         if timeout.is_zero() {
             return Err(invalid("the timeout is zero".into()));
         }
+        let tls = super::tls::client_config().map_err(invalid)?;
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
             .connect_timeout(timeout)
             .timeout(timeout)
             .no_proxy()

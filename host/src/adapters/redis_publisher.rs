@@ -7,7 +7,7 @@
 //! are each bounded by the configured timeout. The URL's password never appears in a target,
 //! a message or a log line.
 
-use crate::ports::publisher::{PublishError, Publisher, StateDocument};
+use crate::ports::publisher::{Channel, PublishError, Publisher, StateDocument};
 use crate::redact::{redact, scrub};
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, RedisError};
@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 pub struct RedisPublisher {
+    channel: Channel,
     client: redis::Client,
     key: String,
     expiry_secs: u64,
@@ -28,12 +29,13 @@ pub struct RedisPublisher {
 }
 
 impl RedisPublisher {
-    /// A publisher that SETs `key` to the document with `EX expiry` (whole seconds, at least
-    /// one). Parses `url` (`redis://[user[:password]@]host[:port][/db]`); never connects.
-    pub fn new(url: &str, key: &str, expiry: Duration, timeout: Duration) -> Result<RedisPublisher, PublishError> {
+    /// A publisher for `channel` that SETs `key` to the document with `EX expiry` (whole
+    /// seconds, at least one). Parses `url` (`redis://[user[:password]@]host[:port][/db]`);
+    /// never connects.
+    pub fn new(channel: Channel, url: &str, key: &str, expiry: Duration, timeout: Duration) -> Result<RedisPublisher, PublishError> {
         let shown_url = redact(url);
         let error = |message: String| PublishError {
-            channel: "cache".into(),
+            channel,
             target: format!("redis {shown_url} key {key}"),
             message,
         };
@@ -53,6 +55,7 @@ impl RedisPublisher {
             return Err(error("the timeout is zero".into()));
         }
         Ok(RedisPublisher {
+            channel,
             client,
             key: key.to_string(),
             expiry_secs: expiry.as_secs(),
@@ -64,7 +67,7 @@ impl RedisPublisher {
     }
 
     fn error(&self, message: String) -> PublishError {
-        PublishError { channel: self.channel().to_string(), target: self.target(), message }
+        PublishError { channel: self.channel, target: self.target(), message }
     }
 
     /// The kept connection, or a new one (connect and handshake bounded by the timeout).
@@ -121,8 +124,8 @@ impl RedisPublisher {
 
 #[async_trait::async_trait]
 impl Publisher for RedisPublisher {
-    fn channel(&self) -> &str {
-        "cache"
+    fn channel(&self) -> Channel {
+        self.channel
     }
 
     fn target(&self) -> String {
@@ -155,22 +158,22 @@ mod tests {
         assert_eq!(redact("redis://:s3cret@host:6379/0"), "redis://:***@host:6379/0");
         assert_eq!(redact("rediss://user:p@ss:w@host/"), "rediss://user:***@host/");
         assert_eq!(redact("redis+unix:///tmp/r.sock?db=1&pass=xyz"), "redis+unix:///tmp/r.sock?db=1&pass=***");
-        let p = RedisPublisher::new("redis+unix:///tmp/r.sock?db=1&pass=hunter2", "k", Duration::from_secs(60), Duration::from_secs(1))
+        let p = RedisPublisher::new(Channel::Cache, "redis+unix:///tmp/r.sock?db=1&pass=hunter2", "k", Duration::from_secs(60), Duration::from_secs(1))
             .unwrap();
         assert_eq!(p.target(), "redis redis+unix:///tmp/r.sock?db=1&pass=*** key k");
         let echoed = RedisError::from((redis::ErrorKind::Client, "echo", "hunter2".into()));
         assert!(!p.describe("SET", &echoed).contains("hunter2"), "{}", p.describe("SET", &echoed));
-        let p = RedisPublisher::new("redis://u:hunter2@127.0.0.1:1/", "k", Duration::from_secs(60), Duration::from_secs(1))
+        let p = RedisPublisher::new(Channel::Cache, "redis://u:hunter2@127.0.0.1:1/", "k", Duration::from_secs(60), Duration::from_secs(1))
             .unwrap();
         assert_eq!(p.target(), "redis redis://u:***@127.0.0.1:1/ key k");
     }
 
     #[test]
     fn bad_configuration_is_refused_without_connecting() {
-        let bad_url = RedisPublisher::new("http://:pw@nowhere/", "k", Duration::from_secs(60), Duration::from_secs(1));
+        let bad_url = RedisPublisher::new(Channel::Cache, "http://:pw@nowhere/", "k", Duration::from_secs(60), Duration::from_secs(1));
         let e = bad_url.err().unwrap();
         assert!(!e.to_string().contains("pw@"), "{e}");
-        assert!(RedisPublisher::new("redis://h/", "", Duration::from_secs(60), Duration::from_secs(1)).is_err());
-        assert!(RedisPublisher::new("redis://h/", "k", Duration::from_millis(10), Duration::from_secs(1)).is_err());
+        assert!(RedisPublisher::new(Channel::Cache, "redis://h/", "", Duration::from_secs(60), Duration::from_secs(1)).is_err());
+        assert!(RedisPublisher::new(Channel::Cache, "redis://h/", "k", Duration::from_millis(10), Duration::from_secs(1)).is_err());
     }
 }

@@ -6,7 +6,7 @@
 //! (see [`super::aws_client`]): a hung endpoint costs one timeout, never the schedule.
 
 use super::aws_client::{self, AwsOverrides};
-use crate::ports::publisher::{PublishError, Publisher, StateDocument};
+use crate::ports::publisher::{Channel, PublishError, Publisher, StateDocument};
 use aws_sdk_ssm::types::ParameterType;
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use std::time::Duration;
 const GUARD_SLACK: Duration = Duration::from_millis(500);
 
 pub struct SsmPublisher {
+    channel: Channel,
     client: aws_sdk_ssm::Client,
     name: String,
     timeout: Duration,
@@ -23,15 +24,15 @@ pub struct SsmPublisher {
 impl SsmPublisher {
     /// A publisher to parameter `name` through the standard AWS configuration chain. Builds
     /// the client only: nothing is called until the first publish.
-    pub async fn new(name: &str, timeout: Duration) -> SsmPublisher {
-        SsmPublisher::with_overrides(name, timeout, &AwsOverrides::default()).await
+    pub async fn new(channel: Channel, name: &str, timeout: Duration) -> SsmPublisher {
+        SsmPublisher::with_overrides(channel, name, timeout, &AwsOverrides::default()).await
     }
 
     /// As [`SsmPublisher::new`], with parts of the chain replaced (an emulator, in tests).
-    pub async fn with_overrides(name: &str, timeout: Duration, overrides: &AwsOverrides) -> SsmPublisher {
+    pub async fn with_overrides(channel: Channel, name: &str, timeout: Duration, overrides: &AwsOverrides) -> SsmPublisher {
         let config = aws_client::sdk_config(timeout, overrides).await;
         let location = aws_client::location(&config);
-        SsmPublisher { client: aws_sdk_ssm::Client::new(&config), name: name.to_string(), timeout, location }
+        SsmPublisher { channel, client: aws_sdk_ssm::Client::new(&config), name: name.to_string(), timeout, location }
     }
 
     /// The client, configured as the publisher uses it (tests read the parameter back with it).
@@ -40,14 +41,14 @@ impl SsmPublisher {
     }
 
     fn error(&self, message: String) -> PublishError {
-        PublishError { channel: self.channel().to_string(), target: self.target(), message }
+        PublishError { channel: self.channel, target: self.target(), message }
     }
 }
 
 #[async_trait::async_trait]
 impl Publisher for SsmPublisher {
-    fn channel(&self) -> &str {
-        "parameter"
+    fn channel(&self) -> Channel {
+        self.channel
     }
 
     fn target(&self) -> String {

@@ -3,6 +3,7 @@
 //! workload, both channels as files. Environment variables are read here only, for secrets.
 
 pub mod api;
+pub mod features;
 pub mod policies;
 mod raw;
 
@@ -26,7 +27,7 @@ pub enum StoreConfig {
 }
 
 /// The advisory lock key sentinels of one deployment share by default.
-pub const DEFAULT_LOCK_KEY: i64 = 0x5e47_1e1;
+pub const DEFAULT_LOCK_KEY: i64 = 0x05e4_71e1;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricsConfig {
@@ -196,6 +197,7 @@ impl Config {
                     )?,
                 },
                 Some(RawChannel::Ssm { name }) => {
+                    features::aws_adapters("kind = \"ssm\"").map_err(|m| invalid(&format!("{key}.kind"), m))?;
                     if !name.starts_with('/') && name.contains('/') {
                         return Err(invalid(&format!("{key}.name"), format!("`{name}`: a hierarchical parameter name starts with /")));
                     }
@@ -217,7 +219,10 @@ impl Config {
             in_range("publish.timeout", raw.publish.timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(10), tick_deadline)?;
         let stage_controller = match raw.stages.controller {
             None | Some(RawStageController::Log) => StageControllerConfig::Log,
-            Some(RawStageController::ApiGateway) => StageControllerConfig::ApiGateway,
+            Some(RawStageController::ApiGateway) => {
+                features::aws_adapters("kind = \"api-gateway\"").map_err(|m| invalid("stages.controller", m))?;
+                StageControllerConfig::ApiGateway
+            }
         };
         let (mut stage_targets, mut malformed_targets) = (Vec::new(), Vec::new());
         for (index, value) in raw.stages.targets.into_iter().enumerate() {

@@ -178,7 +178,8 @@ mod tests {
         let err = load("[stages]\ncontroller = { kind = \"api-gateway\" }\n").unwrap_err();
         assert!(err.contains("stages.controller"), "{err}");
         let err = load("[publish.parameter]\nkind = \"ssm\"\nname = \"/capacity/state\"\n").unwrap_err();
-        assert!(err.contains("publish.parameter.kind = \"ssm\""), "{err}");
+        let expected = if cfg!(feature = "aws") { "publish.parameter.kind = \"ssm\"" } else { "publish.parameter.kind: kind = \"ssm\" needs" };
+        assert!(err.contains(expected), "{err}");
     }
 
     #[test]

@@ -78,10 +78,7 @@ fn memory_cap_out_of_range_is_refused() {
     assert!(err.contains("policy_limits.memory_mib"), "{err}");
 }
 
-#[test]
-fn a_production_config_reads_every_real_backend() {
-    let c = parse(
-        r#"
+const PRODUCTION: &str = r#"
 [store]
 kind = "postgres"
 url = "postgres://sentinel@db:5432/sentinel"
@@ -106,9 +103,12 @@ controller = { kind = "api-gateway" }
 [policies]
 dir = "/opt/sentinel/policies"
 public_key = "/opt/sentinel/keys/policy.pub"
-"#,
-    )
-    .unwrap();
+"#;
+
+#[cfg(feature = "aws")]
+#[test]
+fn a_production_config_reads_every_real_backend() {
+    let c = parse(PRODUCTION).unwrap();
     assert!(matches!(&c.store, StoreConfig::Postgres { lock_key, timeout, .. } if *lock_key == DEFAULT_LOCK_KEY && *timeout == Duration::from_secs(5)));
     assert!(matches!(&c.metrics, MetricsConfig::Prometheus { url, .. } if url == "http://prometheus:9090"));
     assert_eq!(
@@ -117,6 +117,19 @@ public_key = "/opt/sentinel/keys/policy.pub"
     );
     assert_eq!(c.parameter, ChannelConfig::Ssm { name: "/capacity/state".into() });
     assert_eq!(c.stage_controller, StageControllerConfig::ApiGateway);
+}
+
+/// Without the `aws` feature (the quick install) the AWS adapters are refused naming the key
+/// and the install command that has them; `tests/run` runs this build.
+#[cfg(not(feature = "aws"))]
+#[test]
+fn a_sentinel_without_the_aws_feature_refuses_ssm_and_api_gateway_naming_the_install() {
+    let err = parse(PRODUCTION).unwrap_err().to_string();
+    assert!(err.contains("publish.parameter.kind: kind = \"ssm\" needs the AWS adapters"), "{err}");
+    assert!(err.contains("cargo install --locked --path host --features aws"), "{err}");
+    let stages = PRODUCTION.replace("kind = \"ssm\"\nname = \"/capacity/state\"", "kind = \"redis\"\nurl = \"redis://cache:6379/1\"");
+    let err = parse(&stages).unwrap_err().to_string();
+    assert!(err.contains("stages.controller: kind = \"api-gateway\" needs the AWS adapters"), "{err}");
 }
 
 #[test]

@@ -20,18 +20,44 @@ pub struct StateDocument {
     pub sequence: u64,
 }
 
+/// One of the document's two independent channels. Its name is where it is configured
+/// (`[publish.cache]`, `[publish.parameter]`), whatever kind of system serves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Channel {
+    Cache,
+    Parameter,
+}
+
+impl Channel {
+    pub const BOTH: [Channel; 2] = [Channel::Cache, Channel::Parameter];
+
+    /// `cache` or `parameter`: in logs, metrics labels, stored outcomes and config keys.
+    pub fn name(self) -> &'static str {
+        match self {
+            Channel::Cache => "cache",
+            Channel::Parameter => "parameter",
+        }
+    }
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("publishing to {channel} ({target}) failed: {message}")]
 pub struct PublishError {
-    pub channel: String,
+    pub channel: Channel,
     pub target: String,
     pub message: String,
 }
 
 #[async_trait::async_trait]
 pub trait Publisher: Send + Sync {
-    /// `cache` or `parameter`.
-    fn channel(&self) -> &str;
+    /// The channel it serves, as configured.
+    fn channel(&self) -> Channel;
     /// Where it writes, for logs.
     fn target(&self) -> String;
     async fn publish(&self, document: &StateDocument) -> Result<(), PublishError>;

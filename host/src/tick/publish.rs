@@ -33,7 +33,7 @@ fn build(decision: &Decision, now: Instant, policy: PolicyRef, pin: Option<&Pin>
 }
 
 async fn one(publisher: &dyn Publisher, document: &StateDocument, limit: Duration) -> ChannelOutcome {
-    let channel = publisher.channel().to_string();
+    let channel = publisher.channel().name().to_string();
     match tokio::time::timeout(limit, publisher.publish(document)).await {
         Ok(Ok(())) => ChannelOutcome { channel, ok: true, error: None },
         Ok(Err(e)) => ChannelOutcome { channel, ok: false, error: Some(e.to_string()) },
