@@ -14,7 +14,7 @@ use sentinel::policy::lifecycle::cache::{self, Origin};
 use sentinel::policy::lifecycle::manifest;
 use sentinel::policy::lifecycle::signing::Trust;
 use sentinel::policy::{ComponentPolicy, Policy};
-use sentinel::tick::SharedPolicy;
+use sentinel::policy::active::SharedPolicy;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! The generated records derive serde and comparison traits, so they are also the types of
 //! trace fixtures, conformance vectors and published documents: no WIT type is written twice.
 //! (serde names enum cases after their Rust variants, e.g. `"Normal"`, `"SpacingWait"`; the
-//! kebab-case names of docs/behaviour.md for operators come from [`crate::names`].)
+//! kebab-case names of docs/behaviour.md for operators come from [`crate::policy::names`].)
 
 wasmtime::component::bindgen!({
     path: "../wit",

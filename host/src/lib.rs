@@ -3,10 +3,10 @@
 
 pub mod bindings;
 pub mod policy;
-pub mod names;
 pub mod replay;
 pub mod cli;
 pub mod instants;
+pub mod clock;
 pub mod trace;
 pub mod ports;
 pub mod adapters;

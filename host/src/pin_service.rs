@@ -8,7 +8,7 @@ use crate::bindings::{Instant, Pin, PinRequest};
 use crate::policy::PolicyError;
 use crate::ports::StoreError;
 use crate::ports::pins::{AuditRecord, PinStore};
-use crate::tick::SharedPolicy;
+use crate::policy::active::SharedPolicy;
 use crate::user_text;
 use std::sync::Arc;
 

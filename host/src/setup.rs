@@ -25,7 +25,8 @@ use crate::ports::pins::PinStore;
 use crate::ports::publisher::{Channel, Publisher};
 use crate::ports::stages::StageController;
 use crate::telemetry::Telemetry;
-use crate::tick::{Ports, Sentinel, SharedPolicy, TickSettings};
+use crate::policy::active::{ActivePolicy, SharedPolicy};
+use crate::tick::{Ports, Sentinel, TickSettings};
 use anyhow::Context;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -48,14 +49,14 @@ fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
 /// The policy a command that validates but does not decide (`serve`, `pin`, `check`) runs:
 /// with `[policies]`, the version the persisted state names, verified (digest, signature,
 /// minimum version, self-check) exactly as `run` verifies it, as a follower that never writes
-/// the state (`serve` keeps following it: see [`crate::policy::lifecycle::watch`]); else the
+/// the state (`serve` keeps following it: see [`crate::policy::lifecycle::watcher`]); else the
 /// single `policy` file.
-pub async fn active_policy(config: &Config) -> anyhow::Result<(SharedPolicy, Option<Arc<Lifecycle>>)> {
-    let Some(policies) = &config.policies else { return Ok((load_policy_file(config)?, None)) };
+pub async fn active_policy(config: &Config) -> anyhow::Result<ActivePolicy> {
+    let Some(policies) = &config.policies else { return Ok(ActivePolicy::fixed(load_policy_file(config)?)) };
     let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
     let lifecycle =
         Lifecycle::start(policies.clone(), runtime, None, Arc::new(Telemetry::default()), lifecycle::Role::Follower).await?;
-    Ok((lifecycle.active(), Some(lifecycle)))
+    Ok(ActivePolicy::managed(lifecycle))
 }
 
 /// The store's ports, all served by one store.
@@ -173,8 +174,8 @@ pub async fn sentinel(
     let metrics = preflight(config, now)?;
     let stores = open_store(config).await?;
     let telemetry = Arc::new(Telemetry::default());
-    let (policy, lifecycle) = match (&config.policies, plain) {
-        (_, Some(policy)) => (policy, None),
+    let policy = match (&config.policies, plain) {
+        (_, Some(policy)) => ActivePolicy::fixed(policy),
         (None, None) => unreachable!("a plain policy is loaded without [policies]"),
         (Some(policies), None) => {
             let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
@@ -186,7 +187,7 @@ pub async fn sentinel(
                 lifecycle::Role::Leader,
             )
             .await?;
-            (lifecycle.active(), Some(lifecycle))
+            ActivePolicy::managed(lifecycle)
         }
     };
     for m in &config.malformed_targets {
@@ -210,6 +211,6 @@ pub async fn sentinel(
         stage_targets: config.stage_targets.clone(),
         lock_wait,
     };
-    let pins = PinService::new(stores.pins, policy.clone());
-    Ok((Sentinel { ports, policy, settings, telemetry, lifecycle }, pins))
+    let pins = PinService::new(stores.pins, policy.shared());
+    Ok((Sentinel { ports, policy, settings, telemetry }, pins))
 }

@@ -60,7 +60,7 @@ struct Api {
 
 impl Api {
     fn new(url: &str) -> Api {
-        Api { client: reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap(), url: url.into() }
+        Api { client: capacity_sentinel::adapters::tls::http_client().unwrap().timeout(Duration::from_secs(10)).build().unwrap(), url: url.into() }
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, String, Value) {

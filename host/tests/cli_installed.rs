@@ -23,6 +23,7 @@ fn a_copied_binary_ticks_on_the_embedded_default_in_an_empty_folder() {
     let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(report["policy"]["source"]["embedded"], "capacity-policy-1.0.0.wasm", "{report}");
     assert_eq!(report["policy"]["version"], "1.0.0");
+    assert_eq!(report["build"]["aws_adapters"], cfg!(feature = "aws"), "check says what the binary was built with");
 
     let ran = run(&["run", "--ticks", "5", "--speed", "1000"]);
     assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));

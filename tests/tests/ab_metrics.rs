@@ -12,7 +12,7 @@ use sentinel::bindings::{
 };
 use sentinel::policy::{NativePolicy, Policy, PolicyError, PolicyIdentity};
 use sentinel::replay::compare::{Accumulator, Summary};
-use sentinel::replay::invariants::Floors;
+use sentinel::policy::invariants::Floors;
 use sentinel::trace::{Trace, parse_trace};
 
 /// 2026-10-20T14:00:00Z.

@@ -130,7 +130,7 @@ async fn every_bad_metric_answer_is_a_failed_read_naming_the_signal_and_the_prob
         assert!(reason.contains(case.signal), "{what}: the reason does not name {:?}: {reason}", case.signal);
         assert!(reason.contains(case.says), "{what}: the reason does not say {:?}: {reason}", case.says);
         assert_eq!(report.decision.state, ProtectionState::Critical, "{what}: the state is held");
-        assert_eq!(sentinel::names::cause(report.decision.cause), "signal-held", "{what}");
+        assert_eq!(sentinel::policy::names::cause(report.decision.cause), "signal-held", "{what}");
         assert_eq!(report.decision.memory.failed_reads, 1, "{what}");
         for channel in [CACHE, PARAMETER] {
             let doc = sb.document(channel).expect("published");

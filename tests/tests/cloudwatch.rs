@@ -9,7 +9,7 @@ use capacity_tests::paths::files_ending;
 use capacity_tests::policies::{VERSIONS, component_hint};
 use capacity_tests::{cloudwatch_dir, first_difference, native, shared_component};
 use sentinel::bindings::{Instant, ProtectionState};
-use sentinel::names::rank;
+use sentinel::policy::names::rank;
 use sentinel::replay::compare::{Accumulator, Summary};
 use sentinel::replay::{self, output};
 use sentinel::trace::{ImportSignal, Trace, import_csv};

@@ -174,3 +174,28 @@ fn baseline_vectors() {
     let found: Vec<bool> = results.iter().flatten().map(|b| b.baseline_ms.is_some()).collect();
     covers("baseline (with and without a result)", &found, &[true, false]);
 }
+
+/// The self-check every policy version passes before it may run decides the inputs of the
+/// decision vectors; the host keeps its own copy (`host/src/policy/lifecycle/self_check_inputs.json`,
+/// so the binary never reads test fixtures), which must stay equal to them. `BLESS=1` rewrites it.
+#[test]
+fn the_self_checks_fixed_inputs_are_the_decision_vectors_inputs() {
+    use sentinel::policy::lifecycle::checks::{FixedInput, fixed_inputs};
+    let dir = crate_dir().join("vectors/decision");
+    let vectors: Vec<FixedInput> = files_ending(&dir, ".json")
+        .iter()
+        .flat_map(|file| read_cases::<DecisionInput, serde_json::Value>(file))
+        .map(|case| FixedInput { name: case.name, input: case.input })
+        .collect();
+    assert!(vectors.len() > 50, "{} decision vectors", vectors.len());
+    let host = fixed_inputs().unwrap_or_else(|e| panic!("{e}"));
+    if bless() && host != vectors {
+        let path = crate_dir().join("../host/src/policy/lifecycle/self_check_inputs.json");
+        write_golden(&path, &(serde_json::to_string_pretty(&vectors).unwrap() + "\n"));
+        return;
+    }
+    assert_eq!(host.len(), vectors.len(), "the self-check's inputs and the decision vectors differ in number (BLESS=1 rewrites the host's copy)");
+    for (h, v) in host.iter().zip(&vectors) {
+        assert_eq!(h, v, "the self-check's input `{}` differs from the vector `{}` (BLESS=1 rewrites the host's copy)", h.name, v.name);
+    }
+}

@@ -50,7 +50,7 @@ fn two_and_three_racing_runs_decide_each_minute_once_on_sqlite() {
 #[test]
 fn a_tick_behind_the_newest_decided_minute_republishes_the_newest_and_decides_nothing() {
     let sb = Sandbox::sqlite(Metrics::Synthetic);
-    let base = sentinel::cli::current_minute();
+    let base = sentinel::clock::current_minute();
     for at in [base, base + 60] {
         let out = sb.command(&["tick", "--at", &format_rfc3339(at)]).output().unwrap();
         assert!(out.status.success(), "tick at {at}: {}", String::from_utf8_lossy(&out.stderr));
@@ -144,7 +144,7 @@ fn hold_the_leader_until_all_arrive(sb: &Sandbox, label: &str, procs: &mut [Proc
 /// For each of six minutes, 2 then 3 `sentinel tick --at T` at once: without --wait, all with
 /// --wait, then mixed. `hold`: make them meet at the lock (PostgreSQL).
 fn racing_ticks(sb: Sandbox, hold: bool) {
-    let base = sentinel::cli::current_minute();
+    let base = sentinel::clock::current_minute();
     let mut totals = Outcome::default();
     let started = Instant::now();
     for m in 0..6i64 {

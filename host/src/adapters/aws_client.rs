@@ -8,6 +8,7 @@
 //! attempt and the whole operation by the caller's `timeout`, with at most two attempts (the
 //! second only after a quick failure such as a refused or reset connection).
 
+use super::error_chain::chain;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
@@ -153,18 +154,4 @@ where
         ),
         _ => format!("{} ({location})", chain(err)),
     }
-}
-
-/// The error and its causes, `outer: inner: innermost`, each said once.
-fn chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = vec![err.to_string()];
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = cause.source();
-    }
-    parts.join(": ")
 }

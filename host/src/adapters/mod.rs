@@ -1,6 +1,8 @@
 //! One implementation of the ports per real system, and the embedded defaults.
 
 pub mod sqlite;
+pub mod error_chain;
+pub mod stored_json;
 pub mod file_publisher;
 pub mod log_stages;
 pub mod synthetic;

@@ -12,7 +12,9 @@
 //! body that is not Prometheus JSON or a value that is not a finite number is a failed read
 //! naming the signal and the query; the host checks the ranges.
 
+use super::error_chain::chain;
 use crate::bindings::{ApiLatency, Instant, Reading};
+pub use crate::config::prometheus::{DEFAULT_LATENCY_LABEL, PrometheusQueries};
 use crate::ports::metrics::{MetricsError, MetricsSource};
 use crate::redact::redact;
 use reqwest::Url;
@@ -20,48 +22,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// The label that names the API in the latency query's series, unless configured.
-pub const DEFAULT_LATENCY_LABEL: &str = "api";
-
 /// A response larger than this is refused (an instant query for a few signals is a few KiB).
 const MAX_BODY: usize = 8 << 20;
-
-/// The PromQL query of each signal; an unset signal is never read (always absent).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PrometheusQueries {
-    /// Database CPU, 0-100.
-    #[serde(default)]
-    pub cpu_pct: Option<String>,
-    /// Connections in use as a share of the maximum, 0-100.
-    #[serde(default)]
-    pub connections_pct: Option<String>,
-    /// Above zero while the database is adding capacity.
-    #[serde(default)]
-    pub scaling: Option<String>,
-    /// p95 latency in milliseconds, one series per API.
-    #[serde(default)]
-    pub latency_p95_ms: Option<String>,
-    /// The label naming the API in the latency series.
-    #[serde(default = "default_latency_label")]
-    pub latency_label: String,
-}
-
-fn default_latency_label() -> String {
-    DEFAULT_LATENCY_LABEL.to_string()
-}
-
-impl Default for PrometheusQueries {
-    fn default() -> Self {
-        PrometheusQueries {
-            cpu_pct: None,
-            connections_pct: None,
-            scaling: None,
-            latency_p95_ms: None,
-            latency_label: default_latency_label(),
-        }
-    }
-}
 
 /// A [`MetricsSource`] reading a Prometheus server's HTTP API.
 pub struct PrometheusMetrics {
@@ -173,9 +135,8 @@ impl PrometheusMetrics {
         if timeout.is_zero() {
             return Err(invalid("the timeout is zero".into()));
         }
-        let tls = super::tls::client_config().map_err(invalid)?;
-        let client = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
+        let client = super::tls::http_client()
+            .map_err(invalid)?
             .connect_timeout(timeout)
             .timeout(timeout)
             .no_proxy()
@@ -323,20 +284,6 @@ fn latencies(query: &str, label: &str, samples: &[Sample]) -> Result<Vec<ApiLate
 fn series_name(labels: &BTreeMap<String, String>) -> String {
     let inner: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
     format!("{{{}}}", inner.join(", "))
-}
-
-/// An error with its causes ("error sending request: ...: Connection refused").
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text = format!("{text}: {cause_text}");
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// The start of a body, for an error message.

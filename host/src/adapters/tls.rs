@@ -14,3 +14,9 @@ pub fn client_config() -> Result<rustls::ClientConfig, String> {
         .map(|builder| builder.with_no_client_auth())
         .map_err(|e| format!("cannot set up TLS with the system's certificates: {e}"))
 }
+
+/// A `reqwest` client builder with [`client_config`]: every HTTP client the sentinel opens
+/// starts here (reqwest has no TLS provider of its own in this build).
+pub fn http_client() -> Result<reqwest::ClientBuilder, String> {
+    Ok(reqwest::Client::builder().tls_backend_preconfigured(client_config()?))
+}

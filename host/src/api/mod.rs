@@ -21,7 +21,7 @@ use crate::pin_service::PinService;
 use crate::policy::PolicyError;
 use crate::ports::memory::MemoryStore;
 use crate::ports::pins::PinStore;
-use crate::tick::SharedPolicy;
+use crate::policy::active::SharedPolicy;
 use axum::Router;
 use axum::routing::get;
 use std::sync::Arc;
@@ -78,7 +78,7 @@ impl ApiState {
 }
 
 fn wall_clock() -> Instant {
-    crate::cli::now_seconds()
+    crate::clock::now_seconds()
 }
 
 /// Every route, with problem+json for unknown paths and methods, and request metrics.

@@ -3,7 +3,7 @@
 
 use crate::bindings::{Instant, Pin};
 use crate::instants::format_rfc3339;
-use crate::names;
+use crate::policy::names;
 use crate::ports::pins::{AuditAction, AuditRecord};
 use crate::ports::publisher::StateDocument;
 use serde::{Deserialize, Serialize};

@@ -15,11 +15,11 @@ pub struct CheckArgs {
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
     // What a tick checks before it opens the store: [policies], Redis URLs, the metrics source.
-    let metrics = crate::setup::preflight(&config, super::current_minute())?;
+    let metrics = crate::setup::preflight(&config, crate::clock::current_minute())?;
     // The version `run` would decide with: with [policies], the persisted active version,
     // verified as `run` verifies it (never the single `policy` file).
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let policy = runtime.block_on(crate::setup::active_policy(&config))?.0;
+    let policy = runtime.block_on(crate::setup::active_policy(&config))?.shared();
     let (identity, thresholds) = {
         let mut p = policy.lock().expect("policy lock poisoned");
         let description = p.describe()?;
@@ -71,6 +71,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         "stage_targets": config.stage_targets.iter().map(|t| t.id()).collect::<Vec<_>>(),
         "malformed_stage_targets": config.malformed_targets.iter()
             .map(|m| format!("stages.targets[{}]: {}", m.index, m.message)).collect::<Vec<_>>(),
+        // What this binary was built with (the AWS adapters are the `aws` feature).
+        "build": { "aws_adapters": cfg!(feature = "aws") },
     });
     super::emit(&serde_json::to_string_pretty(&report)?)?;
     Ok(ExitCode::SUCCESS)

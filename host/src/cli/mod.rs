@@ -87,26 +87,6 @@ pub mod exit {
     pub const LOCK_HELD: u8 = 3;
 }
 
-/// The wall clock, in whole seconds.
-pub fn now_seconds() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
-/// The current minute (the wall clock rounded down to the minute).
-pub fn current_minute() -> i64 {
-    now_seconds().div_euclid(60) * 60
-}
-
-/// How long until the next minute boundary.
-pub fn until_next_minute() -> std::time::Duration {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let into = now.as_millis() % 60_000;
-    std::time::Duration::from_millis((60_000 - into) as u64)
-}
-
 /// Writes one line to stdout; a closed pipe (`sentinel ... | head`) ends output quietly.
 pub fn emit(text: &str) -> std::io::Result<()> {
     use std::io::Write;

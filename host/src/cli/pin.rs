@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::pin_service::{PinAsk, PinService, PinServiceError};
-use crate::tick::SharedPolicy;
+use crate::policy::active::SharedPolicy;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,9 +64,9 @@ fn expires_in_seconds(text: &str) -> Result<i64, PinServiceError> {
 
 pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
-    let now = super::now_seconds();
+    let now = crate::clock::now_seconds();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let policy: SharedPolicy = runtime.block_on(crate::setup::active_policy(&config))?.0;
+    let policy: SharedPolicy = runtime.block_on(crate::setup::active_policy(&config))?.shared();
     let stores = runtime.block_on(crate::setup::open_store(&config))?;
     let service = PinService::new(stores.pins, policy);
     let result = runtime.block_on(async {
@@ -86,7 +86,7 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
                 let pin = service.show().await?;
                 let view = pin.map(|p| {
                     serde_json::json!({
-                        "state": crate::names::state(p.state),
+                        "state": crate::policy::names::state(p.state),
                         "reason": p.reason,
                         "expires_at": crate::instants::format_rfc3339(p.expires_at),
                         "actor": p.actor,

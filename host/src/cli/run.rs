@@ -5,7 +5,8 @@
 
 use super::exit;
 use crate::config::Config;
-use crate::names;
+use crate::policy::names;
+use crate::policy::lifecycle::watcher::Watcher;
 use crate::ports::leadership::LockError;
 use crate::tick::{TickError, TickReport};
 use clap::Args;
@@ -48,7 +49,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
-    let start_minute = super::current_minute();
+    let start_minute = crate::clock::current_minute();
     let (mut sentinel, _) = crate::setup::sentinel(&config, start_minute, args.wait).await?;
     if args.speed.is_some() {
         continue_after_decided(&mut sentinel, &config).await;
@@ -59,9 +60,7 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
     let stopping = Arc::new(AtomicBool::new(false));
     let wake = Arc::new(Notify::new());
     listen_for_shutdown(stopping.clone(), wake.clone());
-    if let Some(lifecycle) = sentinel.lifecycle.clone() {
-        crate::policy::lifecycle::watch(lifecycle);
-    }
+    let watcher = sentinel.policy.lifecycle().cloned().map(Watcher::start);
 
     let span = sentinel.ports.metrics.span();
     let simulated = args.speed.is_some();
@@ -92,11 +91,11 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
         }
         if !simulated {
             // Real time: wait for the minute boundary.
-            let wait = super::until_next_minute();
+            let wait = crate::clock::until_next_minute();
             if sleep_or_stop(wait, &stopping, &wake).await {
                 break;
             }
-            now = super::current_minute();
+            now = crate::clock::current_minute();
         }
         let started = std::time::Instant::now();
         match sentinel.tick(now).await {
@@ -129,6 +128,12 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
+    }
+    if let Some(watcher) = watcher {
+        watcher.stop().await;
+    }
+    if let Some(lifecycle) = sentinel.policy.lifecycle() {
+        lifecycle.settle().await;
     }
     tracing::info!(ticks = done, failed = failures, "sentinel stopped");
     Ok(ExitCode::SUCCESS)

@@ -5,6 +5,7 @@
 
 use crate::api::{ApiState, router};
 use crate::config::Config;
+use crate::policy::lifecycle::watcher::Watcher;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -37,13 +38,11 @@ async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitC
         crate::config::policies::require_signatures(Some(&format!("--addr {addr} (not loopback)")), config.policies.as_ref())
             .map_err(|(key, message)| anyhow::anyhow!("{key}: {message}"))?;
     }
-    let (policy, lifecycle) = crate::setup::active_policy(&config).await?;
-    if let Some(lifecycle) = lifecycle {
-        // Follows the version `run` activates (the persisted state), verified the same way.
-        crate::policy::lifecycle::watch(lifecycle);
-    }
+    let policy = crate::setup::active_policy(&config).await?;
+    // Follows the version `run` activates (the persisted state), verified the same way.
+    let watcher = policy.lifecycle().cloned().map(Watcher::start);
     let stores = crate::setup::open_store(&config).await?;
-    let state = ApiState::new(stores.memory, stores.pins, policy, &config.api.tokens)
+    let state = ApiState::new(stores.memory, stores.pins, policy.shared(), &config.api.tokens)
         .map_err(|e| anyhow::anyhow!("the policy does not describe itself: {e}"))?;
     if state.tokens.is_empty() {
         tracing::warn!(
@@ -78,6 +77,9 @@ async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitC
         Ok(Ok(())) => tracing::info!("the API stopped"),
         Ok(Err(e)) => return Err(anyhow::anyhow!("the API server task failed: {e}")),
         Err(_) => tracing::warn!("requests still in flight after {DRAIN:?}; stopping anyway"),
+    }
+    if let Some(watcher) = watcher {
+        watcher.stop().await;
     }
     Ok(ExitCode::SUCCESS)
 }

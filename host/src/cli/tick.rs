@@ -24,7 +24,7 @@ pub struct TickArgs {
 
 pub fn run(args: TickArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
-    let now = args.at.unwrap_or_else(super::current_minute);
+    let now = args.at.unwrap_or_else(crate::clock::current_minute);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let (sentinel, _) = crate::setup::sentinel(&config, now, args.wait).await?;

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod features;
 pub mod policies;
+pub mod prometheus;
 mod raw;
 
 use crate::ports::stages::StageTarget;
@@ -32,7 +33,7 @@ pub const DEFAULT_LOCK_KEY: i64 = 0x05e4_71e1;
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricsConfig {
     Synthetic,
-    Prometheus { url: String, queries: crate::adapters::prometheus_metrics::PrometheusQueries },
+    Prometheus { url: String, queries: prometheus::PrometheusQueries },
     Trace { path: PathBuf },
 }
 
@@ -90,10 +91,13 @@ pub enum PolicyChoice {
     File(PathBuf),
 }
 
+/// How the embedded default policy is named in logs, errors and `sentinel check`.
+pub const EMBEDDED_POLICY_LABEL: &str = "embedded:capacity-policy-1.0.0.wasm";
+
 impl std::fmt::Display for PolicyChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PolicyChoice::Embedded => f.write_str(crate::policy::embedded::LABEL),
+            PolicyChoice::Embedded => f.write_str(EMBEDDED_POLICY_LABEL),
             PolicyChoice::File(path) => write!(f, "{}", path.display()),
         }
     }

@@ -60,7 +60,7 @@ pub enum RawMetrics {
     /// One PromQL query per signal, evaluated at the tick's minute.
     Prometheus {
         url: String,
-        queries: crate::adapters::prometheus_metrics::PrometheusQueries,
+        queries: super::prometheus::PrometheusQueries,
         #[serde(default, with = "humantime_serde::option")]
         timeout: Option<Duration>,
     },

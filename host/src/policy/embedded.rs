@@ -11,7 +11,7 @@ use std::sync::Arc;
 pub const FILE_NAME: &str = "capacity-policy-1.0.0.wasm";
 
 /// How the embedded default is named in logs, errors and `sentinel check`.
-pub const LABEL: &str = "embedded:capacity-policy-1.0.0.wasm";
+pub const LABEL: &str = crate::config::EMBEDDED_POLICY_LABEL;
 
 /// The component's bytes.
 pub const BYTES: &[u8] = include_bytes!("../../embedded/capacity-policy-1.0.0.wasm");

@@ -2,14 +2,17 @@
 //! native modules of the same rules (for comparison and benchmarks). Both answer through
 //! [`Policy`], in the generated WIT types.
 
+pub mod active;
 mod component;
 pub(crate) mod convert;
 pub mod embedded;
+pub mod invariants;
 mod error;
 mod inspect;
 mod native;
 mod runtime;
 pub mod lifecycle;
+pub mod names;
 
 pub use component::ComponentPolicy;
 pub use error::PolicyError;
@@ -23,6 +26,10 @@ use crate::bindings::{
 };
 use std::path::Path;
 use std::sync::Arc;
+
+/// The one loaded policy the tick, the pin service and the API share; the lifecycle's hot swap
+/// replaces what is inside.
+pub type SharedPolicy = Arc<std::sync::Mutex<Box<dyn Policy>>>;
 
 /// Which policy answered: every decision names version and digest.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! invariant violations. One tick counts one minute (traces hold one reading a minute).
 
 use super::Tick;
-use super::invariants::{Floors, InvariantChecker, Violation};
+use crate::policy::invariants::{Floors, InvariantChecker, Violation};
 use crate::bindings::{Instant, Level, ProtectionState, Thresholds, ThrottleIntent};
-use crate::names;
+use crate::policy::names;
 use serde::Serialize;
 
 /// A change undone within this long is a flap.

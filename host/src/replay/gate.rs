@@ -25,7 +25,7 @@
 //! A waived finding is still reported, with its reason, but does not fail the gate.
 
 use super::compare::Summary;
-use super::invariants::Floors;
+use crate::policy::invariants::Floors;
 use super::metrics::{Row, Verdict, metric};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

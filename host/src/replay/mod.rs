@@ -9,7 +9,6 @@
 mod baselines;
 pub mod compare;
 pub mod gate;
-pub mod invariants;
 pub mod load;
 pub mod metrics;
 pub mod output;
@@ -20,21 +19,11 @@ pub mod timeline;
 
 pub use baselines::Baselines;
 
-use crate::bindings::{Decision, DecisionInput, Instant, Pin, Reading, Signal};
+use crate::bindings::{DecisionInput, Signal};
+pub use crate::policy::invariants::Tick;
 use crate::policy::{Policy, PolicyError};
 use crate::trace::{Trace, TraceEvent};
 
-/// One replayed tick of one policy.
-#[derive(Debug, Clone)]
-pub struct Tick<'a> {
-    pub at: Instant,
-    /// The reading as the policy saw it (baselines filled in); none for a failed read.
-    pub reading: Option<&'a Reading>,
-    /// The pin in force (active or not) at this tick.
-    pub pin: Option<&'a Pin>,
-    pub throttles_enabled: bool,
-    pub decision: &'a Decision,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {

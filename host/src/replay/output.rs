@@ -6,7 +6,7 @@ use super::compare::Summary;
 use super::metrics::{METRICS, format_difference, format_value};
 use crate::bindings::Factors;
 use crate::instants::format_rfc3339;
-use crate::names;
+use crate::policy::names;
 use serde::Serialize;
 
 /// One tick as docs/behaviour.md §10.3 prints it.

@@ -4,7 +4,7 @@
 //! run creates at most one instance per policy and worker thread.
 
 use super::compare::{Accumulator, Summary};
-use super::invariants::Floors;
+use crate::policy::invariants::Floors;
 use super::timeline::Timeline;
 use super::{ReplayError, Replayer};
 use crate::bindings::Thresholds;

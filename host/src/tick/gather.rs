@@ -131,7 +131,7 @@ async fn baselines_for(
         }
     };
     let computed = {
-        let mut policy = s.policy.lock().expect("policy lock poisoned");
+        let mut policy = s.policy.lock();
         policy.compute_baselines(hour, &samples)
     };
     match computed {

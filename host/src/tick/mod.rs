@@ -14,7 +14,8 @@ pub use publish::recorded_document;
 pub use stages::{StageAction, plan_stages};
 
 use crate::bindings::{Decision, DecisionInput, Pin, Reading, Signal};
-use crate::policy::{Policy, PolicyError, PolicyIdentity};
+use crate::policy::active::ActivePolicy;
+use crate::policy::{PolicyError, PolicyIdentity};
 use crate::ports::StoreError;
 use crate::ports::baselines::BaselineStore;
 use crate::ports::leadership::{Leadership, LockError};
@@ -24,8 +25,9 @@ use crate::ports::pins::{AuditRecord, PinStore};
 use crate::ports::publisher::{Publisher, StateDocument};
 use crate::ports::stages::{StageController, StageTarget};
 use crate::telemetry::{ChangeLabels, Telemetry};
-use crate::{instants, names};
-use std::sync::{Arc, Mutex};
+use crate::instants;
+use crate::policy::names;
+use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
 
 /// The capabilities a tick uses, one port each.
@@ -51,16 +53,11 @@ pub struct TickSettings {
     pub lock_wait: Option<Duration>,
 }
 
-/// The policy shared by the tick and the pin service.
-pub type SharedPolicy = Arc<Mutex<Box<dyn Policy>>>;
-
 pub struct Sentinel {
     pub ports: Ports,
-    pub policy: SharedPolicy,
+    pub policy: ActivePolicy,
     pub settings: TickSettings,
     pub telemetry: Arc<Telemetry>,
-    /// The policy directory's versions, when `[policies]` is configured.
-    pub lifecycle: Option<Arc<crate::policy::lifecycle::Lifecycle>>,
 }
 
 /// What one tick did.

@@ -3,7 +3,7 @@
 use super::{Sentinel, policy_ref};
 use crate::bindings::{Decision, Instant, Pin};
 use crate::instants::format_rfc3339;
-use crate::names;
+use crate::policy::names;
 use crate::policy::PolicyIdentity;
 use crate::ports::memory::{ChannelOutcome, PolicyRef, TickRecord};
 use crate::ports::publisher::{Publisher, StateDocument};

@@ -26,13 +26,7 @@ pub(super) fn describe(e: &tokio_postgres::Error) -> String {
         }
         return text;
     }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
+    crate::adapters::error_chain::chain(e)
 }
 
 /// What to do about a server or connection error, after its description.
@@ -141,17 +135,12 @@ impl Fail {
     }
 }
 
-/// A stored JSON value back as `T`, or `Fail::Corrupt` naming `what` and `which` row.
-pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
-    what: &'static str,
-    which: impl std::fmt::Display,
-    text: &str,
-    advice: &str,
-) -> Result<T, Fail> {
-    serde_json::from_str(text).map_err(|e| Fail::corrupt(what, format!("{which} does not parse ({e}); {advice}")))
-}
-
-/// A value as JSON text, for a `json` column (written as `$n::text::json`).
-pub(super) fn to_json<T: serde::Serialize>(what: &str, value: &T) -> Result<String, Fail> {
-    serde_json::to_string(value).map_err(|e| Fail::Invalid(format!("cannot encode the {what} as JSON: {e}")))
+impl From<crate::adapters::stored_json::StoredJson> for Fail {
+    fn from(e: crate::adapters::stored_json::StoredJson) -> Fail {
+        use crate::adapters::stored_json::StoredJson;
+        match e {
+            StoredJson::Corrupt { what, message } => Fail::Corrupt { what, message },
+            StoredJson::Unencodable(message) => Fail::Invalid(message),
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //! that ends each tick (docs/behaviour.md §11.4).
 
 use super::pins::{append_audit, lock_pin};
-use super::{Fail, PostgresStore, parse_json, to_json};
+use super::{Fail, PostgresStore};
+use crate::adapters::stored_json::{parse_json, to_json};
 use crate::bindings::Memory;
 use crate::ports::StoreError;
 use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
@@ -19,8 +20,7 @@ impl MemoryStore for PostgresStore {
                 let row = c.query_typed_opt("SELECT memory::text FROM memory WHERE id = 1", &[]).await?;
                 let Some(row) = row else { return Ok(None) };
                 let text: String = row.try_get(0)?;
-                parse_json("memory", "the memory row", &text, "the tick starts fresh and its commit replaces the row")
-                    .map(Some)
+                Ok(Some(parse_json("memory", "the memory row", &text, "the tick starts fresh and its commit replaces the row")?))
             })
         })
         .await
@@ -53,7 +53,7 @@ impl MemoryStore for PostgresStore {
     async fn record_publication(&self, sequence: u64, outcomes: &[ChannelOutcome]) -> Result<(), StoreError> {
         const DOING: &str = "recording the publication";
         let json = to_json("publication outcomes", &outcomes)
-            .map_err(|fail| fail.into_store_error(&self.shared.location, DOING))?;
+            .map_err(|fail| Fail::from(fail).into_store_error(&self.shared.location, DOING))?;
         // Setting the same outcome twice is harmless: one statement, repeated on a new
         // connection if the old one turns out dead.
         self.run_statement(DOING, move |c| {

@@ -3,7 +3,8 @@
 //! so changes from several processes happen one after the other: each sees the pin the
 //! previous one left, and the audit records follow in that order.
 
-use super::{Fail, PostgresStore, parse_json, to_json};
+use super::{Fail, PostgresStore};
+use crate::adapters::stored_json::{parse_json, to_json};
 use crate::bindings::{Instant, Pin};
 use crate::ports::StoreError;
 use crate::ports::pins::{AuditAction, AuditRecord, PinStore};
@@ -13,7 +14,7 @@ const PIN_ADVICE: &str = "set a new pin or clear it to replace the row";
 
 /// A stored pin's JSON: `None` when there is none, `Some(Err)` when it does not parse.
 fn parse_pin(text: Option<String>) -> Option<Result<Pin, Fail>> {
-    text.map(|text| parse_json("pin", "the pin row", &text, PIN_ADVICE))
+    text.map(|text| parse_json("pin", "the pin row", &text, PIN_ADVICE).map_err(Fail::from))
 }
 
 /// Locks the pin row until the transaction ends and returns the stored pin. The row is created
@@ -81,7 +82,7 @@ fn parse_audit(row: &Row) -> Result<AuditRecord, Fail> {
     let action = AuditAction::parse(&action)
         .ok_or_else(|| Fail::corrupt(WHAT, format!("{which} has the unknown action {action:?}; {advice}")))?;
     let pin = |text: Option<String>| -> Result<Option<Pin>, Fail> {
-        text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()
+        Ok(text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()?)
     };
     Ok(AuditRecord {
         id,

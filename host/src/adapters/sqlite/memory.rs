@@ -2,7 +2,8 @@
 //! that ends each tick (docs/behaviour.md §11.4).
 
 use super::pins::{append_audit, stored_pin};
-use super::{Fail, SqliteStore, parse_json, to_json, wall_clock};
+use super::{Fail, SqliteStore, wall_clock};
+use crate::adapters::stored_json::{parse_json, to_json};
 use crate::bindings::Memory;
 use crate::ports::StoreError;
 use crate::ports::memory::{StageStatus, ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
@@ -16,10 +17,9 @@ impl MemoryStore for SqliteStore {
         self.run("reading the memory", |conn| {
             let text: Option<String> =
                 conn.query_row("SELECT memory FROM memory WHERE id = 1", [], |row| row.get(0)).optional()?;
-            text.map(|t| {
-                parse_json("memory", "the memory row", &t, "the tick starts fresh and its commit replaces the row")
-            })
-            .transpose()
+            Ok(text
+                .map(|t| parse_json("memory", "the memory row", &t, "the tick starts fresh and its commit replaces the row"))
+                .transpose()?)
         })
         .await
     }

@@ -176,24 +176,17 @@ fn sql_error(location: &str, doing: &str, e: rusqlite::Error) -> StoreError {
     }
 }
 
-/// A stored JSON value back as `T`, or `Fail::Corrupt` naming `what` and `which` row.
-pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
-    what: &'static str,
-    which: impl std::fmt::Display,
-    text: &str,
-    advice: &str,
-) -> Result<T, Fail> {
-    serde_json::from_str(text).map_err(|e| Fail::corrupt(what, format!("{which} does not parse ({e}); {advice}")))
-}
-
-/// A value as stored JSON text.
-pub(super) fn to_json<T: serde::Serialize>(what: &str, value: &T) -> Result<String, Fail> {
-    serde_json::to_string(value).map_err(|e| Fail::Invalid(format!("cannot encode the {what} as JSON: {e}")))
+impl From<crate::adapters::stored_json::StoredJson> for Fail {
+    fn from(e: crate::adapters::stored_json::StoredJson) -> Fail {
+        use crate::adapters::stored_json::StoredJson;
+        match e {
+            StoredJson::Corrupt { what, message } => Fail::Corrupt { what, message },
+            StoredJson::Unencodable(message) => Fail::Invalid(message),
+        }
+    }
 }
 
 /// Wall-clock unix seconds, for `created` columns (never used for decisions).
 pub(super) fn wall_clock() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    crate::clock::now_seconds()
 }

@@ -1,7 +1,8 @@
 //! `PinStore`: the single pin row and its audit trail, each change in one transaction with
 //! its audit record (INV-05).
 
-use super::{Fail, SqliteStore, parse_json, to_json};
+use super::{Fail, SqliteStore};
+use crate::adapters::stored_json::{parse_json, to_json};
 use crate::bindings::{Instant, Pin};
 use crate::ports::StoreError;
 use crate::ports::pins::{AuditAction, AuditRecord, PinStore};
@@ -12,7 +13,7 @@ const PIN_ADVICE: &str = "set a new pin or clear it to replace the row";
 /// The stored pin row: `None` when there is none, `Some(Err)` when it does not parse.
 pub(super) fn stored_pin(conn: &Connection) -> Result<Option<Result<Pin, Fail>>, Fail> {
     let text: Option<String> = conn.query_row("SELECT pin FROM pin WHERE id = 1", [], |row| row.get(0)).optional()?;
-    Ok(text.map(|text| parse_json("pin", "the pin row", &text, PIN_ADVICE)))
+    Ok(text.map(|text| parse_json("pin", "the pin row", &text, PIN_ADVICE).map_err(Fail::from)))
 }
 
 /// The pin before a change, for its audit record. An unparsable row is replaced anyway (so
@@ -72,7 +73,7 @@ impl AuditRow {
             Fail::corrupt(WHAT, format!("{which} has the unknown action {:?}; {advice}", self.action))
         })?;
         let pin = |text: Option<String>| -> Result<Option<Pin>, Fail> {
-            text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()
+            Ok(text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()?)
         };
         Ok(AuditRecord {
             id: self.id,

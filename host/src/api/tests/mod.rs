@@ -14,7 +14,7 @@ use crate::bindings::Instant;
 use crate::config::api::{ApiRole, ApiToken};
 use crate::instants::{format_rfc3339, parse_rfc3339};
 use crate::policy::{ComponentPolicy, Limits, Runtime};
-use crate::tick::SharedPolicy;
+use crate::policy::active::SharedPolicy;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};

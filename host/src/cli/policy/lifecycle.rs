@@ -155,8 +155,7 @@ pub fn verify(config: Option<&Path>, public_key: Option<&Path>, paths: &[PathBuf
 /// change up at its next look at the directory.
 fn switch_to(config: &Config, target: impl FnOnce(&PolicyState) -> anyhow::Result<String>, why: &str) -> anyhow::Result<ExitCode> {
     let p = policies(config)?;
-    let mut state = PolicyState::load(&p.state_dir)?;
-    let version = target(&state)?;
+    let version = target(&PolicyState::load(&p.state_dir)?)?;
     let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
     let preparer = lifecycle::preparer(&p, runtime, lifecycle::Role::Leader)?;
     // Refused before the store is opened: a version below the minimum never runs.
@@ -171,8 +170,8 @@ fn switch_to(config: &Config, target: impl FnOnce(&PolicyState) -> anyhow::Resul
     match preparer.version(&version, &records) {
         Ok(c) => {
             let t = c.timings;
-            state.activated(&version);
-            state.save(&p.state_dir)?;
+            // Under the state's lock: a running sentinel's own changes are kept.
+            lifecycle::state::update(&p.state_dir, |s| s.activated(&version))?;
             super::super::emit(&format!(
                 "{why} {version} ({}): verified in {:.1} ms, loaded ({}) in {:.1} ms, self-check {:.1} ms, trial replay of {} ticks {:.1} ms",
                 c.digest, ms(t.verify), c.origin.describe(), ms(t.load), ms(t.checks), t.trial_ticks, ms(t.trial)

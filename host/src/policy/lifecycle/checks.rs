@@ -5,30 +5,25 @@
 use crate::bindings::{Decision, DecisionInput, Memory, Reading, Signal, Thresholds};
 use crate::policy::Policy;
 use crate::ports::memory::TickRecord;
-use crate::replay::Tick;
-use crate::replay::invariants::InvariantChecker;
+use crate::policy::invariants::Tick;
+use crate::policy::invariants::InvariantChecker;
 
-/// The inputs of the shared conformance vectors (their expected outputs belong to 1.0.0).
-const VECTORS: [&str; 4] = [
-    include_str!("../../../../tests/vectors/decision/assessment.json"),
-    include_str!("../../../../tests/vectors/decision/causes.json"),
-    include_str!("../../../../tests/vectors/decision/memory.json"),
-    include_str!("../../../../tests/vectors/decision/throttles.json"),
-];
+/// The fixed inputs every version decides before it may run: the inputs of the decision
+/// conformance vectors (whose expected outputs belong to 1.0.0), kept with the host so that the
+/// binary never reads test fixtures. `tests/tests/conformance_vectors.rs` keeps the two equal.
+const FIXED_INPUTS: &str = include_str!("self_check_inputs.json");
 
-/// The fixed inputs: every vector's input, by name.
-pub fn fixed_inputs() -> Vec<(String, DecisionInput)> {
-    let mut out = Vec::new();
-    for text in VECTORS {
-        let Ok(cases) = serde_json::from_str::<Vec<serde_json::Value>>(text) else { continue };
-        for case in cases {
-            let name = case.get("name").and_then(|n| n.as_str()).unwrap_or("unnamed").to_string();
-            if let Some(input) = case.get("input").and_then(|i| serde_json::from_value::<DecisionInput>(i.clone()).ok()) {
-                out.push((name, input));
-            }
-        }
-    }
-    out
+/// One fixed input, by name.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedInput {
+    pub name: String,
+    pub input: DecisionInput,
+}
+
+/// Every fixed input, parsed whole: one that does not parse is an error, never skipped.
+pub fn fixed_inputs() -> Result<Vec<FixedInput>, String> {
+    serde_json::from_str(FIXED_INPUTS).map_err(|e| format!("the self-check's fixed inputs (self_check_inputs.json) do not parse: {e}"))
 }
 
 /// A decision that cannot be right whatever the thresholds.
@@ -52,7 +47,7 @@ pub fn structural(d: &Decision) -> Option<String> {
 /// Runs the checks every version must pass; the number of decisions made.
 pub fn self_check(policy: &mut dyn Policy) -> Result<usize, String> {
     let mut calls = 0;
-    for (name, input) in fixed_inputs() {
+    for FixedInput { name, input } in fixed_inputs()? {
         let first = policy.decide(&input).map_err(|e| format!("conformance input `{name}`: {e}"))?;
         let second = policy.decide(&input).map_err(|e| format!("conformance input `{name}` (second call): {e}"))?;
         calls += 2;

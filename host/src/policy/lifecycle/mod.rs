@@ -7,6 +7,7 @@
 //! one, and no tick is missed or run twice.
 
 pub mod activate;
+mod background;
 pub mod cache;
 pub mod checks;
 pub mod manifest;
@@ -15,13 +16,14 @@ mod record;
 pub mod shadow;
 pub mod signing;
 pub mod state;
+pub mod watcher;
 
 use crate::bindings::{Decision, DecisionInput};
 use crate::config::policies::{PoliciesConfig, Selection};
 use crate::policy::{Policy, PolicyError, Runtime};
 use crate::ports::memory::{MemoryStore, TickRecord};
 use crate::telemetry::Telemetry;
-use crate::tick::SharedPolicy;
+use super::SharedPolicy;
 use activate::{Candidate, Preparer, Refused};
 pub use record::record_events;
 use state::PolicyState;
@@ -52,10 +54,11 @@ pub enum Role {
 }
 
 impl Role {
-    /// Saves `state` in the private `state_dir`: the leader's alone (a follower never writes).
-    fn persist(self, state: &PolicyState, state_dir: &Path) -> anyhow::Result<()> {
+    /// Changes the saved state in the private `state_dir` under its lock ([`state::update`]):
+    /// the leader's alone (a follower never writes).
+    fn update(self, state_dir: &Path, change: impl FnOnce(&mut PolicyState)) -> anyhow::Result<()> {
         match self {
-            Role::Leader => state.save(state_dir),
+            Role::Leader => state::update(state_dir, change).map(drop),
             Role::Follower => Ok(()),
         }
     }
@@ -83,7 +86,9 @@ pub struct Lifecycle {
     telemetry: Arc<Telemetry>,
     /// The version active before the current one, loaded and checked: the runtime fallback.
     last_good: Mutex<Option<Box<dyn Policy>>>,
-    shadow: Mutex<Option<shadow::Shadow>>,
+    shadow: Arc<Mutex<Option<shadow::Shadow>>>,
+    /// Rollback records and shadow steps, off the tick's thread, in order.
+    background: Arc<background::Background>,
     seen: Mutex<(Fingerprint, BTreeSet<String>)>,
     syncing: tokio::sync::Mutex<()>,
 }
@@ -122,6 +127,7 @@ impl Lifecycle {
         order.extend(state.history.iter().rev().cloned());
         order.extend(entries.iter().rev().map(|e| e.manifest.version.clone()));
         let mut tried = BTreeSet::new();
+        let mut refused: Vec<(String, String)> = Vec::new();
         let mut chosen: Option<Candidate> = None;
         for version in order {
             if !tried.insert(version.clone()) || (state.unhealthy.contains_key(&version) && state.active.as_ref() != Some(&version)) {
@@ -135,16 +141,25 @@ impl Lifecycle {
                 Err(e) => {
                     tracing::error!("{e}");
                     telemetry.policy_refusals.inc();
-                    state.unhealthy.insert(version, e.to_string());
+                    refused.push((version, e.to_string()));
                 }
             }
         }
+        let record = |s: &mut PolicyState, active: Option<&str>| {
+            for (version, why) in &refused {
+                s.mark_unhealthy(version, why.clone());
+            }
+            if let Some(active) = active {
+                s.activated(active);
+            }
+        };
         let Some(candidate) = chosen else {
+            role.update(&config.state_dir, |s| record(s, None))?;
             anyhow::bail!("no policy version in {} passed its checks (see the errors above)", config.dir.display());
         };
         log_activation(&candidate, if role == Role::Leader { "startup" } else { "startup, following the persisted state" });
-        state.activated(&candidate.version);
-        role.persist(&state, &config.state_dir)?;
+        record(&mut state, Some(&candidate.version));
+        role.update(&config.state_dir, |s| record(s, Some(&candidate.version)))?;
         let last_good = match state.previous().map(str::to_string) {
             Some(v) => prepare(&preparer, &v, &records).await.map(|c| c.policy).ok(),
             None => None,
@@ -152,7 +167,8 @@ impl Lifecycle {
         let lifecycle = Arc::new(Lifecycle {
             active: Arc::new(Mutex::new(candidate.policy)),
             last_good: Mutex::new(last_good),
-            shadow: Mutex::new(None),
+            shadow: Arc::new(Mutex::new(None)),
+            background: Arc::new(background::Background::start()),
             seen: Mutex::new((fingerprint(&config), entries.iter().map(|e| e.manifest.version.clone()).collect())),
             syncing: tokio::sync::Mutex::new(()),
             config,
@@ -206,7 +222,7 @@ impl Lifecycle {
             *seen = (now, versions);
             arrived
         };
-        let mut state = PolicyState::load(&self.config.state_dir)?;
+        let state = PolicyState::load(&self.config.state_dir)?;
         let (current, digest) = self.active_version();
         let mut desired = state.active.clone().unwrap_or_else(|| current.clone());
         if self.config.active == Selection::Latest
@@ -229,19 +245,19 @@ impl Lifecycle {
                 let version = candidate.version.clone();
                 log_activation(&candidate, "directory change");
                 self.swap(candidate.policy);
-                state.activated(&version);
-                self.role.persist(&state, &self.config.state_dir)?;
+                self.role.update(&self.config.state_dir, |s| s.activated(&version))?;
                 tracing::info!(version = %version, file_change_to_active_ms = detected.elapsed().as_secs_f64() * 1e3, "policy swapped in");
                 Ok(Some(version))
             }
             Err(e) => {
                 tracing::error!("{e}; {current} stays active");
                 self.telemetry.policy_refusals.inc();
-                state.unhealthy.insert(desired.clone(), e.to_string());
-                if state.active.as_deref() == Some(desired.as_str()) {
-                    state.active = Some(current);
-                }
-                self.role.persist(&state, &self.config.state_dir)?;
+                self.role.update(&self.config.state_dir, |s| {
+                    s.mark_unhealthy(&desired, e.to_string());
+                    if s.active.as_deref() == Some(desired.as_str()) {
+                        s.active = Some(current);
+                    }
+                })?;
                 Ok(None)
             }
         }
@@ -255,41 +271,62 @@ impl Lifecycle {
     }
 
     /// Called by the tick holding the active policy's lock when the active version failed:
-    /// puts the last good version in its place, marks the failing one unhealthy (persisted)
-    /// and raises the alarm. False when there is no good version to fall back to.
+    /// puts the last good version in its place and raises the alarm; the failing one is
+    /// recorded as unhealthy in the persisted state off the tick's thread (an unreadable state
+    /// file is left as it is, and said so). False when there is no good version to fall back to.
     pub fn fall_back(&self, active: &mut Box<dyn Policy>, error: &PolicyError) -> bool {
         let Some(good) = self.last_good.lock().expect("last good lock").take() else { return false };
         let failing = std::mem::replace(active, good);
         let (bad, good) = (failing.identity().version.clone(), active.identity().version.clone());
         self.telemetry.policy_rollbacks.inc();
         tracing::error!(failing = %bad, now_active = %good, "policy {bad} failed during a tick ({error}); marked unhealthy, the tick reruns with {good}");
-        let mut state = PolicyState::load(&self.config.state_dir).unwrap_or_default();
-        state.unhealthy.insert(bad.clone(), format!("failed during a tick: {error}"));
-        state.history.retain(|v| v != &good);
-        state.active = Some(good);
-        if let Err(e) = self.role.persist(&state, &self.config.state_dir) {
-            tracing::error!("cannot persist the rollback: {e:#}");
-        }
+        let (role, state_dir, why) = (self.role, self.config.state_dir.clone(), format!("failed during a tick: {error}"));
+        self.background.run(move || {
+            let recorded = role.update(&state_dir, |s| {
+                s.mark_unhealthy(&bad, why);
+                s.history.retain(|v| v != &good);
+                s.active = Some(good.clone());
+            });
+            if let Err(e) = recorded {
+                tracing::error!("the rollback from {bad} to {good} is in effect but not recorded: {e:#}");
+            }
+        });
         true
     }
 
-    /// Runs the shadow on this tick's input; never affects the tick.
+    /// Gives the shadow this tick's input and the active decision; it decides on the
+    /// background thread, never affecting the tick.
     pub fn shadow_step(&self, input: &DecisionInput, active: &Decision, active_version: &str) {
-        let mut guard = self.shadow.lock().expect("shadow lock");
-        let Some(shadow) = guard.as_mut() else { return };
-        match shadow.step(input, active, active_version) {
-            Ok(line) => {
-                self.telemetry.shadow_decisions.inc();
-                if !line.diverged.is_empty() {
-                    self.telemetry.shadow_divergences.inc();
-                    tracing::info!(shadow = %line.shadow_version, active = %line.active_state, shadow_state = %line.shadow_state,
-                        fields = %line.diverged.join(","), "shadow policy diverged");
+        if self.shadow.lock().expect("shadow lock").is_none() {
+            return;
+        }
+        let (shadow, telemetry) = (self.shadow.clone(), self.telemetry.clone());
+        let (input, active, active_version) = (input.clone(), active.clone(), active_version.to_string());
+        self.background.run(move || {
+            let mut guard = shadow.lock().expect("shadow lock");
+            let Some(shadow) = guard.as_mut() else { return };
+            match shadow.step(&input, &active, &active_version) {
+                Ok(line) => {
+                    telemetry.shadow_decisions.inc();
+                    if !line.diverged.is_empty() {
+                        telemetry.shadow_divergences.inc();
+                        tracing::info!(shadow = %line.shadow_version, active = %line.active_state, shadow_state = %line.shadow_state,
+                            fields = %line.diverged.join(","), "shadow policy diverged");
+                    }
+                }
+                Err(e) => {
+                    telemetry.shadow_failures.inc();
+                    tracing::warn!("shadow policy {} failed (not published, the tick is unaffected): {e}", shadow.version);
                 }
             }
-            Err(e) => {
-                self.telemetry.shadow_failures.inc();
-                tracing::warn!("shadow policy {} failed (not published, the tick is unaffected): {e}", shadow.version);
-            }
+        });
+    }
+
+    /// Waits until the rollback records and shadow steps given so far are done.
+    pub async fn settle(&self) {
+        let background = self.background.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || background.settle()).await {
+            tracing::error!("waiting for the policy background work failed: {e}");
         }
     }
 }
@@ -354,20 +391,7 @@ fn files(dir: &Path) -> Fingerprint {
     out
 }
 
-/// Looks at the policy directory every `poll` (modification times; no watcher needed) and
-/// activates what changed, off the tick path.
-pub fn watch(lifecycle: Arc<Lifecycle>) {
-    tokio::spawn(async move {
-        let mut interval = tokio::time::interval(lifecycle.config.poll);
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            interval.tick().await;
-            if let Err(e) = lifecycle.sync().await {
-                tracing::error!("policy directory {}: {e:#}", lifecycle.config.dir.display());
-            }
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod fallback_tests;

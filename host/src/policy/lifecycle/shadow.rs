@@ -4,7 +4,7 @@
 //! a JSON Lines log beside it (`shadow/<version>.jsonl`), which `policy shadow-report` reads.
 
 use crate::bindings::{Decision, DecisionInput, Factors, Memory};
-use crate::names;
+use crate::policy::names;
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

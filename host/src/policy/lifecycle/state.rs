@@ -2,6 +2,11 @@
 //! `policy rollback`), and the versions found unhealthy. One small JSON file in the
 //! sentinel's private state directory (never in the policy directory, which others write: a
 //! state file there could bring an older version back), replaced atomically, mode 0600.
+//!
+//! Every change is a [`update`]: read, change and write under an exclusive lock on
+//! `policy-state.lock` beside the file, so that a running sentinel and `sentinel policy
+//! activate|rollback` never lose each other's writes. A file that cannot be read is an error
+//! and stays as it is: it is never replaced by an empty state.
 
 use super::private_dir;
 use serde::{Deserialize, Serialize};
@@ -9,6 +14,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub const STATE_FILE: &str = "policy-state.json";
+/// Held (exclusively) by whoever changes the state file.
+pub const LOCK_FILE: &str = "policy-state.lock";
 /// Where earlier releases kept the state, in the policy directory: ignored (and said so).
 pub const FORMER_STATE_FILE: &str = "sentinel-policy-state.json";
 
@@ -48,12 +55,18 @@ impl PolicyState {
         }
     }
 
-    /// Saves into the private `state_dir` (created 0700 when missing).
+    /// Saves into the private `state_dir` (created 0700 when missing). Changes go through
+    /// [`update`], which holds the lock; this writes whatever it is given.
     pub fn save(&self, state_dir: &Path) -> anyhow::Result<()> {
         let dir = private_dir::ensure(state_dir).map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir): {e}"))?;
         private_dir::write_atomically(&path(&dir), (serde_json::to_string_pretty(self)? + "\n").as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write policy state in {}: {e}", dir.display()))?;
         Ok(())
+    }
+
+    /// Records that `version` failed (a trap during a tick, a refused activation).
+    pub fn mark_unhealthy(&mut self, version: &str, why: String) {
+        self.unhealthy.insert(version.to_string(), why);
     }
 
     /// Records `version` as active; the one before goes onto the history.
@@ -75,6 +88,33 @@ impl PolicyState {
     pub fn previous(&self) -> Option<&str> {
         self.history.iter().rev().map(String::as_str).find(|v| !self.unhealthy.contains_key(*v))
     }
+}
+
+/// Applies `change` to the saved state and saves the result, holding the exclusive lock on
+/// [`LOCK_FILE`] from the read to the write (blocking while another writer holds it). Returns
+/// the state as saved. An unreadable or untrusted state file is an error, and nothing is written.
+pub fn update(state_dir: &Path, change: impl FnOnce(&mut PolicyState)) -> anyhow::Result<PolicyState> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = private_dir::ensure(state_dir).map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir): {e}"))?;
+    let lock_path = dir.join(LOCK_FILE);
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&lock_path)
+        .map_err(|e| anyhow::anyhow!("cannot open the policy state lock {}: {e}", lock_path.display()))?;
+    lock.lock().map_err(|e| anyhow::anyhow!("cannot lock {}: {e}", lock_path.display()))?;
+    let mut state = PolicyState::load(&dir).map_err(|e| {
+        e.context(format!(
+            "the policy state was not changed: fix or remove {} (the sentinel then starts from the configured version)",
+            path(&dir).display()
+        ))
+    })?;
+    change(&mut state);
+    state.save(&dir)?;
+    Ok(state)
 }
 
 #[cfg(test)]
@@ -101,5 +141,33 @@ mod tests {
         s.activated("1.0.0");
         s.save(dir.path()).unwrap();
         assert_eq!(PolicyState::load(dir.path()).unwrap(), s);
+    }
+
+    #[test]
+    fn concurrent_updates_are_never_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let writers: Vec<_> = (0..8)
+            .map(|w| {
+                let dir = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        update(&dir, |s| s.mark_unhealthy(&format!("{w}.{i}.0"), "test".into())).unwrap();
+                    }
+                })
+            })
+            .collect();
+        writers.into_iter().for_each(|w| w.join().unwrap());
+        assert_eq!(PolicyState::load(dir.path()).unwrap().unhealthy.len(), 200, "every writer's change is kept");
+    }
+
+    #[test]
+    fn an_unreadable_state_is_an_error_and_stays_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        update(dir.path(), |s| s.activated("1.0.0")).unwrap();
+        private_dir::write_atomically(&path(dir.path()), b"{ not json").unwrap();
+        let err = update(dir.path(), |s| s.activated("2.0.0")).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("was not changed: fix or remove") && text.contains(STATE_FILE), "{text}");
+        assert_eq!(std::fs::read(path(dir.path())).unwrap(), b"{ not json");
     }
 }

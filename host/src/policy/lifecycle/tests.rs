@@ -29,11 +29,11 @@ pub(crate) fn install(dir: &Path, names: &[&str]) {
     }
 }
 
-const V1: &str = "capacity-policy-1.0.0";
+pub(crate) const V1: &str = "capacity-policy-1.0.0";
 const V2: &str = "capacity-policy-2.0.0";
 const LOOP: &str = "capacity-policy-fault-loop-9.1.0";
 const OOM: &str = "capacity-policy-fault-oom-9.2.0";
-const TRAP: &str = "capacity-policy-fault-trap-on-api-trap-9.3.0";
+pub(crate) const TRAP: &str = "capacity-policy-fault-trap-on-api-trap-9.3.0";
 
 /// A preparer of `dir`; with `use_cache`, its artifacts in `<dir>/private-state/policy-cache`
 /// (a subfolder: manifests are only looked for at the top of `dir`).
@@ -155,7 +155,7 @@ fn a_module_that_traps_on_a_recorded_input_is_refused_by_the_trial_replay() {
 fn sample_decision() -> crate::bindings::Decision {
     let runtime = Runtime::new(Limits::default()).unwrap();
     let mut p = crate::policy::open(&built(V1).display().to_string(), &runtime).unwrap();
-    p.decide(&super::checks::fixed_inputs()[0].1).unwrap()
+    p.decide(&super::checks::fixed_inputs().unwrap()[0].input).unwrap()
 }
 
 #[test]
@@ -219,7 +219,7 @@ fn a_planted_artifact_of_another_version_or_a_corrupt_one_is_refused_and_the_sig
         let mut c = p.version("1.0.0", &[]).unwrap_or_else(|e| panic!("{why}: {e}"));
         assert_eq!(c.version, "1.0.0", "{why}");
         assert_ne!(c.origin, Origin::Cached, "{why}: a planted artifact was deserialized");
-        assert_eq!(c.policy.decide(&super::checks::fixed_inputs()[0].1).unwrap(), expected, "{why}: 1.0.0's rules run");
+        assert_eq!(c.policy.decide(&super::checks::fixed_inputs().unwrap()[0].input).unwrap(), expected, "{why}: 1.0.0's rules run");
         c.origin
     };
 
@@ -308,7 +308,7 @@ async fn a_hot_swap_changes_the_version_on_the_next_tick_and_survives_a_restart(
     trace(dir.path(), &[40.0; 6]);
     let config = config(dir.path(), "");
     let (sentinel, _) = crate::setup::sentinel(&config, START, None).await.unwrap();
-    let lifecycle = sentinel.lifecycle.clone().unwrap();
+    let lifecycle = sentinel.policy.lifecycle().cloned().unwrap();
     let first = sentinel.tick(START).await.unwrap();
     assert_eq!(first.document.policy.version, "1.0.0");
     assert_eq!(lifecycle.sync().await.unwrap(), None, "nothing changed");
@@ -321,7 +321,7 @@ async fn a_hot_swap_changes_the_version_on_the_next_tick_and_survives_a_restart(
     assert_eq!(second.sequence, first.sequence + 1, "no tick missed or run twice");
     drop(sentinel);
     let (restarted, _) = crate::setup::sentinel(&config, START + 120, None).await.unwrap();
-    assert_eq!(restarted.lifecycle.as_ref().unwrap().active_version().0, "2.0.0");
+    assert_eq!(restarted.policy.lifecycle().unwrap().active_version().0, "2.0.0");
     assert_eq!(PolicyState::load(&dir.path().join("sentinel-state")).unwrap().history, ["1.0.0"]);
 }
 
@@ -343,13 +343,14 @@ async fn a_version_that_traps_during_a_tick_is_rolled_back_and_the_old_one_publi
     assert!(report.notes.iter().any(|n| n.contains("trapped")), "{:?}", report.notes);
     assert_eq!(sentinel.telemetry.policy_rollbacks.get(), 1);
     assert!(sentinel.telemetry.render().contains("sentinel_policy_rollbacks_total 1"));
+    sentinel.policy.lifecycle().unwrap().settle().await;
     let state = PolicyState::load(&dir.path().join("sentinel-state")).unwrap();
     assert_eq!(state.active.as_deref(), Some("1.0.0"));
     assert!(state.unhealthy.get("9.3.0").is_some_and(|why| why.contains("trapped")), "{state:?}");
     assert_eq!(sentinel.tick(START + 120).await.unwrap().document.policy.version, "1.0.0");
     // The unhealthy version is not picked again on restart.
     let (restarted, _) = crate::setup::sentinel(&config, START + 180, None).await.unwrap();
-    assert_eq!(restarted.lifecycle.as_ref().unwrap().active_version().0, "1.0.0");
+    assert_eq!(restarted.policy.lifecycle().unwrap().active_version().0, "1.0.0");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -364,6 +365,7 @@ async fn a_shadow_version_decides_every_tick_unpublished_and_its_divergence_is_c
         let r = sentinel.tick(START + 60 * i).await.unwrap();
         assert_eq!(r.document.policy.version, "1.0.0", "the shadow is never published");
     }
+    sentinel.policy.lifecycle().unwrap().settle().await;
     assert_eq!(sentinel.telemetry.shadow_decisions.get(), 6);
     let report = super::shadow::report(&policies, "9.0.0").unwrap();
     assert_eq!(report.ticks, 6);
@@ -387,7 +389,7 @@ async fn the_swap_is_faster_with_the_precompiled_cache() {
         for i in 0..3 {
             sentinel.tick(START + 60 * i).await.unwrap();
         }
-        let lifecycle = sentinel.lifecycle.clone().unwrap();
+        let lifecycle = sentinel.policy.lifecycle().cloned().unwrap();
         if use_cache {
             // The artifact as `sentinel policy activate` (or an earlier activation) leaves it.
             let staging = tempfile::tempdir().unwrap();

@@ -7,11 +7,22 @@
 //! parameter); [`Floors`] raise them to the least the project accepts (INV-01's 3 readings, 5
 //! calmer readings, 5 minutes), so a candidate that loosens them breaks INV-01 in its outputs.
 
-use super::Tick;
-use crate::bindings::{Cause, Instant, Level, LevelThresholds, ProtectionState, Reading, Thresholds};
+use crate::bindings::{Cause, Decision, Instant, Level, LevelThresholds, Pin, ProtectionState, Reading, Thresholds};
 use crate::instants::format_rfc3339;
-use crate::names::{self, is_automatic, level_rank, rank};
+use crate::policy::names::{self, is_automatic, level_rank, rank};
 use serde::{Deserialize, Serialize};
+
+/// One replayed tick of one policy.
+#[derive(Debug, Clone)]
+pub struct Tick<'a> {
+    pub at: Instant,
+    /// The reading as the policy saw it (baselines filled in); none for a failed read.
+    pub reading: Option<&'a Reading>,
+    /// The pin in force (active or not) at this tick.
+    pub pin: Option<&'a Pin>,
+    pub throttles_enabled: bool,
+    pub decision: &'a Decision,
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Violation {

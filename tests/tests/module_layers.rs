@@ -1,0 +1,173 @@
+//! The host reads downwards: no module of `host/src` imports one that imports it back
+//! (directly or through others), at two depths: the top-level modules (`policy`, `tick`, ...)
+//! and the modules inside each (`policy::active`, `policy::lifecycle`, ...), where a module and
+//! its own parent or child are not counted (a parent declares and re-exports its children).
+//! Read from the source: every `crate::` and `super::` path a file names outside its tests; a
+//! cycle is reported with the files that make each of its edges.
+
+use capacity_tests::paths::workspace;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+        let path = entry.path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "tests") {
+                rust_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a file without its tests (from the first `#[cfg(test)]`) and comments.
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
+}
+
+fn ident(text: &str) -> String {
+    text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+}
+
+/// Each path the code names from the crate's root, as its segments: `crate::a::b::C` and, from
+/// the module `here`, `super::b::C`; one level of braces (`crate::a::{b, c}`) is followed.
+fn named_paths(code: &str, here: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (prefix, base) in [("crate::", Vec::new()), ("super::", here[..here.len().saturating_sub(1)].to_vec())] {
+        for (i, _) in code.match_indices(prefix) {
+            if prefix == "super::" && i > 0 && code[..i].ends_with("::") {
+                continue; // `super::super::` and `crate::...::super` are rare; the first part counts
+            }
+            let mut path = base.clone();
+            let mut rest = &code[i + prefix.len()..];
+            loop {
+                let name = ident(rest);
+                if name.is_empty() {
+                    if let Some(group) = rest.strip_prefix('{') {
+                        let inner = &group[..group.find('}').unwrap_or(group.len())];
+                        for item in inner.split(',') {
+                            let first = ident(item.trim());
+                            if !first.is_empty() && first != "self" {
+                                out.push([path.clone(), vec![first]].concat());
+                            }
+                        }
+                    }
+                    break;
+                }
+                rest = &rest[name.len()..];
+                path.push(name);
+                match rest.strip_prefix("::") {
+                    Some(more) => rest = more,
+                    None => break,
+                }
+            }
+            if !path.is_empty() {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+/// module -> (imported module -> files that import it).
+type Graph = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+/// The graph at `depth` (1: top-level modules; 2: the modules inside each), over the modules
+/// that exist as files or folders.
+fn graph(src: &Path, depth: usize) -> Graph {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let module_of = |file: &Path| -> Vec<String> {
+        let relative = file.strip_prefix(src).unwrap().to_string_lossy().trim_end_matches(".rs").to_string();
+        let mut segments: Vec<String> = relative.split('/').map(String::from).collect();
+        if segments.last().is_some_and(|l| l == "mod") {
+            segments.pop();
+        }
+        segments
+    };
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(f)).collect();
+    // The node a path belongs to: its longest prefix that is a module, cut to `depth`.
+    let node = |path: &[String]| -> Option<String> {
+        let known = (1..=path.len()).rev().map(|n| &path[..n]).find(|p| modules.contains(*p))?;
+        Some(known[..known.len().min(depth)].join("::"))
+    };
+    let mut g = Graph::new();
+    for file in &files {
+        let here = module_of(file);
+        let stem = here.last().cloned().unwrap_or_default();
+        if here.len() == 1 && matches!(stem.as_str(), "lib" | "main") || stem.ends_with("tests") {
+            continue;
+        }
+        let Some(from) = node(&here) else { continue };
+        let relative = file.strip_prefix(src).unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(file).unwrap();
+        for path in named_paths(&code(&text), &here) {
+            let Some(to) = node(&path) else { continue };
+            let related = from == to || from.starts_with(&format!("{to}::")) || to.starts_with(&format!("{from}::"));
+            if !related {
+                g.entry(from.clone()).or_default().entry(to).or_default().insert(relative.clone());
+            }
+        }
+    }
+    g
+}
+
+/// The modules reachable from `from`.
+fn reachable(g: &Graph, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.to_string()];
+    while let Some(m) = todo.pop() {
+        for next in g.get(&m).into_iter().flat_map(|e| e.keys()) {
+            if seen.insert(next.clone()) {
+                todo.push(next.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// Every edge of `g` that lies on a cycle, with its files.
+fn cycles(g: &Graph) -> Vec<String> {
+    let mut cycles = Vec::new();
+    for (module, edges) in g {
+        for (imported, files) in edges {
+            if reachable(g, imported).contains(module) {
+                cycles.push(format!("{module} -> {imported} (in {}), and {imported} reaches {module} back", files.iter().cloned().collect::<Vec<_>>().join(", ")));
+            }
+        }
+    }
+    cycles
+}
+
+#[test]
+fn no_module_of_the_host_imports_one_that_imports_it_back() {
+    let src = workspace().join("host/src");
+    for depth in [1, 2] {
+        let g = graph(&src, depth);
+        assert!(g.len() > 5, "the host's modules were found at depth {depth}: {:?}", g.keys());
+        let found = cycles(&g);
+        assert!(found.is_empty(), "import cycles between the host's modules (depth {depth}):\n  {}", found.join("\n  "));
+    }
+}
+
+#[test]
+fn the_reader_sees_an_import_cycle_when_there_is_one() {
+    // The checker itself, on a made-up pair of files.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("a")).unwrap();
+    std::fs::write(dir.path().join("a/mod.rs"), "use crate::b::Thing;\n// crate::c in a comment\n").unwrap();
+    std::fs::write(dir.path().join("b.rs"), "fn f() { crate::a::g() }\n#[cfg(test)]\nmod tests { use crate::c; }\n").unwrap();
+    std::fs::write(dir.path().join("c.rs"), "").unwrap();
+    let g = graph(dir.path(), 1);
+    assert!(reachable(&g, "a").contains("a"), "{g:?}");
+    assert!(!g.contains_key("c") && !reachable(&g, "a").contains("c"), "comments and tests do not count: {g:?}");
+    // Inside a module: siblings through `super::`, and braces; the parent does not count.
+    std::fs::write(dir.path().join("a/x.rs"), "use super::{y::Y, Z};\n").unwrap();
+    std::fs::write(dir.path().join("a/y.rs"), "use crate::a::x::f;\n").unwrap();
+    let g = graph(dir.path(), 2);
+    assert!(reachable(&g, "a::x").contains("a::x"), "{g:?}");
+    assert_eq!(cycles(&g).len(), 4, "a <-> b and a::x <-> a::y: {g:?}");
+}
