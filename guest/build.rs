@@ -18,10 +18,8 @@ fn main() {
         _ => manifest_dir.join("../policies/1.0.0/policy.toml"),
     };
     println!("cargo:rerun-if-changed={}", path.display());
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read policy file {}: {e}", path.display()));
-    let file: thresholds::PolicyFile = toml::from_str(&text)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read policy file {}: {e}", path.display()));
+    let file: thresholds::PolicyFile = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     if let Err(e) = file.check() {
         panic!("{}: {e}", path.display());
     }

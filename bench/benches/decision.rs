@@ -9,8 +9,8 @@ use capacity_bench::inputs::steady;
 use capacity_bench::noop::{EmptyCall, echo};
 use capacity_bench::results::Note;
 use capacity_tests::{component, native, runtime};
-use sentinel::bindings::{ApiSamples, LatencySample};
 use criterion::Criterion;
+use sentinel::bindings::{ApiSamples, LatencySample};
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -71,9 +71,7 @@ fn live_tick(c: &mut Criterion, backends: &Backends) {
     group.bench_function("pg-read-memory", |b| b.iter(|| rt.block_on(p.memory.load_memory()).unwrap()));
     group.bench_function("pg-commit", |b| b.iter(|| rt.block_on(p.memory.commit_tick(&commit)).unwrap()));
     let sequence = document.sequence;
-    group.bench_function("pg-record-publication", |b| {
-        b.iter(|| rt.block_on(p.memory.record_publication(sequence, &outcomes)).unwrap())
-    });
+    group.bench_function("pg-record-publication", |b| b.iter(|| rt.block_on(p.memory.record_publication(sequence, &outcomes)).unwrap()));
     group.bench_function("prometheus-query", |b| b.iter(|| rt.block_on(p.metrics.read(now)).unwrap()));
     group.bench_function("redis-set", |b| b.iter(|| rt.block_on(publish(p.cache.as_ref(), &document))));
     group.bench_function("ssm-put", |b| b.iter(|| rt.block_on(publish(p.parameter.as_ref(), &document))));

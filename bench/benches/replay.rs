@@ -45,8 +45,10 @@ fn replay(c: &mut Criterion, note: &mut Note) {
     let runtime = Runtime::new(Limits::default()).expect("engine");
     let component = component_path(&component_file("1.0.0")).display().to_string();
     let native = format!("1.0.0={}", policy_folder("1.0.0").display());
-    let sources = [("component", PolicySource::open(&component, &runtime).expect("component")),
-        ("native", PolicySource::open(&native, &runtime).expect("native modules"))];
+    let sources = [
+        ("component", PolicySource::open(&component, &runtime).expect("component")),
+        ("native", PolicySource::open(&native, &runtime).expect("native modules")),
+    ];
     let hidden = ProgressBar::hidden();
 
     let mut group = c.benchmark_group("replay");

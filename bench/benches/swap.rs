@@ -9,12 +9,12 @@ use capacity_bench::results::Note;
 use capacity_tests::paths::policies_dir;
 use capacity_tests::runtime;
 use criterion::Criterion;
+use sentinel::policy::active::SharedPolicy;
 use sentinel::policy::lifecycle::activate::Preparer;
 use sentinel::policy::lifecycle::cache::{self, Origin};
 use sentinel::policy::lifecycle::manifest;
 use sentinel::policy::lifecycle::signing::Trust;
 use sentinel::policy::{ComponentPolicy, Policy};
-use sentinel::policy::active::SharedPolicy;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,13 +35,8 @@ fn swap(c: &mut Criterion) {
     let (component, origin) = cache::load(Some(&cache_dir), &runtime, &verified).expect("compiles and caches");
     assert_eq!(origin, Origin::Compiled);
     let digest = verified.entry.manifest.sha256.clone();
-    let preparer = Preparer {
-        dir: dir.path().to_path_buf(),
-        runtime: runtime.clone(),
-        trust,
-        cache: Some(cache_dir.clone()),
-        minimum_version: None,
-    };
+    let preparer =
+        Preparer { dir: dir.path().to_path_buf(), runtime: runtime.clone(), trust, cache: Some(cache_dir.clone()), minimum_version: None };
     let ready = |c| -> Box<dyn Policy> {
         Box::new(ComponentPolicy::from_component(&runtime, &entry.component_path, c, digest.clone(), None).unwrap())
     };

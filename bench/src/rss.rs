@@ -67,13 +67,8 @@ impl Probe {
     /// `VmRSS` and `VmHWM`, in KiB.
     pub fn memory(&self) -> (u64, u64) {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        let field = |name: &str| {
-            status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-                .unwrap_or(0)
-        };
+        let field =
+            |name: &str| status.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap_or(0);
         (field("VmRSS:"), field("VmHWM:"))
     }
 }

@@ -74,9 +74,17 @@ impl Run {
         else {
             return rows.push(missing("decision (cargo bench --bench decision)"));
         };
-        let figures = format!("component {} · native {} · no-op echo {} · no-op empty {}", time(component), time(native), time(echo), time(empty));
+        let figures =
+            format!("component {} · native {} · no-op echo {} · no-op empty {}", time(component), time(native), time(echo), time(empty));
         let mut row = |what: &str, ratio: f64, limit: f64, target| {
-            rows.push(Row { what: what.into(), figures: figures.clone(), ratio: x(ratio), target, verdict: verdict(ratio <= limit), load: load.clone() })
+            rows.push(Row {
+                what: what.into(),
+                figures: figures.clone(),
+                ratio: x(ratio),
+                target,
+                verdict: verdict(ratio <= limit),
+                load: load.clone(),
+            })
         };
         row("decision: component / native", component / native, 25.0, "≤ 25x");
         row("decision: component / no-op echo (same types lifted and lowered)", component / echo, 3.0, "≤ 3x");
@@ -132,7 +140,11 @@ impl Run {
             what: "hot swap: compile vs precompiled-artifact load vs swap itself".into(),
             figures: format!(
                 "compile {} · artifact load {} · instantiate {} · whole activation from cache {} · swap {}",
-                time(compile), time(load_artifact), time(instantiate), time(activate), time(swap)
+                time(compile),
+                time(load_artifact),
+                time(instantiate),
+                time(activate),
+                time(swap)
             ),
             ratio: format!("compile/load {} · load/swap {}", x(compile / load_artifact), x(load_artifact / swap)),
             target: "-",
@@ -145,9 +157,10 @@ impl Run {
         // Single round trips; the lock is not one (a new connection each tick), shown apart.
         let hops = ["pg-read-memory", "pg-commit", "pg-record-publication", "prometheus-query", "redis-set", "ssm-put"];
         let measured: Vec<(&str, f64)> = hops.iter().filter_map(|h| Some((*h, self.median("live-tick", h)?))).collect();
-        let lock = self.median("live-tick", "pg-lock").map_or_else(String::new, |ns| format!(" · pg-lock (lock and unlock on the kept connection) {}", time(ns)));
-        let (Some(tick), Some(&(slowest, worst))) =
-            (self.median("live-tick", "tick"), measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)))
+        let lock = self
+            .median("live-tick", "pg-lock")
+            .map_or_else(String::new, |ns| format!(" · pg-lock (lock and unlock on the kept connection) {}", time(ns)));
+        let (Some(tick), Some(&(slowest, worst))) = (self.median("live-tick", "tick"), measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)))
         else {
             return rows.push(missing("live tick (cargo bench --bench live_tick)"));
         };
@@ -183,7 +196,12 @@ impl Run {
             if let Some((b_half, b_end, b_hwm)) = steady("backends") {
                 rows.push(Row {
                     what: "`sentinel run` resident memory, all real backends".into(),
-                    figures: format!("VmRSS {:.1} MB at half the ticks, {:.1} MB at the end · VmHWM {:.1} MB", mb(b_half), mb(b_end), mb(b_hwm)),
+                    figures: format!(
+                        "VmRSS {:.1} MB at half the ticks, {:.1} MB at the end · VmHWM {:.1} MB",
+                        mb(b_half),
+                        mb(b_end),
+                        mb(b_hwm)
+                    ),
                     ratio: format!("backends/embedded {} · end/half {}", x(b_hwm / hwm), x(b_end / b_half)),
                     target: "-",
                     verdict: "context",
@@ -219,7 +237,14 @@ fn read(path: &Path) -> Option<Value> {
 }
 
 fn missing(what: &str) -> Row {
-    Row { what: what.into(), figures: "not measured in this run".into(), ratio: "-".into(), target: "-", verdict: "MISSING", load: "-".into() }
+    Row {
+        what: what.into(),
+        figures: "not measured in this run".into(),
+        ratio: "-".into(),
+        target: "-",
+        verdict: "MISSING",
+        load: "-".into(),
+    }
 }
 
 fn verdict(met: bool) -> &'static str {
@@ -227,7 +252,13 @@ fn verdict(met: bool) -> &'static str {
 }
 
 fn x(ratio: f64) -> String {
-    if ratio >= 100.0 { format!("{ratio:.0}x") } else if ratio >= 10.0 { format!("{ratio:.1}x") } else { format!("{ratio:.2}x") }
+    if ratio >= 100.0 {
+        format!("{ratio:.0}x")
+    } else if ratio >= 10.0 {
+        format!("{ratio:.1}x")
+    } else {
+        format!("{ratio:.2}x")
+    }
 }
 
 fn per_s(rate: f64) -> String {

@@ -50,9 +50,7 @@ fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
                 walk(&format!("{path}[{i}]"), va, vb, out);
             }
         }
-        (Value::Option(Some(x)), Value::Option(Some(y))) | (Value::Newtype(x), Value::Newtype(y)) => {
-            walk(path, x, y, out)
-        }
+        (Value::Option(Some(x)), Value::Option(Some(y))) | (Value::Newtype(x), Value::Newtype(y)) => walk(path, x, y, out),
         _ if a == b => {}
         _ => out.push(format!("{}: expected {a:?}, got {b:?}", at(path))),
     }

@@ -46,11 +46,11 @@ pub fn pairs() -> MutexGuard<'static, Vec<Pair>> {
 fn open_pair(version: &'static str, runtime: &std::sync::Arc<Runtime>) -> Pair {
     let wasm = policies_dir().join(format!("capacity-policy-{version}.wasm"));
     assert!(wasm.is_file(), "{} is missing: run `cargo policies` first", wasm.display());
-    let mut component = policy::open(&format!("{version}={}", wasm.display()), runtime)
-        .unwrap_or_else(|e| panic!("opening {}: {e}", wasm.display()));
+    let mut component =
+        policy::open(&format!("{version}={}", wasm.display()), runtime).unwrap_or_else(|e| panic!("opening {}: {e}", wasm.display()));
     let folder = workspace().join("policies").join(version);
-    let mut native = policy::open(&format!("{version}={}", folder.display()), runtime)
-        .unwrap_or_else(|e| panic!("opening {}: {e}", folder.display()));
+    let mut native =
+        policy::open(&format!("{version}={}", folder.display()), runtime).unwrap_or_else(|e| panic!("opening {}: {e}", folder.display()));
     let declared = component.describe().expect("the component describes itself");
     let native_declared = native.describe().expect("the native modules describe themselves");
     assert_eq!(declared.version, version, "{} is another version: run `cargo policies`", wasm.display());

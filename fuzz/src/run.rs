@@ -70,26 +70,13 @@ pub fn self_check_decide() {
         for input in vectors::decisions() {
             let (d, problems) = both(pair, "decide", |p| p.decide(input));
             report("decide self-check: a vector's decision", pair.version, input, problems);
-            report(
-                "decide self-check: a vector's decision",
-                pair.version,
-                input,
-                check::decision::violations(input, &d, &t),
-            );
+            report("decide self-check: a vector's decision", pair.version, input, check::decision::violations(input, &d, &t));
             let mut broken = [d.clone(), d.clone(), d.clone()];
-            broken[0].state =
-                if d.state == ProtectionState::Critical { ProtectionState::Normal } else { ProtectionState::Critical };
-            broken[1].throttles =
-                if d.throttles == ThrottleIntent::Engage { ThrottleIntent::None } else { ThrottleIntent::Engage };
-            broken[2]
-                .memory
-                .recent
-                .push(sentinel::bindings::RecentEntry { at: input.now, level: sentinel::bindings::Level::Critical });
+            broken[0].state = if d.state == ProtectionState::Critical { ProtectionState::Normal } else { ProtectionState::Critical };
+            broken[1].throttles = if d.throttles == ThrottleIntent::Engage { ThrottleIntent::None } else { ThrottleIntent::Engage };
+            broken[2].memory.recent.push(sentinel::bindings::RecentEntry { at: input.now, level: sentinel::bindings::Level::Critical });
             for b in &broken {
-                assert!(
-                    !check::decision::violations(input, b, &t).is_empty(),
-                    "the decision checks miss {b:?} for {input:?}"
-                );
+                assert!(!check::decision::violations(input, b, &t).is_empty(), "the decision checks miss {b:?} for {input:?}");
             }
         }
     }
@@ -118,11 +105,7 @@ pub fn self_check_planner() {
             if let Some(waiting) = plan.waiting.first() {
                 let mut broken = plan.clone();
                 broken.admitted.push(broken.waiting.remove(0).id);
-                assert!(
-                    !check::planner::violations(request, &broken).is_empty(),
-                    "the planner checks miss admitting {:?}",
-                    waiting.id
-                );
+                assert!(!check::planner::violations(request, &broken).is_empty(), "the planner checks miss admitting {:?}", waiting.id);
             }
         }
     }

@@ -28,9 +28,7 @@ pub fn worst_latency_ratio(reading: &Reading) -> Option<f64> {
         .latency
         .iter()
         .filter_map(|l| match (l.p95_ms, l.baseline_ms) {
-            (Some(p95), Some(base)) if p95.is_finite() && base.is_finite() && base > 0.0 => {
-                Some(p95 / base)
-            }
+            (Some(p95), Some(base)) if p95.is_finite() && base.is_finite() && base > 0.0 => Some(p95 / base),
             _ => None,
         })
         .filter(|r| r.is_finite())

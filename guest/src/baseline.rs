@@ -16,20 +16,13 @@ pub fn compute(hour: Instant, groups: &[ApiSamples], t: &Thresholds) -> Vec<ApiB
     let mut by_api: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for group in groups {
         let values = by_api.entry(group.api.as_str()).or_default();
-        values.extend(
-            group
-                .samples
-                .iter()
-                .filter(|s| s.at >= from && s.at < until && s.p95_ms.is_finite())
-                .map(|s| s.p95_ms),
-        );
+        values.extend(group.samples.iter().filter(|s| s.at >= from && s.at < until && s.p95_ms.is_finite()).map(|s| s.p95_ms));
     }
     by_api
         .into_iter()
         .map(|(api, mut values)| {
             let samples = u32::try_from(values.len()).unwrap_or(u32::MAX);
-            let baseline_ms = (samples >= t.baseline_min_samples && !values.is_empty())
-                .then(|| median(&mut values));
+            let baseline_ms = (samples >= t.baseline_min_samples && !values.is_empty()).then(|| median(&mut values));
             ApiBaseline { api: api.to_string(), baseline_ms, samples }
         })
         .collect()

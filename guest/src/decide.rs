@@ -6,10 +6,7 @@
 //! hands in, however odd, can make the decision trap.
 
 use crate::assess::assess;
-use crate::model::{
-    Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, RecentEntry, Signal, State,
-    ThrottleIntent,
-};
+use crate::model::{Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, RecentEntry, Signal, State, ThrottleIntent};
 use crate::thresholds::{Factors, Thresholds};
 
 /// One tick. Pure: the same input gives the same decision.
@@ -147,9 +144,7 @@ fn automatic(memory: &mut Memory, now: Instant, t: &Thresholds) -> Step {
     let Some((cause, target, supporting)) = qualified else {
         return Step::new(Cause::Hold);
     };
-    let spacing_ok = memory
-        .last_auto_change
-        .is_none_or(|last| elapsed(now, last) >= i64::from(t.spacing_s));
+    let spacing_ok = memory.last_auto_change.is_none_or(|last| elapsed(now, last) >= i64::from(t.spacing_s));
     if !spacing_ok {
         return Step { pending: Some(target), supporting, ..Step::new(Cause::SpacingWait) };
     }
@@ -170,9 +165,8 @@ fn escalation(memory: &Memory, now: Instant, t: &Thresholds) -> Option<(Cause, S
     let lowest = window.iter().map(|e| e.level).min()?;
     match memory.state {
         State::Emergency => None,
-        State::Critical => (lowest == Level::Critical
-            && elapsed(now, memory.state_since) >= i64::from(t.emergency_after_s))
-        .then(|| (Cause::Emergency, State::Emergency, window.to_vec())),
+        State::Critical => (lowest == Level::Critical && elapsed(now, memory.state_since) >= i64::from(t.emergency_after_s))
+            .then(|| (Cause::Emergency, State::Emergency, window.to_vec())),
         state => (lowest.as_state() > state).then(|| (Cause::Escalate, lowest.as_state(), window.to_vec())),
     }
 }
@@ -181,20 +175,10 @@ fn escalation(memory: &Memory, now: Instant, t: &Thresholds) -> Option<(Cause, S
 fn recovery(memory: &Memory, t: &Thresholds) -> Option<(Cause, State, Vec<RecentEntry>)> {
     let window = newest(&memory.recent, t.recover_readings)?;
     let bar = memory.state.min(State::Critical).rank();
-    window
-        .iter()
-        .all(|e| e.level.rank() < bar)
-        .then(|| (Cause::Recover, memory.state.step_down(), window.to_vec()))
+    window.iter().all(|e| e.level.rank() < bar).then(|| (Cause::Recover, memory.state.step_down(), window.to_vec()))
 }
 
-fn throttle_intent(
-    memory: &mut Memory,
-    step: &Step,
-    pinned: bool,
-    enabled: bool,
-    now: Instant,
-    t: &Thresholds,
-) -> ThrottleIntent {
+fn throttle_intent(memory: &mut Memory, step: &Step, pinned: bool, enabled: bool, now: Instant, t: &Thresholds) -> ThrottleIntent {
     if memory.throttles_engaged {
         let release = step.release_throttles || !enabled || memory.state != State::Emergency;
         if release {
@@ -203,11 +187,8 @@ fn throttle_intent(
         }
         return ThrottleIntent::None;
     }
-    let sustained = memory.state == State::Emergency
-        && elapsed(now, memory.state_since) >= i64::from(t.throttle_after_s);
-    let pressured = pinned
-        || newest(&memory.recent, t.escalate_readings)
-            .is_some_and(|w| w.iter().all(|e| e.level == Level::Critical));
+    let sustained = memory.state == State::Emergency && elapsed(now, memory.state_since) >= i64::from(t.throttle_after_s);
+    let pressured = pinned || newest(&memory.recent, t.escalate_readings).is_some_and(|w| w.iter().all(|e| e.level == Level::Critical));
     if enabled && sustained && pressured && !step.release_throttles {
         memory.throttles_engaged = true;
         return ThrottleIntent::Engage;

@@ -50,10 +50,7 @@ pub fn validate(request: &PinRequest, now: Instant, t: &Thresholds) -> Result<Pi
     let Some(state) = State::parse(request.state.trim()) else {
         return refuse(
             PinField::State,
-            format!(
-                "must be one of normal, constrained, critical, emergency (got `{}`)",
-                truncate(&request.state, 40)
-            ),
+            format!("must be one of normal, constrained, critical, emergency (got `{}`)", truncate(&request.state, 40)),
         );
     };
     let reason = request.reason.trim();
@@ -62,30 +59,19 @@ pub fn validate(request: &PinRequest, now: Instant, t: &Thresholds) -> Result<Pi
     }
     let chars = request.reason.chars().count();
     if chars > t.pin_reason_max_chars as usize {
-        return refuse(
-            PinField::Reason,
-            format!("must be at most {} characters (got {chars})", t.pin_reason_max_chars),
-        );
+        return refuse(PinField::Reason, format!("must be at most {} characters (got {chars})", t.pin_reason_max_chars));
     }
     if request.expires_at <= now {
         return refuse(PinField::ExpiresAt, "must be in the future".into());
     }
     if request.expires_at.saturating_sub(now) > i64::from(t.pin_max_ahead_s) {
-        return refuse(
-            PinField::ExpiresAt,
-            format!("must be at most {} ahead", hours(t.pin_max_ahead_s)),
-        );
+        return refuse(PinField::ExpiresAt, format!("must be at most {} ahead", hours(t.pin_max_ahead_s)));
     }
     let actor = request.actor.trim();
     if actor.is_empty() {
         return refuse(PinField::Actor, "must not be blank".into());
     }
-    Ok(Pin {
-        state,
-        reason: request.reason.clone(),
-        expires_at: request.expires_at,
-        actor: actor.to_string(),
-    })
+    Ok(Pin { state, reason: request.reason.clone(), expires_at: request.expires_at, actor: actor.to_string() })
 }
 
 fn hours(seconds: u32) -> String {

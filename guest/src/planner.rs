@@ -56,9 +56,7 @@ pub fn plan(r: &PlanRequest) -> Plan {
 
     let mut workspace_room: BTreeMap<&str, u32> = BTreeMap::new();
     for w in &r.workspaces {
-        workspace_room
-            .entry(w.workspace.as_str())
-            .or_insert_with(|| room(workspace_ceiling(w.share, service_budget), w.in_flight));
+        workspace_room.entry(w.workspace.as_str()).or_insert_with(|| room(workspace_ceiling(w.share, service_budget), w.in_flight));
     }
 
     // Each workspace's batches, oldest first; workspaces by their oldest batch.

@@ -127,7 +127,6 @@ impl Thresholds {
 /// `MAJOR.MINOR.PATCH`, digits only.
 fn check_semver(v: &str) -> Result<(), String> {
     let parts: Vec<&str> = v.split('.').collect();
-    let ok = parts.len() == 3
-        && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let ok = parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     if ok { Ok(()) } else { Err(format!("`{v}` is not MAJOR.MINOR.PATCH")) }
 }

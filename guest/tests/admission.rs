@@ -1,8 +1,6 @@
 //! docs/behaviour.md §9: the admission math every adopting service computes from the bulk factor.
 
-use capacity_guest::admission::{
-    AdmissionRequest, Outcome, budgets, first_full, resolve_budget, room, usable_factor, workspace_ceiling,
-};
+use capacity_guest::admission::{AdmissionRequest, Outcome, budgets, first_full, resolve_budget, room, usable_factor, workspace_ceiling};
 
 fn request(factor: Option<f64>) -> AdmissionRequest {
     AdmissionRequest {
@@ -64,12 +62,8 @@ fn a_zero_factor_is_a_wait_for_capacity_not_an_error() {
 
 #[test]
 fn a_zero_factor_waits_for_capacity_even_with_everything_full() {
-    let r = resolve_budget(&AdmissionRequest {
-        cluster_in_flight: 99,
-        service_in_flight: 99,
-        workspace_in_flight: 99,
-        ..request(Some(0.0))
-    });
+    let r =
+        resolve_budget(&AdmissionRequest { cluster_in_flight: 99, service_in_flight: 99, workspace_in_flight: 99, ..request(Some(0.0)) });
     assert_eq!(r.outcome, Outcome::WaitCapacityZero);
 }
 
@@ -136,22 +130,14 @@ fn admit_is_never_below_zero_when_over_budget() {
 
 #[test]
 fn a_full_cluster_is_reported_first() {
-    let r = resolve_budget(&AdmissionRequest {
-        cluster_in_flight: 20,
-        service_in_flight: 10,
-        workspace_in_flight: 4,
-        ..request(Some(1.0))
-    });
+    let r =
+        resolve_budget(&AdmissionRequest { cluster_in_flight: 20, service_in_flight: 10, workspace_in_flight: 4, ..request(Some(1.0)) });
     assert_eq!(r.outcome, Outcome::WaitClusterFull);
 }
 
 #[test]
 fn a_full_service_is_reported_before_a_full_workspace() {
-    let r = resolve_budget(&AdmissionRequest {
-        service_in_flight: 10,
-        workspace_in_flight: 4,
-        ..request(Some(1.0))
-    });
+    let r = resolve_budget(&AdmissionRequest { service_in_flight: 10, workspace_in_flight: 4, ..request(Some(1.0)) });
     assert_eq!(r.outcome, Outcome::WaitServiceFull);
 }
 

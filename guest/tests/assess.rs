@@ -102,13 +102,9 @@ fn non_finite_cpu_and_connections_contribute_nothing() {
 
 #[test]
 fn non_finite_latency_values_contribute_nothing() {
-    for (p95, base) in [
-        (f64::NAN, 100.0),
-        (f64::INFINITY, 100.0),
-        (500.0, f64::NAN),
-        (500.0, f64::INFINITY),
-        (f64::INFINITY, f64::INFINITY),
-    ] {
+    for (p95, base) in
+        [(f64::NAN, 100.0), (f64::INFINITY, 100.0), (500.0, f64::NAN), (500.0, f64::INFINITY), (f64::INFINITY, f64::INFINITY)]
+    {
         assert_eq!(worst_latency_ratio(&lat(p95, base)), None, "p95 {p95} baseline {base}");
         assert_eq!(assess(&lat(p95, base), &T), Level::Normal, "p95 {p95} baseline {base}");
     }

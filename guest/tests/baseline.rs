@@ -13,11 +13,7 @@ use common::{HOUR, MIN, T, T0, latency};
 fn samples(api: &str, from: Instant, values: &[f64]) -> ApiSamples {
     ApiSamples {
         api: api.into(),
-        samples: values
-            .iter()
-            .enumerate()
-            .map(|(i, &p95_ms)| LatencySample { at: from + i as i64 * MIN, p95_ms })
-            .collect(),
+        samples: values.iter().enumerate().map(|(i, &p95_ms)| LatencySample { at: from + i as i64 * MIN, p95_ms }).collect(),
     }
 }
 
@@ -163,10 +159,7 @@ fn extreme_hours_do_not_panic() {
     for hour in [i64::MIN, i64::MIN + 1, i64::MAX, 0] {
         let group = ApiSamples {
             api: "crm".into(),
-            samples: vec![
-                LatencySample { at: i64::MIN, p95_ms: 1.0 },
-                LatencySample { at: i64::MAX, p95_ms: 2.0 },
-            ],
+            samples: vec![LatencySample { at: i64::MIN, p95_ms: 1.0 }, LatencySample { at: i64::MAX, p95_ms: 2.0 }],
         };
         let r = compute(hour, &[group], &T);
         assert_eq!(r.len(), 1);

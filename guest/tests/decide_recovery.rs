@@ -101,19 +101,11 @@ fn normal_has_nothing_to_recover() {
 fn emergency_descends_one_rank_per_spacing_to_normal() {
     let mut sim = Sim::in_state(State::Emergency, &[N, N, N, N]);
     let ds = sim.repeat(N, 12);
-    let changes: Vec<(usize, State, State)> = ds
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.changed)
-        .map(|(i, d)| (i, d.previous, d.state))
-        .collect();
+    let changes: Vec<(usize, State, State)> =
+        ds.iter().enumerate().filter(|(_, d)| d.changed).map(|(i, d)| (i, d.previous, d.state)).collect();
     assert_eq!(
         changes,
-        vec![
-            (0, State::Emergency, State::Critical),
-            (5, State::Critical, State::Constrained),
-            (10, State::Constrained, State::Normal),
-        ]
+        vec![(0, State::Emergency, State::Critical), (5, State::Critical, State::Constrained), (10, State::Constrained, State::Normal),]
     );
     assert!(ds.iter().filter(|d| d.changed).all(|d| d.cause == Cause::Recover));
     // Between the steps recovery qualifies but must wait for spacing.

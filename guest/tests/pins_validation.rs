@@ -9,12 +9,7 @@ use capacity_guest::pin::{PinError, PinField, PinRequest, validate};
 use common::{HOUR, T, T0};
 
 fn request() -> PinRequest {
-    PinRequest {
-        state: "emergency".into(),
-        reason: "incident 4411".into(),
-        expires_at: T0 + 2 * HOUR,
-        actor: "ops@example.com".into(),
-    }
+    PinRequest { state: "emergency".into(), reason: "incident 4411".into(), expires_at: T0 + 2 * HOUR, actor: "ops@example.com".into() }
 }
 
 fn refused(r: &PinRequest) -> PinError {
@@ -129,8 +124,7 @@ fn the_first_wrong_field_is_named_in_order_state_reason_expires_at_actor() {
 
 #[test]
 fn field_names_match_the_documented_ones() {
-    let names: Vec<&str> =
-        [PinField::State, PinField::Reason, PinField::ExpiresAt, PinField::Actor].iter().map(|f| f.name()).collect();
+    let names: Vec<&str> = [PinField::State, PinField::Reason, PinField::ExpiresAt, PinField::Actor].iter().map(|f| f.name()).collect();
     assert_eq!(names, vec!["state", "reason", "expires_at", "actor"]);
 }
 

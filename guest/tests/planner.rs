@@ -2,7 +2,7 @@
 //! batch, each within its ceiling, all within the service and cluster room; deterministic.
 
 use capacity_guest::admission::Outcome;
-use capacity_guest::planner::{PlanRequest, QueuedBatch, WorkspaceLoad, WaitingBatch, plan};
+use capacity_guest::planner::{PlanRequest, QueuedBatch, WaitingBatch, WorkspaceLoad, plan};
 
 fn batch(id: &str, workspace: &str, enqueued_at: i64) -> QueuedBatch {
     QueuedBatch { id: id.into(), workspace: workspace.into(), enqueued_at }
@@ -74,10 +74,7 @@ fn each_workspace_stays_within_its_ceiling() {
     // c has room for 9 more, so c3 goes in the third round with nobody else left.
     assert_eq!(ids(&p.admitted), vec!["b1", "c1", "a1", "b2", "c2", "c3"]);
     let waiting: Vec<(&str, Outcome)> = p.waiting.iter().map(|w| (w.id.as_str(), w.outcome)).collect();
-    assert_eq!(
-        waiting,
-        vec![("a2", Outcome::WaitWorkspaceFull), ("a3", Outcome::WaitWorkspaceFull), ("b3", Outcome::WaitWorkspaceFull)]
-    );
+    assert_eq!(waiting, vec![("a2", Outcome::WaitWorkspaceFull), ("a3", Outcome::WaitWorkspaceFull), ("b3", Outcome::WaitWorkspaceFull)]);
 }
 
 #[test]

@@ -5,9 +5,7 @@
 mod common;
 
 use capacity_guest::decide::factors_of;
-use capacity_guest::model::{
-    Cause, Decision, Instant, Level, Memory, Reading, RecentEntry, Signal, State, ThrottleIntent,
-};
+use capacity_guest::model::{Cause, Decision, Instant, Level, Memory, Reading, RecentEntry, Signal, State, ThrottleIntent};
 use common::*;
 use proptest::prelude::*;
 
@@ -73,9 +71,7 @@ fn trace(critical: bool, pins: bool) -> impl Strategy<Value = Vec<Ev>> {
     let tick = (gap(), 0.0f64..1.0, pin_op(pins), prop_oneof![30 => Just(None), 1 => any::<bool>().prop_map(Some)]);
     prop::collection::vec((kind(critical), prop::collection::vec(tick, 1..8)), 1..25).prop_map(|runs| {
         runs.into_iter()
-            .flat_map(|(kind, ticks)| {
-                ticks.into_iter().map(move |(gap, jitter, pin, switch)| Ev { gap, kind, jitter, pin, switch })
-            })
+            .flat_map(|(kind, ticks)| ticks.into_iter().map(move |(gap, jitter, pin, switch)| Ev { gap, kind, jitter, pin, switch }))
             .collect()
     })
 }

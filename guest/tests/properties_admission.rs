@@ -25,16 +25,14 @@ fn counts() -> impl Strategy<Value = u32> {
 
 fn admission_request() -> impl Strategy<Value = AdmissionRequest> {
     (factor(), counts(), counts(), counts(), counts(), counts(), counts()).prop_map(
-        |(factor, cluster_batches, service_batches, share, cluster_in_flight, service_in_flight, workspace_in_flight)| {
-            AdmissionRequest {
-                factor,
-                cluster_batches,
-                service_batches,
-                share,
-                cluster_in_flight,
-                service_in_flight,
-                workspace_in_flight,
-            }
+        |(factor, cluster_batches, service_batches, share, cluster_in_flight, service_in_flight, workspace_in_flight)| AdmissionRequest {
+            factor,
+            cluster_batches,
+            service_batches,
+            share,
+            cluster_in_flight,
+            service_in_flight,
+            workspace_in_flight,
         },
     )
 }
@@ -42,27 +40,23 @@ fn admission_request() -> impl Strategy<Value = AdmissionRequest> {
 const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
 
 fn plan_request() -> impl Strategy<Value = PlanRequest> {
-    let load = (prop::sample::select(NAMES[..4].to_vec()), 0u32..8, 0u32..6)
-        .prop_map(|(w, share, in_flight)| WorkspaceLoad { workspace: w.into(), share, in_flight });
+    let load = (prop::sample::select(NAMES[..4].to_vec()), 0u32..8, 0u32..6).prop_map(|(w, share, in_flight)| WorkspaceLoad {
+        workspace: w.into(),
+        share,
+        in_flight,
+    });
     // Workspace "e" is never listed; times tie often; ids are unique, in a random order.
     let queued = (0u32..30, prop::sample::select(NAMES.to_vec()), 0i64..20);
-    (
-        factor(),
-        0u32..30,
-        0u32..30,
-        0u32..30,
-        0u32..30,
-        prop::collection::vec(load, 0..6),
-        prop::collection::vec(queued, 0..40),
-    )
-        .prop_map(|(factor, cluster_batches, service_batches, cluster_in_flight, service_in_flight, workspaces, queue)| {
+    (factor(), 0u32..30, 0u32..30, 0u32..30, 0u32..30, prop::collection::vec(load, 0..6), prop::collection::vec(queued, 0..40)).prop_map(
+        |(factor, cluster_batches, service_batches, cluster_in_flight, service_in_flight, workspaces, queue)| {
             let queue = queue
                 .into_iter()
                 .enumerate()
                 .map(|(i, (key, w, at))| QueuedBatch { id: format!("q{key}-{i}"), workspace: w.into(), enqueued_at: at })
                 .collect();
             PlanRequest { factor, cluster_batches, service_batches, cluster_in_flight, service_in_flight, workspaces, queue }
-        })
+        },
+    )
 }
 
 proptest! {

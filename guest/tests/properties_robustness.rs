@@ -9,8 +9,7 @@ use capacity_guest::assess::assess;
 use capacity_guest::baseline::{compute, hour_of};
 use capacity_guest::decide::decide;
 use capacity_guest::model::{
-    ApiLatency, ApiSamples, DecisionInput, Instant, LatencySample, Level, Memory, Pin, Reading, RecentEntry, Signal,
-    State,
+    ApiLatency, ApiSamples, DecisionInput, Instant, LatencySample, Level, Memory, Pin, Reading, RecentEntry, Signal, State,
 };
 use capacity_guest::pin::{PinRequest, validate};
 use common::*;
@@ -42,8 +41,11 @@ fn state() -> impl Strategy<Value = State> {
 }
 
 fn reading() -> impl Strategy<Value = Reading> {
-    let api = (prop::option::of(float()), prop::option::of(float()))
-        .prop_map(|(p95_ms, baseline_ms)| ApiLatency { api: "crm".into(), p95_ms, baseline_ms });
+    let api = (prop::option::of(float()), prop::option::of(float())).prop_map(|(p95_ms, baseline_ms)| ApiLatency {
+        api: "crm".into(),
+        p95_ms,
+        baseline_ms,
+    });
     (prop::option::of(float()), prop::option::of(float()), prop::option::of(any::<bool>()), prop::collection::vec(api, 0..4))
         .prop_map(|(cpu_pct, connections_pct, scaling, latency)| Reading { cpu_pct, connections_pct, scaling, latency })
 }
@@ -73,14 +75,12 @@ fn memory() -> impl Strategy<Value = Memory> {
 }
 
 fn any_pin() -> impl Strategy<Value = Pin> {
-    (state(), ".{0,10}", instant(), ".{0,10}")
-        .prop_map(|(state, reason, expires_at, actor)| Pin { state, reason, expires_at, actor })
+    (state(), ".{0,10}", instant(), ".{0,10}").prop_map(|(state, reason, expires_at, actor)| Pin { state, reason, expires_at, actor })
 }
 
 fn input() -> impl Strategy<Value = DecisionInput> {
-    (instant(), signal(), prop::option::of(memory()), prop::option::of(any_pin()), any::<bool>()).prop_map(
-        |(now, signal, memory, pin, throttles_enabled)| DecisionInput { now, signal, memory, pin, throttles_enabled },
-    )
+    (instant(), signal(), prop::option::of(memory()), prop::option::of(any_pin()), any::<bool>())
+        .prop_map(|(now, signal, memory, pin, throttles_enabled)| DecisionInput { now, signal, memory, pin, throttles_enabled })
 }
 
 proptest! {

@@ -12,12 +12,11 @@ wasmtime::component::bindgen!({
 });
 
 pub use exports::capacity::sentinel::admission_types::{
-    AdmissionOutcome, AdmissionPlan, AdmissionRequest, AdmissionResult, PlanRequest, QueuedBatch,
-    WaitingBatch, WorkspaceLoad,
+    AdmissionOutcome, AdmissionPlan, AdmissionRequest, AdmissionResult, PlanRequest, QueuedBatch, WaitingBatch, WorkspaceLoad,
 };
 pub use exports::capacity::sentinel::info::{LevelThresholds, PolicyDescription, StateFactors, Thresholds};
 pub use exports::capacity::sentinel::pins::{PinError, PinField, PinRequest};
 pub use exports::capacity::sentinel::types::{
-    ApiBaseline, ApiLatency, ApiSamples, Cause, Decision, DecisionInput, Factors, Instant, LatencySample,
-    Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal, ThrottleIntent,
+    ApiBaseline, ApiLatency, ApiSamples, Cause, Decision, DecisionInput, Factors, Instant, LatencySample, Level, Memory, Pin,
+    ProtectionState, Reading, RecentEntry, Signal, ThrottleIntent,
 };

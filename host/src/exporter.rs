@@ -19,9 +19,7 @@ async fn metrics(State(t): State<Arc<Telemetry>>) -> impl IntoResponse {
 
 /// Binds `addr` and serves in the background; binding errors are returned now.
 pub async fn serve(addr: SocketAddr, telemetry: Arc<Telemetry>) -> anyhow::Result<SocketAddr> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on --metrics-addr {addr}: {e}"))?;
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on --metrics-addr {addr}: {e}"))?;
     let local = listener.local_addr()?;
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, router(telemetry)).await {

@@ -15,15 +15,11 @@ use crate::bindings::Instant;
 pub fn parse_rfc3339(s: &str) -> Result<Instant, String> {
     // The time crate accepts any byte as the date/time separator; RFC 3339 names only these.
     if !matches!(s.as_bytes().get(10), Some(b'T' | b't' | b' ')) {
-        return Err(format!(
-            "expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {s:?}"
-        ));
+        return Err(format!("expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {s:?}"));
     }
     let at = OffsetDateTime::parse(s, &Rfc3339)
         .map(OffsetDateTime::unix_timestamp)
-        .map_err(|e| {
-            format!("expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {s:?} ({e})")
-        })?;
+        .map_err(|e| format!("expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {s:?} ({e})"))?;
     if !(FIRST_WRITABLE..=LAST_WRITABLE).contains(&at) {
         return Err(format!(
             "expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {s:?} (in UTC it falls outside the years 0000 to 9999)"

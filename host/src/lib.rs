@@ -1,21 +1,21 @@
 //! The capacity sentinel host: loads versioned policy components on wasmtime, feeds them
 //! readings, memory and pins, and replays recorded traces.
 
-pub mod bindings;
-pub mod policy;
-pub mod replay;
-pub mod cli;
-pub mod instants;
-pub mod clock;
-pub mod trace;
-pub mod ports;
 pub mod adapters;
+pub mod api;
+pub mod bindings;
+pub mod cli;
+pub mod clock;
 pub mod config;
+pub mod exporter;
+pub mod instants;
+pub mod pin_service;
+pub mod policy;
+pub mod ports;
+pub mod redact;
+pub mod replay;
+pub mod setup;
 pub mod telemetry;
 pub mod tick;
-pub mod pin_service;
+pub mod trace;
 pub mod user_text;
-pub mod redact;
-pub mod setup;
-pub mod exporter;
-pub mod api;

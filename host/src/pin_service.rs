@@ -6,9 +6,9 @@
 
 use crate::bindings::{Instant, Pin, PinRequest};
 use crate::policy::PolicyError;
+use crate::policy::active::SharedPolicy;
 use crate::ports::StoreError;
 use crate::ports::pins::{AuditRecord, PinStore};
-use crate::policy::active::SharedPolicy;
 use crate::user_text;
 use std::sync::Arc;
 
@@ -50,10 +50,8 @@ impl PinService {
         let request = PinRequest { state: ask.state, reason: ask.reason, expires_at: ask.expires_at, actor: ask.actor };
         let verdict = self.policy.lock().expect("policy lock poisoned").validate_pin(&request, now)?;
         // The policy may quote what was typed (an unknown state): shown escaped, on one line.
-        let pin = verdict.map_err(|e| PinServiceError::Invalid {
-            field: field_name(e.field),
-            message: user_text::escape(&e.message).into_owned(),
-        })?;
+        let pin = verdict
+            .map_err(|e| PinServiceError::Invalid { field: field_name(e.field), message: user_text::escape(&e.message).into_owned() })?;
         plain_text("reason", &request.reason)?;
         plain_text("actor", &request.actor)?;
         Ok(self.pins.replace_pin(&pin, &pin.actor, now).await?)

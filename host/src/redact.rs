@@ -237,7 +237,10 @@ mod tests {
     fn urls_in_a_message_are_each_masked() {
         let message = "cannot connect to postgres://a:pw1@db/x (\"redis://:pw2@cache:6379\"), then http://p:9090: refused\nnext line a@b";
         let shown = redact(message);
-        assert_eq!(shown, "cannot connect to postgres://a:***@db/x (\"redis://:***@cache:6379\"), then http://p:9090: refused\nnext line a@b");
+        assert_eq!(
+            shown,
+            "cannot connect to postgres://a:***@db/x (\"redis://:***@cache:6379\"), then http://p:9090: refused\nnext line a@b"
+        );
         assert_eq!(redact(&shown), shown, "redacting twice changes nothing");
     }
 
@@ -250,7 +253,9 @@ mod tests {
 
     #[test]
     fn odd_text_never_panics() {
-        for text in ["://", "@", ":@", "a://:@", "://@:", "\u{202E}://x:y@z", "é://ü:ö@ä?pässword='é\\", "password=", "x=' \\", "?&=&", "pass\\"] {
+        for text in
+            ["://", "@", ":@", "a://:@", "://@:", "\u{202E}://x:y@z", "é://ü:ö@ä?pässword='é\\", "password=", "x=' \\", "?&=&", "pass\\"]
+        {
             let shown = redact(text);
             let _ = scrub(text, text);
             assert!(!shown.contains("ö@") && !shown.contains(":y@"), "{text:?} -> {shown:?}");

@@ -15,6 +15,7 @@ use crate::adapters::synthetic::Synthetic;
 use crate::adapters::trace_metrics::TraceMetrics;
 use crate::config::{ChannelConfig, Config, MetricsConfig, PolicyChoice, StageControllerConfig, StoreConfig};
 use crate::pin_service::PinService;
+use crate::policy::active::{ActivePolicy, SharedPolicy};
 use crate::policy::lifecycle::{self, Lifecycle};
 use crate::policy::{self, Limits, Runtime};
 use crate::ports::baselines::BaselineStore;
@@ -25,7 +26,6 @@ use crate::ports::pins::PinStore;
 use crate::ports::publisher::{Channel, Publisher};
 use crate::ports::stages::StageController;
 use crate::telemetry::Telemetry;
-use crate::policy::active::{ActivePolicy, SharedPolicy};
 use crate::tick::{Ports, Sentinel, TickSettings};
 use anyhow::Context;
 use std::sync::{Arc, Mutex};
@@ -54,8 +54,7 @@ fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
 pub async fn active_policy(config: &Config) -> anyhow::Result<ActivePolicy> {
     let Some(policies) = &config.policies else { return Ok(ActivePolicy::fixed(load_policy_file(config)?)) };
     let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
-    let lifecycle =
-        Lifecycle::start(policies.clone(), runtime, None, Arc::new(Telemetry::default()), lifecycle::Role::Follower).await?;
+    let lifecycle = Lifecycle::start(policies.clone(), runtime, None, Arc::new(Telemetry::default()), lifecycle::Role::Follower).await?;
     Ok(ActivePolicy::managed(lifecycle))
 }
 
@@ -90,9 +89,9 @@ async fn publisher(channel: Channel, c: &ChannelConfig, timeout: Duration) -> an
     Ok(match c {
         ChannelConfig::File { path } => Box::new(FilePublisher::new(channel, path)),
         ChannelConfig::Stdout => Box::new(StdoutPublisher::new(channel)),
-        ChannelConfig::Redis { url, key, expiry } => Box::new(
-            RedisPublisher::new(channel, url, key, *expiry, timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?,
-        ),
+        ChannelConfig::Redis { url, key, expiry } => {
+            Box::new(RedisPublisher::new(channel, url, key, *expiry, timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?)
+        }
         #[cfg(feature = "aws")]
         ChannelConfig::Ssm { name } => Box::new(SsmPublisher::new(channel, name, timeout).await),
         #[cfg(not(feature = "aws"))]
@@ -146,7 +145,8 @@ pub fn preflight(config: &Config, now: crate::bindings::Instant) -> anyhow::Resu
     }
     for (channel, c) in [(Channel::Cache, &config.cache), (Channel::Parameter, &config.parameter)] {
         if let ChannelConfig::Redis { url, key, expiry } = c {
-            RedisPublisher::new(channel, url, key, *expiry, config.publish_timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?;
+            RedisPublisher::new(channel, url, key, *expiry, config.publish_timeout)
+                .map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?;
         }
     }
     metrics_source(config, now)
@@ -179,14 +179,9 @@ pub async fn sentinel(
         (None, None) => unreachable!("a plain policy is loaded without [policies]"),
         (Some(policies), None) => {
             let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
-            let lifecycle = Lifecycle::start(
-                policies.clone(),
-                runtime,
-                Some(stores.memory.clone()),
-                telemetry.clone(),
-                lifecycle::Role::Leader,
-            )
-            .await?;
+            let lifecycle =
+                Lifecycle::start(policies.clone(), runtime, Some(stores.memory.clone()), telemetry.clone(), lifecycle::Role::Leader)
+                    .await?;
             ActivePolicy::managed(lifecycle)
         }
     };

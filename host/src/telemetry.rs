@@ -72,7 +72,11 @@ impl Default for Telemetry {
             r.register("stage_failures", "Stage throttle targets that failed to apply", t.stage_failures.clone());
             r.register("tick_seconds", "Duration of a whole tick", t.tick_seconds.clone());
             r.register("decision_seconds", "Duration of the policy call", t.decision_seconds.clone());
-            r.register("policy_rollbacks", "Ticks rerun with the last good policy after a trap, timeout or memory cap (alarm)", t.policy_rollbacks.clone());
+            r.register(
+                "policy_rollbacks",
+                "Ticks rerun with the last good policy after a trap, timeout or memory cap (alarm)",
+                t.policy_rollbacks.clone(),
+            );
             r.register("policy_activations", "Policy versions activated", t.policy_activations.clone());
             r.register("policy_refusals", "Policy versions refused at activation", t.policy_refusals.clone());
             r.register("shadow_decisions", "Decisions of the shadow policy", t.shadow_decisions.clone());

@@ -60,7 +60,10 @@ struct Api {
 
 impl Api {
     fn new(url: &str) -> Api {
-        Api { client: capacity_sentinel::adapters::tls::http_client().unwrap().timeout(Duration::from_secs(10)).build().unwrap(), url: url.into() }
+        Api {
+            client: capacity_sentinel::adapters::tls::http_client().unwrap().timeout(Duration::from_secs(10)).build().unwrap(),
+            url: url.into(),
+        }
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, String, Value) {
@@ -73,8 +76,7 @@ impl Api {
         }
         let response = request.send().await.unwrap();
         let status = response.status().as_u16();
-        let content_type =
-            response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+        let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
         let text = response.text().await.unwrap();
         let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
         (status, content_type, body)

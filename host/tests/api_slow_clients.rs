@@ -33,9 +33,7 @@ fn secs(d: Duration) -> String {
 fn serve(api_table: &str, nofile: Option<u32>, name: &str) -> (Sandbox, Background, SocketAddr) {
     let sb = Sandbox::new(Metrics::Synthetic);
     let hash = hex::encode(Sha256::digest(STAFF.as_bytes()));
-    sb.edit_config(|text| {
-        format!("{text}[api]\ntokens = [{{ name = \"alice\", role = \"staff\", sha256 = \"{hash}\" }}]\n{api_table}")
-    });
+    sb.edit_config(|text| format!("{text}[api]\ntokens = [{{ name = \"alice\", role = \"staff\", sha256 = \"{hash}\" }}]\n{api_table}"));
     let log = sb.path(&format!("{name}.stderr"));
     let limit = nofile.map(|n| format!("ulimit -n {n} && ")).unwrap_or_default();
     let child = Command::new("sh")
@@ -118,8 +116,7 @@ async fn a_client_trickling_its_header_is_closed_after_the_header_read_timeout()
 
 #[tokio::test]
 async fn a_stalled_or_trickling_request_body_is_refused_after_the_body_timeout() {
-    let (_sb, _server, addr) =
-        serve("header_read_timeout = \"5s\"\nrequest_body_timeout = \"1s\"\nidle_timeout = \"5s\"\n", None, "body");
+    let (_sb, _server, addr) = serve("header_read_timeout = \"5s\"\nrequest_body_timeout = \"1s\"\nidle_timeout = \"5s\"\n", None, "body");
     let head = format!(
         "PUT /v1/pin HTTP/1.1\r\nHost: sentinel\r\nAuthorization: Bearer {STAFF}\r\nContent-Type: application/json\r\n\
          Content-Length: 200\r\n\r\n{{\"state\": \"emergency\", "
@@ -134,8 +131,7 @@ async fn a_stalled_or_trickling_request_body_is_refused_after_the_body_timeout()
     };
     // One stops after a part of its body; the other sends a byte every 300 ms, which would
     // keep a timeout between bytes from ever firing.
-    let (stalled, trickling) =
-        tokio::join!(body_client(b"", Duration::ZERO), body_client(&[b' '; 100], Duration::from_millis(300)));
+    let (stalled, trickling) = tokio::join!(body_client(b"", Duration::ZERO), body_client(&[b' '; 100], Duration::from_millis(300)));
     for (what, result) in [("a stalled body", stalled), ("a trickling body", trickling)] {
         let (elapsed, response) = result.unwrap_or_else(|e| panic!("{what} with request_body_timeout = 1s: {e}"));
         eprintln!("{what}: answered and closed after {} (request_body_timeout = 1s)", secs(elapsed));
@@ -239,8 +235,7 @@ const ATTACKERS: usize = 60;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probes_get_through_while_slow_clients_flood_past_the_connection_limit() {
-    let (_sb, server, addr) =
-        serve("header_read_timeout = \"1s\"\nidle_timeout = \"1s\"\nmax_connections = 32\n", Some(NOFILE), "flood");
+    let (_sb, server, addr) = serve("header_read_timeout = \"1s\"\nidle_timeout = \"1s\"\nmax_connections = 32\n", Some(NOFILE), "flood");
     flood_and_probe(&server, addr, 32).await;
     assert!(!server.stderr().contains("open-file limit"), "32 connections fit: no warning");
 }
@@ -291,7 +286,11 @@ async fn flood_and_probe(server: &Background, addr: SocketAddr, limit: u32) {
         };
         let deadline = Duration::from_secs(1) + MARGIN;
         let response = tokio::time::timeout(deadline, probe).await.unwrap_or_else(|_| {
-            panic!("/healthz did not answer within {} while {ATTACKERS} slow clients held connections:\n{}", secs(deadline), server.stderr())
+            panic!(
+                "/healthz did not answer within {} while {ATTACKERS} slow clients held connections:\n{}",
+                secs(deadline),
+                server.stderr()
+            )
         });
         assert!(response.starts_with("HTTP/1.1 200 "), "{response}");
         latencies.push(started.elapsed());

@@ -28,10 +28,9 @@ fn check_prints_the_policy_version_and_the_store() {
 fn check_refuses_an_unknown_key_naming_it() {
     let sb = Sandbox::new(Metrics::Synthetic);
     let good = std::fs::read_to_string(&sb.config).unwrap();
-    for (typo, key) in [
-        ("tick_dedline = \"20s\"\n", "tick_dedline"),
-        ("[store]\nkind = \"sqlite\"\npath = \"x.db\"\npth = \"y.db\"\n", "pth"),
-    ] {
+    for (typo, key) in
+        [("tick_dedline = \"20s\"\n", "tick_dedline"), ("[store]\nkind = \"sqlite\"\npath = \"x.db\"\npth = \"y.db\"\n", "pth")]
+    {
         // A top-level key goes before the first table; the store table replaces the good one.
         let text = if key == "pth" {
             good.replace("[store]\nkind = \"sqlite\"\npath = \"state/sentinel.db\"\n", typo)

@@ -138,7 +138,10 @@ fn a_stored_reason_or_actor_with_a_newline_never_starts_a_log_line() {
     assert_eq!(sb.cache_doc()["cause"], "pinned", "the old pin decides: {}", ran.stderr);
     let tick_line = ran.stderr.lines().find(|l| l.contains(" sequence=")).unwrap_or_else(|| panic!("a tick line:\n{}", ran.stderr));
     assert!(tick_line.contains("ok\\n2026-01-01T00:00:00Z  INFO fake line from the reason"), "the reason, escaped: {tick_line}");
-    assert!(tick_line.contains("pinned by ops\\n2026-01-01T00:00:00Z  INFO fake line from the actor\\u{202e}"), "the actor, escaped: {tick_line}");
+    assert!(
+        tick_line.contains("pinned by ops\\n2026-01-01T00:00:00Z  INFO fake line from the actor\\u{202e}"),
+        "the actor, escaped: {tick_line}"
+    );
     for line in ran.stderr.lines() {
         assert!(!line.starts_with("2026-01-01T00:00:00Z"), "a forged log line:\n{}", ran.stderr);
         assert!(!line.contains('\u{202E}'), "an unescaped override: {line}");

@@ -35,11 +35,7 @@ fn a_repeated_minute_republishes_its_document_and_decides_nothing_new() {
 
 #[test]
 fn a_minute_whose_publication_failed_is_healed_by_a_rerun() {
-    let sb = Sandbox::with_channels(
-        Metrics::Trace(vec![cpu(t(0), 40.0)]),
-        "blocker/cache.json",
-        "blocker/parameter.json",
-    );
+    let sb = Sandbox::with_channels(Metrics::Trace(vec![cpu(t(0), 40.0)]), "blocker/cache.json", "blocker/parameter.json");
     std::fs::write(sb.path("blocker"), "a file where the channels' folder should be").unwrap();
     sb.sentinel(&["tick", "--at", &support::rfc(t(0))]).expect_code(1);
     assert_eq!(sb.ticks().len(), 1, "decided and stored, not published");

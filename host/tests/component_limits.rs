@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn component(version: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../target/policies")
-        .join(format!("capacity-policy-{version}.wasm"));
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/policies").join(format!("capacity-policy-{version}.wasm"));
     assert!(path.is_file(), "{} is missing: run `cargo policies` first", path.display());
     path
 }

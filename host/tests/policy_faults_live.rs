@@ -72,7 +72,12 @@ fn bad_modules_are_refused_or_rolled_back_while_every_tick_is_published() {
     let dir = sb.path("policies");
     std::fs::create_dir_all(&dir).unwrap();
     install(&dir, &target().join("policies/capacity-policy-1.0.0.wasm"));
-    sb.edit_config(|text| format!("{}[policies]\ndir = \"policies\"\nallow_unsigned = true\nactive = \"latest\"\npoll = \"100ms\"\n", support::without_policy_file(&text)));
+    sb.edit_config(|text| {
+        format!(
+            "{}[policies]\ndir = \"policies\"\nallow_unsigned = true\nactive = \"latest\"\npoll = \"100ms\"\n",
+            support::without_policy_file(&text)
+        )
+    });
     let port = capacity_sentinel_free_port();
     let run = sb.spawn(&["run", "--speed", "300", "--metrics-addr", &format!("127.0.0.1:{port}")], "run");
     assert!(eventually(Duration::from_secs(30), || sb.cache.exists() && sb.ticks().len() >= 5), "{}", run.stderr());
@@ -117,8 +122,7 @@ fn bad_modules_are_refused_or_rolled_back_while_every_tick_is_published() {
     let trap_tick = &ticks[TRAP_MINUTES.start as usize];
     assert_eq!(trap_tick.1["policy"]["version"], "1.0.0", "the trapping tick reran with the last good version");
     assert!(versions[TRAP_MINUTES.start as usize..].iter().all(|v| *v == "1.0.0"), "and 1.0.0 stays: {versions:?}");
-    let state: Value =
-        serde_json::from_str(&std::fs::read_to_string(sb.path("sentinel-state/policy-state.json")).unwrap()).unwrap();
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(sb.path("sentinel-state/policy-state.json")).unwrap()).unwrap();
     for version in ["9.1.0", "9.2.0", "9.4.0", "9.5.0", "9.3.0"] {
         assert!(state["unhealthy"].get(version).is_some(), "{version} is marked unhealthy: {state}");
     }

@@ -43,7 +43,10 @@ fn a_hot_swap_while_running_changes_the_version_on_the_next_tick_with_no_missed_
     assert!(ats.windows(2).all(|w| w[1] - w[0] == 60), "no minute missed or run twice: {ats:?}");
     let versions: Vec<&str> = ticks.iter().map(|(_, r)| r["policy"]["version"].as_str().unwrap()).collect();
     let switch = versions.iter().position(|v| *v == "2.0.0").expect("2.0.0 became active");
-    assert!(switch >= 10 && versions[..switch].iter().all(|v| *v == "1.0.0") && versions[switch..].iter().all(|v| *v == "2.0.0"), "{versions:?}");
+    assert!(
+        switch >= 10 && versions[..switch].iter().all(|v| *v == "1.0.0") && versions[switch..].iter().all(|v| *v == "2.0.0"),
+        "{versions:?}"
+    );
     let stderr = run.stderr();
     let line = stderr.lines().find(|l| l.contains("policy swapped in")).expect("the swap is logged");
     eprintln!("{line}");

@@ -7,14 +7,7 @@ use sha2::{Digest, Sha256};
 use std::path::Path;
 use wasmparser::{Parser, Payload};
 
-pub fn install(
-    built: &Path,
-    dest: &Path,
-    world: &str,
-    name: &str,
-    version: &str,
-    thresholds: Option<&Thresholds>,
-) -> Result<Manifest> {
+pub fn install(built: &Path, dest: &Path, world: &str, name: &str, version: &str, thresholds: Option<&Thresholds>) -> Result<Manifest> {
     let bytes = std::fs::read(built).with_context(|| format!("reading {}", built.display()))?;
     let imports = top_level_imports(&bytes).with_context(|| format!("parsing {}", built.display()))?;
     if !imports.is_empty() {
@@ -71,10 +64,7 @@ mod tests {
 
     #[test]
     fn imports_of_inner_core_modules_do_not_count() {
-        let bytes = wat::parse_str(
-            r#"(component (core module (import "env" "memory" (memory 1))))"#,
-        )
-        .unwrap();
+        let bytes = wat::parse_str(r#"(component (core module (import "env" "memory" (memory 1))))"#).unwrap();
         assert!(top_level_imports(&bytes).unwrap().is_empty());
     }
 

@@ -89,7 +89,8 @@ fn fault_features(policy: &Path, fixtures: bool) -> Result<Vec<String>> {
         bail!("{}: a shipped policy cannot ask for guest features", file.display());
     }
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-    let features: Vec<String> = text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(String::from).collect();
+    let features: Vec<String> =
+        text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()).map(String::from).collect();
     if let Some(bad) = features.iter().find(|f| !(f.starts_with("fault-") || f.starts_with("bench-"))) {
         bail!("{}: only test-only fault-* or bench-only bench-* features may be asked for, not {bad}", file.display());
     }

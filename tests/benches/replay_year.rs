@@ -16,8 +16,8 @@ use capacity_tests::policies::component_file;
 use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::year::{YEAR, synthetic, text};
 use sentinel::policy::{Limits, Runtime};
-use sentinel::replay::parallel::{Options, PolicySource, run_all};
 use sentinel::replay::load::parse_chunked;
+use sentinel::replay::parallel::{Options, PolicySource, run_all};
 use std::time::{Duration, Instant};
 
 struct Timing {
@@ -76,7 +76,8 @@ fn per_call(spec: &str, runtime: &std::sync::Arc<Runtime>, calls: u32) -> (f64, 
         scaling: Some(false),
         latency: vec![ApiLatency { api: "crm".into(), p95_ms: Some(180.0), baseline_ms: Some(120.0) }],
     };
-    let mut input = DecisionInput { now: 1_767_225_600, signal: Signal::Reading(reading), memory: None, pin: None, throttles_enabled: false };
+    let mut input =
+        DecisionInput { now: 1_767_225_600, signal: Signal::Reading(reading), memory: None, pin: None, throttles_enabled: false };
     for _ in 0..10 {
         input.memory = Some(policy.decide(&input).expect("decide").memory);
         input.now += 60;
@@ -110,7 +111,10 @@ fn main() {
     let runtime = Runtime::new(Limits::default()).expect("engine");
     let components: Vec<String> = ["1.0.0", "2.0.0"].iter().map(|v| component_path(&component_file(v)).display().to_string()).collect();
     let natives: Vec<String> = ["1.0.0", "2.0.0"].iter().map(|v| format!("{v}={}", policy_folder(v).display())).collect();
-    println!("replay benchmark: {minutes} minute ticks, two policies, {} cores", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    println!(
+        "replay benchmark: {minutes} minute ticks, two policies, {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     for latency in [true, false] {
         variant(bench, minutes, latency, &components, &natives, &runtime);
     }

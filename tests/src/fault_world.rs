@@ -130,15 +130,9 @@ name = "{PARAMETER}"
     /// The values SSM holds for the parameter, oldest first (moto keeps the history of a
     /// parameter until it is restarted), read with boto3, independently of the sentinel.
     pub fn ssm_history(&self) -> Vec<Value> {
-        let out = Command::new("python3")
-            .args(["-c", SSM_HISTORY, PARAMETER, &self.moto.endpoint()])
-            .output()
-            .expect("python3 runs");
+        let out = Command::new("python3").args(["-c", SSM_HISTORY, PARAMETER, &self.moto.endpoint()]).output().expect("python3 runs");
         assert!(out.status.success(), "reading the parameter history: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("each version holds JSON"))
-            .collect()
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("each version holds JSON")).collect()
     }
 
     /// The document Redis holds now.
@@ -153,13 +147,10 @@ name = "{PARAMETER}"
     pub fn stored_ticks(&self) -> Vec<(i64, i64, Value)> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         runtime.block_on(async {
-            let (client, connection) =
-                tokio_postgres::connect(&self.pg.dsn(), tokio_postgres::NoTls).await.expect("connects to the store");
+            let (client, connection) = tokio_postgres::connect(&self.pg.dsn(), tokio_postgres::NoTls).await.expect("connects to the store");
             tokio::spawn(connection);
-            let rows = client
-                .query("SELECT sequence, at, publication::text FROM ticks ORDER BY sequence", &[])
-                .await
-                .expect("the ticks table");
+            let rows =
+                client.query("SELECT sequence, at, publication::text FROM ticks ORDER BY sequence", &[]).await.expect("the ticks table");
             rows.iter()
                 .map(|r| {
                     let publication: Option<String> = r.get(2);
@@ -212,11 +203,7 @@ impl TickLine {
 impl Running {
     /// The process's log lines, parsed.
     pub fn log_lines(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        std::fs::read_to_string(&self.log).unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
     }
 
     pub fn log_text(&self) -> String {

@@ -31,9 +31,10 @@ pub struct Rng(u64);
 impl Rng {
     /// The seed from `var` when set, else from the clock; printed so that a failure reproduces.
     pub fn from_env(var: &str) -> Rng {
-        let seed = std::env::var(var).ok().and_then(|s| s.trim().parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-        });
+        let seed = std::env::var(var)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
         eprintln!("random seed {seed} (rerun with {var}={seed} to repeat these kills)");
         Rng(seed)
     }

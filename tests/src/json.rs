@@ -2,8 +2,8 @@
 //! one line of [`WIDTH`] characters stays on one line, and fields keep their serialization order
 //! (a `serde_json::Value` would sort them).
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Serialize;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
 /// The widest a one-line object or array may be, indentation included.

@@ -15,9 +15,7 @@ pub const VERSIONS: [&str; 2] = ["1.0.0", "2.0.0"];
 /// One engine for the whole test binary (each engine starts an epoch ticker thread).
 pub fn runtime() -> Arc<Runtime> {
     static RUNTIME: OnceLock<Arc<Runtime>> = OnceLock::new();
-    RUNTIME
-        .get_or_init(|| Runtime::new(Limits::default()).expect("the wasmtime engine starts"))
-        .clone()
+    RUNTIME.get_or_init(|| Runtime::new(Limits::default()).expect("the wasmtime engine starts")).clone()
 }
 
 /// The native modules with `policies/<version>/policy.toml`, labelled `<version>`.
@@ -35,16 +33,9 @@ pub fn component_file(version: &str) -> String {
 pub fn component(version: &str) -> Box<dyn Policy> {
     let path = component_path(&component_file(version));
     let spec = format!("{version}={}", path.display());
-    let policy = policy::open(&spec, &runtime()).unwrap_or_else(|e| {
-        panic!("opening component {}: {e}{}", path.display(), stale_hint(&path, version))
-    });
-    assert_eq!(
-        policy.identity().version,
-        version,
-        "{} describes itself as another version{}",
-        path.display(),
-        stale_hint(&path, version)
-    );
+    let policy = policy::open(&spec, &runtime())
+        .unwrap_or_else(|e| panic!("opening component {}: {e}{}", path.display(), stale_hint(&path, version)));
+    assert_eq!(policy.identity().version, version, "{} describes itself as another version{}", path.display(), stale_hint(&path, version));
     policy
 }
 

@@ -64,12 +64,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
-    let output = Command::new(sentinel())
-        .current_dir(workspace())
-        .env("RUST_LOG", "off")
-        .args(args)
-        .output()
-        .expect("sentinel runs");
+    let output = Command::new(sentinel()).current_dir(workspace()).env("RUST_LOG", "off").args(args).output().expect("sentinel runs");
     Run {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

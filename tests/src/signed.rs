@@ -34,8 +34,7 @@ impl SignedPolicies {
             for file in [component, &manifest] {
                 std::fs::copy(file, dir.join(file.file_name().expect("a file name"))).expect("copying a policy file");
             }
-            let entry = manifest::read_entry(&dir.join(manifest.file_name().expect("a file name")))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let entry = manifest::read_entry(&dir.join(manifest.file_name().expect("a file name"))).unwrap_or_else(|e| panic!("{e}"));
             signing::sign(&entry, &key).expect("signing a manifest");
         }
         SignedPolicies { dir, public_key }

@@ -63,7 +63,11 @@ pub fn synthetic(minutes: usize, latency: bool) -> Vec<TraceEvent> {
             connections_pct: Some(round(35.0 + 10.0 * cycle + noise.next() * 5.0)),
             scaling: None,
             latency: if latency {
-                vec![ApiLatency { api: "crm".into(), p95_ms: Some((120.0 + 20.0 * cycle + noise.next() * 30.0).round()), baseline_ms: None }]
+                vec![ApiLatency {
+                    api: "crm".into(),
+                    p95_ms: Some((120.0 + 20.0 * cycle + noise.next() * 30.0).round()),
+                    baseline_ms: None,
+                }]
             } else {
                 Vec::new()
             },

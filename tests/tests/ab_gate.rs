@@ -95,7 +95,16 @@ fn the_gate_fails_a_slower_candidate_naming_the_metric() {
 fn the_gate_fails_a_candidate_that_breaks_an_invariant() {
     // The hasty fixture escalates on one reading, a minute after its last change: the project's
     // gate holds it to INV-01's numbers.
-    let out = run(["replay", "--baseline", "policies/1.0.0", "--candidate", &fixture("hasty"), "--gate", "policies/gate.toml", &scenario("flapping")]);
+    let out = run([
+        "replay",
+        "--baseline",
+        "policies/1.0.0",
+        "--candidate",
+        &fixture("hasty"),
+        "--gate",
+        "policies/gate.toml",
+        &scenario("flapping"),
+    ]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(out.stderr.contains("flapping: invariant_violations (invariant violations): "), "{}", out.stderr);
     assert!(out.stderr.contains("of INV-01 (first INV-01 at 2026-10-20T14:"), "{}", out.stderr);
@@ -167,7 +176,8 @@ fn svg_timelines_are_well_formed_and_show_each_policy_state_and_marker() {
         let root = doc.root_element();
         assert_eq!(root.tag_name().name(), "svg", "{name}");
         assert_eq!(root.attribute("width"), Some("1400"), "{name}");
-        let texts: Vec<String> = doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text()).map(|t| t.trim().to_string()).collect();
+        let texts: Vec<String> =
+            doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text()).map(|t| t.trim().to_string()).collect();
         for label in ["1.0.0-native", "2.0.0-native", "difference", "emergency", "failed read", "throttles engage"] {
             assert!(texts.iter().any(|t| t == label), "{name}.svg has no text {label:?}: {texts:?}");
         }
@@ -222,7 +232,15 @@ fn the_parallel_engine_gives_the_lockstep_numbers() {
         }
     }
     let table = |jobs: &str| {
-        let mut args = vec!["replay".to_string(), "--policy".into(), specs[0].clone(), "--policy".into(), specs[1].clone(), "--jobs".into(), jobs.into()];
+        let mut args = vec![
+            "replay".to_string(),
+            "--policy".into(),
+            specs[0].clone(),
+            "--policy".into(),
+            specs[1].clone(),
+            "--jobs".into(),
+            jobs.into(),
+        ];
         args.extend(traces.iter().map(|t| scenario(&t.name)));
         run(&args).success().stdout
     };

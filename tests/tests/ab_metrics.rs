@@ -7,12 +7,12 @@
 use capacity_tests::native;
 use capacity_tests::paths::crate_dir;
 use sentinel::bindings::{
-    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision, DecisionInput, Instant,
-    Level, Pin, PinError, PinRequest, PlanRequest, PolicyDescription, ProtectionState, Signal,
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision, DecisionInput, Instant, Level, Pin,
+    PinError, PinRequest, PlanRequest, PolicyDescription, ProtectionState, Signal,
 };
+use sentinel::policy::invariants::Floors;
 use sentinel::policy::{NativePolicy, Policy, PolicyError, PolicyIdentity};
 use sentinel::replay::compare::{Accumulator, Summary};
-use sentinel::policy::invariants::Floors;
 use sentinel::trace::{Trace, parse_trace};
 
 /// 2026-10-20T14:00:00Z.
@@ -39,8 +39,7 @@ fn cpus(spec: &[(f64, usize)]) -> Vec<Option<f64>> {
 fn summary_with(policy: &mut Box<dyn Policy>, trace: &Trace, throttles: bool, floors: &Floors) -> Summary {
     let thresholds = policy.describe().expect("describe").thresholds;
     let mut acc = Accumulator::with_floors("p", &trace.name, &thresholds, floors);
-    sentinel::replay::run(trace, std::slice::from_mut(policy), throttles, &mut |_, tick| acc.add(&tick))
-        .unwrap_or_else(|e| panic!("{e}"));
+    sentinel::replay::run(trace, std::slice::from_mut(policy), throttles, &mut |_, tick| acc.add(&tick)).unwrap_or_else(|e| panic!("{e}"));
     acc.finish()
 }
 
@@ -75,7 +74,8 @@ fn over_protection_counts_unpinned_protected_minutes_with_normal_readings() {
     // A critical pin until 14:05 over calm readings is staff's choice, not over-protection; the
     // policy then steps down: constrained at 14:05 (five calm readings, no automatic change
     // yet), normal at 14:10 (five minutes later). 14:05-14:09 count.
-    let pin = r#"{"at":"2026-10-20T14:00:00Z","pin":{"state":"critical","reason":"drill","expires_at":"2026-10-20T14:05:00Z","actor":"ops"}}"#;
+    let pin =
+        r#"{"at":"2026-10-20T14:00:00Z","pin":{"state":"critical","reason":"drill","expires_at":"2026-10-20T14:05:00Z","actor":"ops"}}"#;
     let s = summary(&trace("pinned", &cpus(&[(40.0, 12)]), &format!("{pin}\n")));
     assert_eq!(s.minutes, [2, 5, 5, 0], "{s:?}");
     assert_eq!(s.over_protection_minutes, 5, "{s:?}");
@@ -186,7 +186,11 @@ impl Policy for Broken {
 
 fn violations_of(policy: Box<dyn Policy>, trace: &Trace) -> Vec<(String, String)> {
     let mut policy = policy;
-    summary_with(&mut policy, trace, false, &Floors::default()).violations.into_iter().map(|v| (v.invariant.to_string(), v.detail)).collect()
+    summary_with(&mut policy, trace, false, &Floors::default())
+        .violations
+        .into_iter()
+        .map(|v| (v.invariant.to_string(), v.detail))
+        .collect()
 }
 
 #[test]
@@ -216,8 +220,10 @@ fn the_checker_assesses_readings_itself_not_by_the_policy_s_word() {
     // Declares 1.0.0's thresholds, but decides with CPU critical at 78: cpu 80 is critical to
     // its code and constrained to what it declares. Its escalation to critical is unsupported.
     let text = std::fs::read_to_string(capacity_tests::workspace().join("policies/1.0.0/policy.toml")).unwrap();
-    let lying: capacity_guest::thresholds::PolicyFile =
-        toml::from_str(&text.replace("cpu_pct = { constrained = 70.0, critical = 85.0 }", "cpu_pct = { constrained = 70.0, critical = 78.0 }")).unwrap();
+    let lying: capacity_guest::thresholds::PolicyFile = toml::from_str(
+        &text.replace("cpu_pct = { constrained = 70.0, critical = 85.0 }", "cpu_pct = { constrained = 70.0, critical = 78.0 }"),
+    )
+    .unwrap();
     let declared = native("1.0.0").describe().unwrap();
     let mut liar: Box<dyn Policy> = Box::new(NativePolicy::new(lying, "liar", Some("liar")));
     let trace = trace("eighty", &cpus(&[(80.0, 5)]), "");

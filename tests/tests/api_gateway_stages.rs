@@ -23,31 +23,11 @@ async fn rest_api(c: &aws_sdk_apigateway::Client, stages: &[&str]) -> String {
     let id = api.id().unwrap().to_string();
     let resources = c.get_resources().rest_api_id(&id).send().await.unwrap();
     let root = resources.items().iter().find(|r| r.path() == Some("/")).unwrap().id().unwrap().to_string();
-    c.put_method()
-        .rest_api_id(&id)
-        .resource_id(&root)
-        .http_method("GET")
-        .authorization_type("NONE")
-        .send()
-        .await
-        .unwrap();
-    c.put_integration()
-        .rest_api_id(&id)
-        .resource_id(&root)
-        .http_method("GET")
-        .r#type(IntegrationType::Mock)
-        .send()
-        .await
-        .unwrap();
+    c.put_method().rest_api_id(&id).resource_id(&root).http_method("GET").authorization_type("NONE").send().await.unwrap();
+    c.put_integration().rest_api_id(&id).resource_id(&root).http_method("GET").r#type(IntegrationType::Mock).send().await.unwrap();
     let deployment = c.create_deployment().rest_api_id(&id).send().await.unwrap();
     for stage in stages {
-        c.create_stage()
-            .rest_api_id(&id)
-            .stage_name(*stage)
-            .deployment_id(deployment.id().unwrap())
-            .send()
-            .await
-            .unwrap();
+        c.create_stage().rest_api_id(&id).stage_name(*stage).deployment_id(deployment.id().unwrap()).send().await.unwrap();
     }
     id
 }
@@ -55,9 +35,7 @@ async fn rest_api(c: &aws_sdk_apigateway::Client, stages: &[&str]) -> String {
 /// The stage-wide (`*/*`) rate and burst limits, if the stage has that entry.
 async fn limits(c: &aws_sdk_apigateway::Client, api: &str, stage: &str) -> Option<(f64, i32)> {
     let out = c.get_stage().rest_api_id(api).stage_name(stage).send().await.unwrap();
-    out.method_settings()
-        .and_then(|m| m.get("*/*"))
-        .map(|s| (s.throttling_rate_limit(), s.throttling_burst_limit()))
+    out.method_settings().and_then(|m| m.get("*/*")).map(|s| (s.throttling_rate_limit(), s.throttling_burst_limit()))
 }
 
 fn target(api: &str, stage: &str) -> StageTarget {
@@ -87,10 +65,7 @@ async fn engage_then_restore_puts_the_original_throttling_back() {
     // Originally set.
     let live = target(&api, "live");
     let original = stages.engage(&live).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        original,
-        Some(json!({"method_settings_key": "*/*", "existed": true, "rate_limit": 100.0, "burst_limit": 200}))
-    );
+    assert_eq!(original, Some(json!({"method_settings_key": "*/*", "existed": true, "rate_limit": 100.0, "burst_limit": 200})));
     assert_eq!(limits(c, &api, "live").await, Some((5.0, 10)));
     // The store keeps the original as JSON text; restore gets it back from there.
     let kept: serde_json::Value = serde_json::from_str(&original.unwrap().to_string()).unwrap();
@@ -102,10 +77,7 @@ async fn engage_then_restore_puts_the_original_throttling_back() {
     // (moto keeps it, with the limits unset).
     let prod = target(&api, "prod");
     let original = stages.engage(&prod).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        original,
-        Some(json!({"method_settings_key": "*/*", "existed": false, "rate_limit": null, "burst_limit": null}))
-    );
+    assert_eq!(original, Some(json!({"method_settings_key": "*/*", "existed": false, "rate_limit": null, "burst_limit": null})));
     assert_eq!(limits(c, &api, "prod").await, Some((5.0, 10)));
     stages.restore(&prod, original.as_ref()).await.unwrap_or_else(|e| panic!("{e}"));
     match limits(c, &api, "prod").await {

@@ -103,8 +103,20 @@ async fn every_bad_metric_answer_is_a_failed_read_naming_the_signal_and_the_prob
             "scaling",
             "execution",
         ),
-        Case { what: "a Redis port", url: Some(redis.url().replace("redis://", "http://")), queries: GOOD, signal: "cpu_pct", says: "a Prometheus server? check [metrics] url" },
-        Case { what: "the sentinel's own /metrics server", url: Some(format!("http://{exporter}")), queries: GOOD, signal: "cpu_pct", says: "HTTP 404 Not Found: an empty body (is http" },
+        Case {
+            what: "a Redis port",
+            url: Some(redis.url().replace("redis://", "http://")),
+            queries: GOOD,
+            signal: "cpu_pct",
+            says: "a Prometheus server? check [metrics] url",
+        },
+        Case {
+            what: "the sentinel's own /metrics server",
+            url: Some(format!("http://{exporter}")),
+            queries: GOOD,
+            signal: "cpu_pct",
+            says: "HTTP 404 Not Found: an empty body (is http",
+        },
     ];
 
     let sb = Sandbox::with_config(&embedded_config(""));
@@ -196,7 +208,8 @@ async fn several_series_a_scalar_and_one_signal_without_data_are_read_as_documen
     let r = read(PrometheusQueries { connections_pct: Some("scalar(vector(42))".into()), ..PrometheusQueries::default() }).await;
     assert_eq!(r.expect("a reading").connections_pct, Some(42.0));
     // One signal without data is absent while another has a value; none at all is a failed read.
-    let partial = PrometheusQueries { cpu_pct: Some("vector(30)".into()), scaling: Some("absent(vector(1))".into()), ..PrometheusQueries::default() };
+    let partial =
+        PrometheusQueries { cpu_pct: Some("vector(30)".into()), scaling: Some("absent(vector(1))".into()), ..PrometheusQueries::default() };
     let r = read(partial).await.expect("a reading");
     assert_eq!((r.cpu_pct, r.scaling), (Some(30.0), None));
     let none = PrometheusQueries { scaling: Some("absent(vector(1))".into()), ..PrometheusQueries::default() };

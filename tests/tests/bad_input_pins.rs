@@ -25,13 +25,28 @@ struct CliCase {
 }
 
 fn cli_cases() -> Vec<CliCase> {
-    let c = |what, state, reason: &str, expires_in, actor, says| CliCase { what, state, reason: reason.to_string(), expires_in, actor, says };
+    let c =
+        |what, state, reason: &str, expires_in, actor, says| CliCase { what, state, reason: reason.to_string(), expires_in, actor, says };
     vec![
-        c("an unknown state", "sideways", "r", "1h", "ops@example.com", "state: must be one of normal, constrained, critical, emergency (got `sideways`)"),
+        c(
+            "an unknown state",
+            "sideways",
+            "r",
+            "1h",
+            "ops@example.com",
+            "state: must be one of normal, constrained, critical, emergency (got `sideways`)",
+        ),
         c("a blank state", "", "r", "1h", "ops@example.com", "state: must be one of"),
         c("a blank reason", "critical", "", "1h", "ops@example.com", "reason: must not be blank"),
         c("a whitespace reason", "critical", " \t  ", "1h", "ops@example.com", "reason: must not be blank"),
-        c("a reason over 500 characters", "critical", &"x".repeat(501), "1h", "ops@example.com", "reason: must be at most 500 characters (got 501)"),
+        c(
+            "a reason over 500 characters",
+            "critical",
+            &"x".repeat(501),
+            "1h",
+            "ops@example.com",
+            "reason: must be at most 500 characters (got 501)",
+        ),
         c("an expiry at now", "critical", "r", "0s", "ops@example.com", "expires_at: must be in the future"),
         c("an expiry just over 24 h ahead", "critical", "r", "24h 1min", "ops@example.com", "expires_at: must be at most 24 hours ahead"),
         c("an expiry days ahead", "critical", "r", "7days", "ops@example.com", "expires_at: must be at most 24 hours ahead"),
@@ -41,10 +56,31 @@ fn cli_cases() -> Vec<CliCase> {
         c("a blank actor", "critical", "r", "1h", "", "actor: must not be blank"),
         c("a whitespace actor", "critical", "r", "1h", "   ", "actor: must not be blank"),
         // Security review, finding 5: text that would forge a log line or read reversed.
-        c("a reason with a newline and a fake log line", "critical", "ok\n2026-01-01T00:00:00Z  INFO fake line", "1h", "ops@example.com", FORGED_REASON),
+        c(
+            "a reason with a newline and a fake log line",
+            "critical",
+            "ok\n2026-01-01T00:00:00Z  INFO fake line",
+            "1h",
+            "ops@example.com",
+            FORGED_REASON,
+        ),
         c("a reason with a right-to-left override", "critical", "abc\u{202E}fed", "1h", "ops@example.com", REVERSED_REASON),
-        c("an actor with a newline and a fake log line", "critical", "r", "1h", "ops\n2026-01-01T00:00:00Z  INFO fake line", "actor: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+000A at character 4)"),
-        c("an actor with a bidirectional isolate", "critical", "r", "1h", "\u{2066}ops", "actor: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+2066 at character 1)"),
+        c(
+            "an actor with a newline and a fake log line",
+            "critical",
+            "r",
+            "1h",
+            "ops\n2026-01-01T00:00:00Z  INFO fake line",
+            "actor: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+000A at character 4)",
+        ),
+        c(
+            "an actor with a bidirectional isolate",
+            "critical",
+            "r",
+            "1h",
+            "\u{2066}ops",
+            "actor: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+2066 at character 1)",
+        ),
     ]
 }
 
@@ -56,7 +92,18 @@ const REVERSED_REASON: &str = "reason: must not contain control characters (such
 /// Runs every CLI case against `sb` (whose config names the store), checking each with
 /// `stored` (what the store holds, read independently) and the sandbox's files.
 fn refuse_every_cli_case(sb: &Sandbox, stored: &dyn Fn() -> Vec<String>) -> usize {
-    let set = sb.sentinel(&["pin", "set", "--state", "critical", "--reason", "the pin that must survive", "--expires-in", "2h", "--actor", "ops@example.com"]);
+    let set = sb.sentinel(&[
+        "pin",
+        "set",
+        "--state",
+        "critical",
+        "--reason",
+        "the pin that must survive",
+        "--expires-in",
+        "2h",
+        "--actor",
+        "ops@example.com",
+    ]);
     set.expect_code(0);
     let (rows, files, shown) = (stored(), sb.snapshot(), sb.sentinel(&["pin", "show"]).expect_code(0).stdout);
     assert!(shown.contains("the pin that must survive"), "{shown}");
@@ -66,7 +113,12 @@ fn refuse_every_cli_case(sb: &Sandbox, stored: &dyn Fn() -> Vec<String>) -> usiz
         let ran = sb.sentinel(&args);
         let what = format!("{}: `{}`", case.what, ran.what);
         assert_eq!(ran.code, Some(4), "{what} exited {:?}\n{}", ran.code, ran.stderr);
-        assert!(ran.stderr.contains(&format!("pin refused, nothing changed: {}", case.says)), "{what}: does not say {:?}:\n{}", case.says, ran.stderr);
+        assert!(
+            ran.stderr.contains(&format!("pin refused, nothing changed: {}", case.says)),
+            "{what}: does not say {:?}:\n{}",
+            case.says,
+            ran.stderr
+        );
         assert!(ran.stdout.is_empty(), "{what}: printed an audit record: {}", ran.stdout);
         assert_eq!(stored(), rows, "{what}: the stored pin or audit changed");
         assert_unchanged(sb, &files, &what);
@@ -84,7 +136,8 @@ fn refuse_every_cli_case(sb: &Sandbox, stored: &dyn Fn() -> Vec<String>) -> usiz
     assert_eq!(sb.sentinel(&["pin", "show"]).expect_code(0).stdout, shown, "the valid pin is still the one shown");
 
     // The limits themselves are accepted, and the checks above see a replaced pin.
-    let at_limits = ["pin", "set", "--state", "emergency", "--reason", &"x".repeat(500), "--expires-in", "24h", "--actor", "ops@example.com"];
+    let at_limits =
+        ["pin", "set", "--state", "emergency", "--reason", &"x".repeat(500), "--expires-in", "24h", "--actor", "ops@example.com"];
     sb.sentinel(&at_limits).expect_code(0);
     assert_ne!(stored(), rows, "a replaced pin shows in the store");
     refusals + 2
@@ -114,11 +167,7 @@ fn every_invalid_pin_field_is_refused_on_postgres_and_its_rows_stay_byte_for_byt
     let pg = Postgres::start();
     let sb = Sandbox::new();
     let signed = SignedPolicies::install(sb.dir.path(), &[policy()]);
-    let config = format!(
-        "[store]\nkind = \"postgres\"\nurl = \"{}\"\n{}",
-        pg.url(),
-        signed.toml("1.0.0")
-    );
+    let config = format!("[store]\nkind = \"postgres\"\nurl = \"{}\"\n{}", pg.url(), signed.toml("1.0.0"));
     sb.write("sentinel.toml", config);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     let dsn = pg.dsn();
@@ -199,7 +248,14 @@ struct ApiCase {
 }
 
 impl ApiCase {
-    fn new(what: &'static str, content_type: Option<&'static str>, body: Vec<u8>, status: u16, field: Option<&'static str>, says: &str) -> ApiCase {
+    fn new(
+        what: &'static str,
+        content_type: Option<&'static str>,
+        body: Vec<u8>,
+        status: u16,
+        field: Option<&'static str>,
+        says: &str,
+    ) -> ApiCase {
         ApiCase { what, content_type, body, status, field, says: says.to_string() }
     }
 }
@@ -229,32 +285,124 @@ fn every_invalid_pin_body_is_refused_by_the_api_naming_the_field_and_changes_not
         ("a whitespace reason", pin("critical", " \t ", &at(3600)), 422, Some("reason"), "reason: must not be blank"),
         ("a reason over 500 characters", pin("critical", &long, &at(3600)), 422, Some("reason"), "reason: must be at most 500 characters"),
         ("an expiry in the past", pin("critical", "r", &at(-60)), 422, Some("expires_at"), "expires_at: must be in the future"),
-        ("an expiry more than 24 h ahead", pin("critical", "r", &at(24 * 3600 + 120)), 422, Some("expires_at"), "expires_at: must be at most 24 hours ahead"),
-        ("an expiry that does not parse", pin("critical", "r", "tomorrow"), 422, Some("expires_at"), "expires_at: expected an RFC 3339 time"),
+        (
+            "an expiry more than 24 h ahead",
+            pin("critical", "r", &at(24 * 3600 + 120)),
+            422,
+            Some("expires_at"),
+            "expires_at: must be at most 24 hours ahead",
+        ),
+        (
+            "an expiry that does not parse",
+            pin("critical", "r", "tomorrow"),
+            422,
+            Some("expires_at"),
+            "expires_at: expected an RFC 3339 time",
+        ),
         ("an expiry without a time", pin("critical", "r", "2026-10-21"), 422, Some("expires_at"), "expires_at: expected an RFC 3339 time"),
-        ("a reason with a newline and a fake log line", pin("critical", "ok\n2026-01-01T00:00:00Z  INFO fake line", &at(3600)), 422, Some("reason"), FORGED_REASON),
+        (
+            "a reason with a newline and a fake log line",
+            pin("critical", "ok\n2026-01-01T00:00:00Z  INFO fake line", &at(3600)),
+            422,
+            Some("reason"),
+            FORGED_REASON,
+        ),
         ("a reason with a right-to-left override", pin("critical", "abc\u{202E}fed", &at(3600)), 422, Some("reason"), REVERSED_REASON),
         ("a missing state", json!({ "reason": "r", "expires_at": at(3600) }), 400, None, "missing field `state`"),
         ("a missing reason", json!({ "state": "critical", "expires_at": at(3600) }), 400, None, "missing field `reason`"),
         ("a missing expiry", json!({ "state": "critical", "reason": "r" }), 400, None, "missing field `expires_at`"),
-        ("a state that is a number", json!({ "state": 3, "reason": "r", "expires_at": at(3600) }), 400, None, "state: invalid type: integer `3`"),
-        ("a reason that is null", json!({ "state": "critical", "reason": null, "expires_at": at(3600) }), 400, None, "reason: invalid type: null"),
-        ("an expiry as unix seconds", json!({ "state": "critical", "reason": "r", "expires_at": now + 3600 }), 400, None, "expires_at: invalid type: integer"),
-        ("an unknown field", json!({ "state": "critical", "reason": "r", "expires_at": at(3600), "extra": 1 }), 400, None, "unknown field `extra`"),
-        ("an actor in the body", json!({ "state": "critical", "reason": "r", "expires_at": at(3600), "actor": "mallory" }), 400, None, "unknown field `actor`"),
+        (
+            "a state that is a number",
+            json!({ "state": 3, "reason": "r", "expires_at": at(3600) }),
+            400,
+            None,
+            "state: invalid type: integer `3`",
+        ),
+        (
+            "a reason that is null",
+            json!({ "state": "critical", "reason": null, "expires_at": at(3600) }),
+            400,
+            None,
+            "reason: invalid type: null",
+        ),
+        (
+            "an expiry as unix seconds",
+            json!({ "state": "critical", "reason": "r", "expires_at": now + 3600 }),
+            400,
+            None,
+            "expires_at: invalid type: integer",
+        ),
+        (
+            "an unknown field",
+            json!({ "state": "critical", "reason": "r", "expires_at": at(3600), "extra": 1 }),
+            400,
+            None,
+            "unknown field `extra`",
+        ),
+        (
+            "an actor in the body",
+            json!({ "state": "critical", "reason": "r", "expires_at": at(3600), "actor": "mallory" }),
+            400,
+            None,
+            "unknown field `actor`",
+        ),
         ("a JSON array", json!(["critical", "r", at(3600)]), 400, None, "the body must be a JSON object"),
     ]
     .into_iter()
-    .map(|(what, body, status, field, says)| ApiCase::new(what, Some("application/json"), body.to_string().into_bytes(), status, field, says))
+    .map(|(what, body, status, field, says)| {
+        ApiCase::new(what, Some("application/json"), body.to_string().into_bytes(), status, field, says)
+    })
     .chain([
         ApiCase::new("truncated JSON", Some("application/json"), b"{\"state\": \"critical\",".to_vec(), 400, None, "EOF while parsing"),
-        ApiCase::new("trailing bytes after the object", Some("application/json"), format!("{} x", pin("critical", "r", &at(3600))).into_bytes(), 400, None, "trailing characters"),
-        ApiCase::new("binary garbage", Some("application/json"), b"\x89PNG\r\n\x1a\n\x00\xff".to_vec(), 400, None, "the body must be a JSON object"),
+        ApiCase::new(
+            "trailing bytes after the object",
+            Some("application/json"),
+            format!("{} x", pin("critical", "r", &at(3600))).into_bytes(),
+            400,
+            None,
+            "trailing characters",
+        ),
+        ApiCase::new(
+            "binary garbage",
+            Some("application/json"),
+            b"\x89PNG\r\n\x1a\n\x00\xff".to_vec(),
+            400,
+            None,
+            "the body must be a JSON object",
+        ),
         ApiCase::new("an empty body", Some("application/json"), Vec::new(), 400, None, "the body must be a JSON object"),
-        ApiCase::new("a JSON body sent as text", Some("text/plain"), pin("critical", "r", &at(3600)).to_string().into_bytes(), 415, None, "Content-Type: application/json"),
-        ApiCase::new("a form body", Some("application/x-www-form-urlencoded"), b"state=critical&reason=r".to_vec(), 415, None, "Content-Type: application/json"),
-        ApiCase::new("no content type", None, pin("critical", "r", &at(3600)).to_string().into_bytes(), 415, None, "Content-Type: application/json"),
-        ApiCase::new("a body over 16 KiB", Some("application/json"), pin("critical", &"x".repeat(17 * 1024), &at(3600)).to_string().into_bytes(), 413, None, "at most 16 KiB"),
+        ApiCase::new(
+            "a JSON body sent as text",
+            Some("text/plain"),
+            pin("critical", "r", &at(3600)).to_string().into_bytes(),
+            415,
+            None,
+            "Content-Type: application/json",
+        ),
+        ApiCase::new(
+            "a form body",
+            Some("application/x-www-form-urlencoded"),
+            b"state=critical&reason=r".to_vec(),
+            415,
+            None,
+            "Content-Type: application/json",
+        ),
+        ApiCase::new(
+            "no content type",
+            None,
+            pin("critical", "r", &at(3600)).to_string().into_bytes(),
+            415,
+            None,
+            "Content-Type: application/json",
+        ),
+        ApiCase::new(
+            "a body over 16 KiB",
+            Some("application/json"),
+            pin("critical", &"x".repeat(17 * 1024), &at(3600)).to_string().into_bytes(),
+            413,
+            None,
+            "at most 16 KiB",
+        ),
     ])
     .collect();
     for ApiCase { what, content_type, body, status, field, says } in &cases {

@@ -46,7 +46,12 @@ fn cases() -> Vec<Case> {
         line2("a JSON array, not an object", "[1,2,3]", "", "expected a JSON object"),
         // Wrong types and values.
         event2("NaN as a string", r#""reading":{"cpu_pct":"NaN"}"#, "reading.cpu_pct", r#"expected a number between 0 and 100, got "NaN""#),
-        event2("a number as a string", r#""reading":{"connections_pct":"40"}"#, "reading.connections_pct", "expected a number between 0 and 100"),
+        event2(
+            "a number as a string",
+            r#""reading":{"connections_pct":"40"}"#,
+            "reading.connections_pct",
+            "expected a number between 0 and 100",
+        ),
         event2("a negative percentage", r#""reading":{"cpu_pct":-1}"#, "reading.cpu_pct", "got -1"),
         event2("a huge percentage (1e300)", r#""reading":{"cpu_pct":1e300}"#, "reading.cpu_pct", "expected a number between 0 and 100"),
         event2(
@@ -70,7 +75,12 @@ fn cases() -> Vec<Case> {
         // Unknown, missing and doubled fields.
         event2("an unknown field at the top", r#""reading":{},"note":"x""#, "note", "unknown key"),
         event2("an unknown field in a reading", r#""reading":{"cpu":40}"#, "reading.cpu", "unknown key"),
-        event2("an unknown field in a latency", r#""reading":{"latency":[{"api":"crm","p99_ms":1}]}"#, "reading.latency[0].p99_ms", "unknown key"),
+        event2(
+            "an unknown field in a latency",
+            r#""reading":{"latency":[{"api":"crm","p99_ms":1}]}"#,
+            "reading.latency[0].p99_ms",
+            "unknown key",
+        ),
         event2("two events in one line", r#""reading":{},"read_error":"x""#, "read_error", "a line holds one event"),
         line2("no event besides at", r#"{"at":"2026-10-20T14:01:00Z"}"#, "", "expected one of reading, read_error, pin, throttles_enabled"),
         // Bad pins inside a trace.
@@ -86,7 +96,12 @@ fn cases() -> Vec<Case> {
             "pin.expires_at",
             "expected an RFC 3339 time",
         ),
-        event2("a pin without an actor", &pin(r#""state":"critical","reason":"r","expires_at":"2026-10-20T16:00:00Z""#), "pin.actor", "missing"),
+        event2(
+            "a pin without an actor",
+            &pin(r#""state":"critical","reason":"r","expires_at":"2026-10-20T16:00:00Z""#),
+            "pin.actor",
+            "missing",
+        ),
         event2(
             "a pin with a numeric reason",
             &pin(r#""state":"critical","reason":4411,"expires_at":"2026-10-20T16:00:00Z","actor":"a""#),
@@ -102,7 +117,13 @@ fn cases() -> Vec<Case> {
         event2("a pin that is not an object", r#""pin":"emergency""#, "pin", "expected an object"),
         // Files with nothing to read.
         Case { what: "an empty file", bytes: Vec::new(), line: None, field: "", says: "holds no reading or read_error line" },
-        Case { what: "blank lines only", bytes: b"\n  \n\t\n".to_vec(), line: None, field: "", says: "holds no reading or read_error line" },
+        Case {
+            what: "blank lines only",
+            bytes: b"\n  \n\t\n".to_vec(),
+            line: None,
+            field: "",
+            says: "holds no reading or read_error line",
+        },
         Case {
             what: "a pin line and nothing else",
             bytes: br#"{"at":"2026-10-20T14:00:00Z","pin":null}"#.to_vec(),

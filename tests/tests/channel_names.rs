@@ -19,7 +19,8 @@ fn config(sb: &Sandbox, url: &str) -> Config {
     let signed = SignedPolicies::install(sb.dir.path(), &[capacity_tests::bad_input::policy()]);
     let base = without_policy_file(&embedded_config(""));
     let (head, _) = base.split_once("[publish.parameter]").expect("the embedded config has a parameter channel");
-    let text = format!("{head}[publish.parameter]\nkind = \"redis\"\nurl = \"{url}\"\nkey = \"capacity:parameter\"\n{}", signed.toml("1.0.0"));
+    let text =
+        format!("{head}[publish.parameter]\nkind = \"redis\"\nurl = \"{url}\"\nkey = \"capacity:parameter\"\n{}", signed.toml("1.0.0"));
     Config::parse(&text, &sb.config()).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 

@@ -41,10 +41,9 @@ fn policy_info_reports_no_imports_and_the_manifest_identity_of_every_component()
     for (file, info) in files.iter().zip(infos) {
         let what = file.file_name().unwrap().to_string_lossy().into_owned();
         assert_eq!(info["file"], arg(file), "{what}: entries in the order given");
-        let manifest: Value = serde_json::from_str(
-            &std::fs::read_to_string(file.with_extension("manifest.json")).expect("a manifest beside each component"),
-        )
-        .expect("manifest is JSON");
+        let manifest: Value =
+            serde_json::from_str(&std::fs::read_to_string(file.with_extension("manifest.json")).expect("a manifest beside each component"))
+                .expect("manifest is JSON");
         let bytes = std::fs::read(file).unwrap();
         assert_eq!(info["imports"], serde_json::json!([]), "{what} imports something");
         assert_eq!(manifest["imports"], serde_json::json!([]), "{what}: manifest lists imports");
@@ -82,8 +81,7 @@ fn replay_jsonl_prints_the_library_lines_for_component_and_native() {
         ["incident", "signal_loss", "pins", "throttles", "ticks", "latency_learnt"].iter().map(|n| scenario(n)).collect();
     let wasm = component_path(&component_file("1.0.0"));
     let mut policy = shared_component("1.0.0");
-    let expected: Vec<String> =
-        traces.iter().flat_map(|t| replay_lines(&read_trace(t).unwrap(), &mut policy, false)).collect();
+    let expected: Vec<String> = traces.iter().flat_map(|t| replay_lines(&read_trace(t).unwrap(), &mut policy, false)).collect();
 
     let mut args = vec!["replay".into(), "--policy".into(), arg(&wasm), "--format".into(), "jsonl".into()];
     args.extend(traces.iter().map(|t| arg(t)));
@@ -192,7 +190,10 @@ fn malformed_trace_lines_fail_naming_file_line_and_field() {
         (r#"{"at":"2026-10-20T14:01:00Z","reading":{"latency":[{"api":"crm","p95_ms":-1}]}}"#, "reading.latency[0].p95_ms"),
         (r#"{"at":"2026-10-20T13:59:00Z","reading":{}}"#, "at"),
         (r#"{"at":"yesterday","read_error":"timeout"}"#, "at"),
-        (r#"{"at":"2026-10-20T14:01:00Z","pin":{"state":"panic","reason":"x","expires_at":"2026-10-20T15:00:00Z","actor":"a"}}"#, "pin.state"),
+        (
+            r#"{"at":"2026-10-20T14:01:00Z","pin":{"state":"panic","reason":"x","expires_at":"2026-10-20T15:00:00Z","actor":"a"}}"#,
+            "pin.state",
+        ),
         (r#"{"at":"2026-10-20T14:01:00Z","throttles_enabled":"yes"}"#, "throttles_enabled"),
         (r#"{"at":"2026-10-20T14:01:00Z","reading":{},"read_error":"x"}"#, "read_error"),
         ("this is not JSON", "not valid JSON"),
@@ -214,8 +215,7 @@ fn malformed_trace_lines_fail_naming_file_line_and_field() {
 fn trace_import_holds_each_value_until_the_next_sample() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("cpu.csv");
-    std::fs::write(&csv, "timestamp,value\n2014-02-14 14:30:00,10.5\n2014-02-14 14:35:00,72\n2014-02-14 14:40:00,91.25\n")
-        .unwrap();
+    std::fs::write(&csv, "timestamp,value\n2014-02-14 14:30:00,10.5\n2014-02-14 14:35:00,72\n2014-02-14 14:40:00,91.25\n").unwrap();
     let out = run(["trace", "import", "--signal", "cpu_pct", &arg(&csv)]).success();
     let got = lines(&out.stdout);
     let expected: Vec<String> = (0..11)
@@ -230,11 +230,8 @@ fn trace_import_holds_each_value_until_the_next_sample() {
         .collect();
     assert_eq!(got, expected);
     // The same as the library's import, and replayable as it is.
-    let library: Vec<String> = import_csv("cpu.csv", std::fs::File::open(&csv).unwrap(), &ImportSignal::CpuPct)
-        .unwrap()
-        .iter()
-        .map(write_event)
-        .collect();
+    let library: Vec<String> =
+        import_csv("cpu.csv", std::fs::File::open(&csv).unwrap(), &ImportSignal::CpuPct).unwrap().iter().map(write_event).collect();
     assert_eq!(got, library);
     let traced = dir.path().join("cpu.jsonl");
     run(["trace", "import", "--signal", "cpu_pct", "--output", &arg(&traced), &arg(&csv)]).success();

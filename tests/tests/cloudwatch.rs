@@ -115,9 +115,5 @@ fn cloudwatch_series_replay_alike_without_violations_and_alarm_only_in_anomalies
         }
     }
     // Four series never reach 70 % (README table): no false alarm; the two that do, alarm.
-    assert_eq!(
-        left_normal,
-        ["ec2_cpu_utilization_ac20cd", "rds_cpu_utilization_e47b3b"],
-        "the series on which 1.0.0 left normal"
-    );
+    assert_eq!(left_normal, ["ec2_cpu_utilization_ac20cd", "rds_cpu_utilization_e47b3b"], "the series on which 1.0.0 left normal");
 }

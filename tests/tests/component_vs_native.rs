@@ -10,8 +10,8 @@ use capacity_tests::{first_difference, native, replay_lines, shared_component};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use sentinel::bindings::{
-    AdmissionRequest, ApiLatency, ApiSamples, Instant, LatencySample, Pin, PlanRequest, ProtectionState, QueuedBatch,
-    Reading, Signal, WorkspaceLoad,
+    AdmissionRequest, ApiLatency, ApiSamples, Instant, LatencySample, Pin, PlanRequest, ProtectionState, QueuedBatch, Reading, Signal,
+    WorkspaceLoad,
 };
 use sentinel::policy::Policy;
 use sentinel::replay::compare::Accumulator;
@@ -165,9 +165,7 @@ fn same_replay(pairs: &Pairs, trace: &Trace, throttles: bool) -> Result<(), Test
 #[test]
 fn component_replays_random_traces_like_native_modules() {
     let pairs = pairs();
-    runner(cases())
-        .run(&trace(false), |(trace, throttles)| same_replay(&pairs, &trace, throttles))
-        .unwrap_or_else(|e| panic!("{e}"));
+    runner(cases()).run(&trace(false), |(trace, throttles)| same_replay(&pairs, &trace, throttles)).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -214,14 +212,13 @@ fn written_traces_parse_back_to_the_same_events() {
 
 fn samples() -> impl Strategy<Value = (Instant, Vec<ApiSamples>)> {
     let hour = (0i64..48).prop_map(|h| START + h * 3600);
-    let group = (prop_oneof![Just("crm"), Just("search"), Just("billing")], 0usize..140, 1.0f64..500.0).prop_flat_map(
-        |(api, n, typical)| {
+    let group =
+        (prop_oneof![Just("crm"), Just("search"), Just("billing")], 0usize..140, 1.0f64..500.0).prop_flat_map(|(api, n, typical)| {
             prop::collection::vec(((0i64..26 * 60), (0.5f64..2.0)), n).prop_map(move |points| ApiSamples {
                 api: api.to_string(),
                 samples: points.into_iter().map(|(m, k)| LatencySample { at: START + m * 60, p95_ms: typical * k }).collect(),
             })
-        },
-    );
+        });
     (hour, prop::collection::vec(group, 0..4))
 }
 
@@ -236,16 +233,14 @@ fn factor() -> impl Strategy<Value = Option<f64>> {
 
 fn admission_request() -> impl Strategy<Value = AdmissionRequest> {
     (factor(), 0u32..40, 0u32..40, 0u32..12, 0u32..45, 0u32..45, 0u32..14).prop_map(
-        |(factor, cluster_batches, service_batches, share, cluster_in_flight, service_in_flight, workspace_in_flight)| {
-            AdmissionRequest {
-                factor,
-                cluster_batches,
-                service_batches,
-                share,
-                cluster_in_flight,
-                service_in_flight,
-                workspace_in_flight,
-            }
+        |(factor, cluster_batches, service_batches, share, cluster_in_flight, service_in_flight, workspace_in_flight)| AdmissionRequest {
+            factor,
+            cluster_batches,
+            service_batches,
+            share,
+            cluster_in_flight,
+            service_in_flight,
+            workspace_in_flight,
         },
     )
 }
@@ -254,22 +249,21 @@ fn plan_request() -> impl Strategy<Value = PlanRequest> {
     let name = || prop_oneof![Just("acme"), Just("beta"), Just("corp"), Just("dune")].prop_map(str::to_string);
     let load = (name(), 0u32..6, 0u32..4).prop_map(|(workspace, share, in_flight)| WorkspaceLoad { workspace, share, in_flight });
     let batch = (name(), 0i64..50).prop_map(|(workspace, t)| (workspace, START + t * 60));
-    (factor(), 0u32..30, 0u32..20, 0u32..25, 0u32..20, prop::collection::vec(load, 0..5), prop::collection::vec(batch, 0..20))
-        .prop_map(|(factor, cluster_batches, service_batches, cluster_in_flight, service_in_flight, workspaces, queue)| {
-            PlanRequest {
-                factor,
-                cluster_batches,
-                service_batches,
-                cluster_in_flight,
-                service_in_flight,
-                workspaces,
-                queue: queue
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, (workspace, enqueued_at))| QueuedBatch { id: format!("b{i}"), workspace, enqueued_at })
-                    .collect(),
-            }
-        })
+    (factor(), 0u32..30, 0u32..20, 0u32..25, 0u32..20, prop::collection::vec(load, 0..5), prop::collection::vec(batch, 0..20)).prop_map(
+        |(factor, cluster_batches, service_batches, cluster_in_flight, service_in_flight, workspaces, queue)| PlanRequest {
+            factor,
+            cluster_batches,
+            service_batches,
+            cluster_in_flight,
+            service_in_flight,
+            workspaces,
+            queue: queue
+                .into_iter()
+                .enumerate()
+                .map(|(i, (workspace, enqueued_at))| QueuedBatch { id: format!("b{i}"), workspace, enqueued_at })
+                .collect(),
+        },
+    )
 }
 
 /// NaN is the one value that is not equal to itself: compare through JSON, which writes it null.

@@ -12,8 +12,8 @@ use capacity_tests::paths::{crate_dir, files_ending};
 use capacity_tests::policies::component_hint;
 use capacity_tests::{bless, json, native, shared_component};
 use sentinel::bindings::{
-    AdmissionOutcome, AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision,
-    DecisionInput, Instant, Pin, PinError, PinField, PinRequest, PlanRequest, ProtectionState, ThrottleIntent,
+    AdmissionOutcome, AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision, DecisionInput, Instant,
+    Pin, PinError, PinField, PinRequest, PlanRequest, ProtectionState, ThrottleIntent,
 };
 use sentinel::policy::Policy;
 use serde::de::DeserializeOwned;
@@ -83,10 +83,7 @@ where
                 Some(expected) => {
                     for (side, actual) in [("native modules", &from_native), ("component", &from_component)] {
                         if actual != expected {
-                            failures.push(format!(
-                                "{place}, {side}:\n  {}",
-                                differences(expected, actual).join("\n  ")
-                            ));
+                            failures.push(format!("{place}, {side}:\n  {}", differences(expected, actual).join("\n  ")));
                         }
                     }
                 }
@@ -135,14 +132,16 @@ fn decision_vectors() {
     let intents: Vec<ThrottleIntent> = results.iter().map(|d| d.throttles).collect();
     covers("decision", &intents, &[ThrottleIntent::Engage, ThrottleIntent::Release, ThrottleIntent::None]);
     let states: Vec<ProtectionState> = results.iter().filter(|d| d.changed).map(|d| d.state).collect();
-    covers("changing decision", &states, &[ProtectionState::Normal, ProtectionState::Constrained, ProtectionState::Critical, ProtectionState::Emergency]);
+    covers(
+        "changing decision",
+        &states,
+        &[ProtectionState::Normal, ProtectionState::Constrained, ProtectionState::Critical, ProtectionState::Emergency],
+    );
 }
 
 #[test]
 fn admission_vectors() {
-    let results = check_kind::<AdmissionRequest, AdmissionResult>("admission", |p, input| {
-        p.resolve_budget(input).expect("resolve_budget")
-    });
+    let results = check_kind::<AdmissionRequest, AdmissionResult>("admission", |p, input| p.resolve_budget(input).expect("resolve_budget"));
     use AdmissionOutcome::*;
     let outcomes: Vec<AdmissionOutcome> = results.iter().map(|r| r.outcome).collect();
     covers("admission", &outcomes, &[Admit, WaitClusterFull, WaitServiceFull, WaitWorkspaceFull, WaitCapacityZero]);
@@ -158,9 +157,8 @@ fn planner_vectors() {
 
 #[test]
 fn pin_vectors() {
-    let results = check_kind::<PinCase, Result<Pin, PinError>>("pins", |p, input| {
-        p.validate_pin(&input.request, input.now).expect("validate_pin")
-    });
+    let results =
+        check_kind::<PinCase, Result<Pin, PinError>>("pins", |p, input| p.validate_pin(&input.request, input.now).expect("validate_pin"));
     let fields: Vec<PinField> = results.iter().filter_map(|r| r.as_ref().err().map(|e| e.field)).collect();
     covers("refused pin", &fields, &[PinField::State, PinField::Reason, PinField::ExpiresAt, PinField::Actor]);
     assert!(results.iter().any(Result::is_ok), "no pin vector is accepted");
@@ -194,7 +192,11 @@ fn the_self_checks_fixed_inputs_are_the_decision_vectors_inputs() {
         write_golden(&path, &(serde_json::to_string_pretty(&vectors).unwrap() + "\n"));
         return;
     }
-    assert_eq!(host.len(), vectors.len(), "the self-check's inputs and the decision vectors differ in number (BLESS=1 rewrites the host's copy)");
+    assert_eq!(
+        host.len(),
+        vectors.len(),
+        "the self-check's inputs and the decision vectors differ in number (BLESS=1 rewrites the host's copy)"
+    );
     for (h, v) in host.iter().zip(&vectors) {
         assert_eq!(h, v, "the self-check's input `{}` differs from the vector `{}` (BLESS=1 rewrites the host's copy)", h.name, v.name);
     }

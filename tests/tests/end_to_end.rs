@@ -133,10 +133,7 @@ name = "{PARAMETER}"
     }
 
     fn ssm_document(&self) -> Value {
-        let out = Command::new("python3")
-            .args(["-c", SSM_GET, PARAMETER, &self.moto.endpoint()])
-            .output()
-            .expect("python3 runs");
+        let out = Command::new("python3").args(["-c", SSM_GET, PARAMETER, &self.moto.endpoint()]).output().expect("python3 runs");
         assert!(out.status.success(), "reading the parameter: {}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice(&out.stdout).expect("the parameter holds JSON")
     }

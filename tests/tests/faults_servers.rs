@@ -55,13 +55,7 @@ impl Phase {
 
 /// Breaks a server, lets `ticks` ticks run, restores it (ready to serve), then lets three more
 /// run. The hung listener, if any, lives in `world.hung` between the two.
-fn outage(
-    world: &mut World,
-    run: &Running,
-    ticks: usize,
-    break_it: impl FnOnce(&mut World),
-    restore: impl FnOnce(&mut World),
-) -> Phase {
+fn outage(world: &mut World, run: &Running, ticks: usize, break_it: impl FnOnce(&mut World), restore: impl FnOnce(&mut World)) -> Phase {
     let from = wall_now();
     break_it(world);
     run.await_ticks(ticks);
@@ -294,7 +288,11 @@ fn postgres_killed_then_hung_no_minute_is_decided_without_the_lock_and_the_next_
     // The store holds exactly the decided minutes, in sequence; SSM got each of them.
     let decided = ticks.iter().filter(|t| !t.failed).count();
     let stored = world.stored_ticks();
-    assert_eq!(stored.iter().map(|t| t.0).collect::<Vec<_>>(), (1..=decided as i64).collect::<Vec<_>>(), "a record per decided minute, in sequence");
+    assert_eq!(
+        stored.iter().map(|t| t.0).collect::<Vec<_>>(),
+        (1..=decided as i64).collect::<Vec<_>>(),
+        "a record per decided minute, in sequence"
+    );
     let published: Vec<u64> = world.ssm_history().iter().map(|d| d["sequence"].as_u64().expect("a sequence")).collect();
     assert_eq!(published, (1..=decided as u64).collect::<Vec<_>>(), "published exactly the decided minutes");
 }

@@ -135,7 +135,10 @@ fn cycles(g: &Graph) -> Vec<String> {
     for (module, edges) in g {
         for (imported, files) in edges {
             if reachable(g, imported).contains(module) {
-                cycles.push(format!("{module} -> {imported} (in {}), and {imported} reaches {module} back", files.iter().cloned().collect::<Vec<_>>().join(", ")));
+                cycles.push(format!(
+                    "{module} -> {imported} (in {}), and {imported} reaches {module} back",
+                    files.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
             }
         }
     }

@@ -39,8 +39,7 @@ async fn until_holders(client: &tokio_postgres::Client, key: i64, count: i64) ->
 #[tokio::test]
 async fn a_second_sentinel_is_refused_while_held_and_gets_in_once_released() {
     let server = server();
-    let (first, second) =
-        (PostgresLeadership::new(&server.url(), TIMEOUT, 4201), PostgresLeadership::new(&server.dsn(), TIMEOUT, 4201));
+    let (first, second) = (PostgresLeadership::new(&server.url(), TIMEOUT, 4201), PostgresLeadership::new(&server.dsn(), TIMEOUT, 4201));
     let observer = raw(&server.url()).await;
     let lease = first.acquire(None).await.unwrap();
     assert_eq!(holders(&observer, 4201).await, 1, "the lock is in PostgreSQL, for every session to see");
@@ -51,10 +50,7 @@ async fn a_second_sentinel_is_refused_while_held_and_gets_in_once_released() {
     assert!(started.elapsed() < Duration::from_millis(500), "{:?}", started.elapsed());
     match &err {
         LockError::Held { what } => {
-            assert!(
-                what.contains(&format!("pg_advisory_lock(4201) on 127.0.0.1:{}/postgres", server.process.port)),
-                "{what}"
-            );
+            assert!(what.contains(&format!("pg_advisory_lock(4201) on 127.0.0.1:{}/postgres", server.process.port)), "{what}");
             let me = format!("capacity-sentinel[{}]", std::process::id());
             assert!(what.contains(&me), "names the holder: {what}");
         }
@@ -126,11 +122,8 @@ async fn a_holder_whose_session_dies_frees_the_lock() {
     let lock = PostgresLeadership::new(&server.url(), TIMEOUT, 4205);
     let lease = lock.acquire(None).await.unwrap();
     let admin = raw(&server.url()).await;
-    let pid: i32 = admin
-        .query_one("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = 4205", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let pid: i32 =
+        admin.query_one("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = 4205", &[]).await.unwrap().get(0);
     let killed = Instant::now();
     admin.execute("SELECT pg_terminate_backend($1)", &[&pid]).await.unwrap();
     let other = PostgresLeadership::new(&server.url(), TIMEOUT, 4205);
@@ -159,11 +152,8 @@ async fn an_unreachable_or_hung_server_fails_the_acquire_in_time() {
     let hung = HungServer::start();
     let timeout = Duration::from_millis(400);
     let started = Instant::now();
-    let err = PostgresLeadership::new(&format!("postgres://postgres@{}/db", hung.addr()), timeout, 1)
-        .acquire(None)
-        .await
-        .err()
-        .expect("hung");
+    let err =
+        PostgresLeadership::new(&format!("postgres://postgres@{}/db", hung.addr()), timeout, 1).acquire(None).await.err().expect("hung");
     let elapsed = started.elapsed();
     eprintln!("hung: {elapsed:?}: {err}");
     assert!(elapsed >= timeout && elapsed < timeout + Duration::from_millis(500), "{elapsed:?}");

@@ -105,9 +105,13 @@ async fn expiry_is_audited_only_when_the_stored_pin_is_unchanged() {
     let old = pin(ProtectionState::Emergency, "incident", T0);
     store.replace_pin(&old, "alice", T0 - 3600).await.unwrap();
     // Stored JSON with other spacing and key order is still the same pin: values are compared.
-    db.raw().await.batch_execute(
-        r#"UPDATE pin SET pin = '{ "actor": "ops@example", "expires_at": 1792504980, "reason": "incident", "state": "Emergency" }'"#,
-    ).await.unwrap();
+    db.raw()
+        .await
+        .batch_execute(
+            r#"UPDATE pin SET pin = '{ "actor": "ops@example", "expires_at": 1792504980, "reason": "incident", "state": "Emergency" }'"#,
+        )
+        .await
+        .unwrap();
 
     let mut tick = commit(T0 + 60);
     tick.expired_pin = Some(old.clone());
@@ -194,8 +198,7 @@ async fn stage_status_is_upserted_per_target_with_its_original_settings() {
     tick.stages = BTreeMap::from([("api1/prod".to_string(), StageStatus::default())]);
     store.commit_tick(&tick).await.unwrap();
     let status = store.stage_status().await.unwrap();
-    let released =
-        BTreeMap::from([("api1/prod".into(), StageStatus::default()), ("api2/prod".into(), StageStatus::default())]);
+    let released = BTreeMap::from([("api1/prod".into(), StageStatus::default()), ("api2/prod".into(), StageStatus::default())]);
     assert_eq!(status, released);
 }
 
@@ -404,11 +407,7 @@ async fn a_killed_and_restarted_server_heals_on_the_next_call() {
     server.restart();
     let outcomes = vec![ChannelOutcome { channel: "cache".into(), ok: true, error: None }];
     store.record_publication(3, &outcomes).await.unwrap();
-    let stored: Option<String> = raw(&server.url())
-        .await
-        .query_one("SELECT publication::text FROM ticks WHERE sequence = 3", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let stored: Option<String> =
+        raw(&server.url()).await.query_one("SELECT publication::text FROM ticks WHERE sequence = 3", &[]).await.unwrap().get(0);
     assert_eq!(serde_json::from_str::<Vec<ChannelOutcome>>(&stored.unwrap()).unwrap(), outcomes);
 }

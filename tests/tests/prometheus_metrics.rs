@@ -2,10 +2,10 @@
 //! PostgreSQL exporter in front of a private PostgreSQL, real PromQL over the exporter's metrics,
 //! sessions opened with tokio-postgres, and servers that are down or hung.
 
+use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::postgres::Postgres;
 use capacity_tests::servers::prometheus::{PostgresExporter, Prometheus};
-use capacity_tests::servers::free_port;
 use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries};
 use sentinel::bindings::{ApiLatency, Reading};
 use sentinel::ports::metrics::{MetricsError, MetricsSource};
@@ -13,8 +13,7 @@ use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Connections in use as a share of `max_connections`, per server (the source takes the largest).
-const CONNECTIONS: &str =
-    "100 * sum by (server) (pg_stat_activity_count) / sum by (server) (pg_settings_max_connections)";
+const CONNECTIONS: &str = "100 * sum by (server) (pg_stat_activity_count) / sum by (server) (pg_settings_max_connections)";
 /// Database load: seconds per second spent executing SQL (average active sessions) over 4 vCPUs.
 const CPU: &str = "100 * sum(rate(pg_stat_database_active_time[1m])) / 1000 / 4";
 /// The database's capacity changed in the last five minutes (a restart with more connections).
@@ -123,13 +122,20 @@ async fn connections_follow_real_postgres_sessions() {
     // Asked about an earlier minute, Prometheus answers with what it had then: nothing was
     // scraped an hour ago, and no data for any signal is a failed read naming the queries.
     let earlier = s.read(unix_now() - 3600).await.expect_err("no data an hour back");
-    assert!(matches!(&earlier, MetricsError::NoData(why) if why.contains("connections_pct") && why.contains("empty result")), "{earlier:?}");
+    assert!(
+        matches!(&earlier, MetricsError::NoData(why) if why.contains("connections_pct") && why.contains("empty result")),
+        "{earlier:?}"
+    );
 
     // The exporter's address by mistake: it answers any path with its HTML landing page.
-    let wrong = source(&format!("http://{}", exporter.target()), only(|q| q.connections_pct = Some(CONNECTIONS.into())), Duration::from_secs(2));
+    let wrong =
+        source(&format!("http://{}", exporter.target()), only(|q| q.connections_pct = Some(CONNECTIONS.into())), Duration::from_secs(2));
     let err = read(&wrong).await.expect_err("not Prometheus");
     eprintln!("the exporter's address: {err}");
-    assert!(matches!(&err, MetricsError::Malformed { field, message } if field == "connections_pct" && message.contains(CONNECTIONS)), "{err:?}");
+    assert!(
+        matches!(&err, MetricsError::Malformed { field, message } if field == "connections_pct" && message.contains(CONNECTIONS)),
+        "{err:?}"
+    );
     drop(prom);
 }
 
@@ -141,7 +147,9 @@ async fn empty_results_are_absent_signals_and_promql_errors_are_failed_reads() {
         cpu_pct: Some("vector(12.5)".into()),
         connections_pct: Some(CONNECTIONS.into()),
         scaling: Some(SCALING.into()),
-        latency_p95_ms: Some(r#"histogram_quantile(0.95, sum by (api, le) (rate(http_request_duration_seconds_bucket[5m]))) * 1000"#.into()),
+        latency_p95_ms: Some(
+            r#"histogram_quantile(0.95, sum by (api, le) (rate(http_request_duration_seconds_bucket[5m]))) * 1000"#.into(),
+        ),
         ..PrometheusQueries::default()
     };
     let r = read(&source(&prom.url(), queries, Duration::from_secs(2))).await.expect("a read");
@@ -149,10 +157,14 @@ async fn empty_results_are_absent_signals_and_promql_errors_are_failed_reads() {
 
     // A syntax error: HTTP 400, bad_data.
     let broken = r#"100 * (1 - avg(rate(node_cpu_seconds_total{mode="idle"}[1m]))"#;
-    let s = source(&prom.url(), only(|q| {
-        q.cpu_pct = Some(broken.into());
-        q.connections_pct = Some(CONNECTIONS.into());
-    }), Duration::from_secs(2));
+    let s = source(
+        &prom.url(),
+        only(|q| {
+            q.cpu_pct = Some(broken.into());
+            q.connections_pct = Some(CONNECTIONS.into());
+        }),
+        Duration::from_secs(2),
+    );
     let t = Instant::now();
     let err = read(&s).await.expect_err("a syntax error");
     eprintln!("syntax error after {:?}: {err}", t.elapsed());
@@ -190,10 +202,14 @@ async fn latency_is_one_entry_per_series_keyed_by_the_label() {
     let three = r#"label_replace(vector(180), "route", "crm", "", "")
         or label_replace(label_replace(vector(95.5), "route", "billing", "", ""), "instance", "a", "", "")
         or label_replace(label_replace(vector(120), "route", "billing", "", ""), "instance", "b", "", "")"#;
-    let s = source(&prom.url(), only(|q| {
-        q.latency_p95_ms = Some(three.into());
-        q.latency_label = "route".into();
-    }), Duration::from_secs(2));
+    let s = source(
+        &prom.url(),
+        only(|q| {
+            q.latency_p95_ms = Some(three.into());
+            q.latency_label = "route".into();
+        }),
+        Duration::from_secs(2),
+    );
     assert_eq!(s.describe(), format!("prometheus {} (latency by route)", prom.url()));
     let r = read(&s).await.unwrap();
     let got: Vec<(String, Option<f64>)> = r.latency.iter().map(|l| (l.api.clone(), l.p95_ms)).collect();
@@ -221,7 +237,10 @@ async fn non_finite_and_non_vector_values_are_malformed() {
     assert!(err.to_string().contains("vector(NaN)"), "{err}");
 
     let err = read_one(|q| q.connections_pct = Some("vector(1) / vector(0)".into())).await.expect_err("+Inf");
-    assert!(matches!(&err, MetricsError::Malformed { field, message } if field == "connections_pct" && message.contains("+Inf")), "{err:?}");
+    assert!(
+        matches!(&err, MetricsError::Malformed { field, message } if field == "connections_pct" && message.contains("+Inf")),
+        "{err:?}"
+    );
 
     let err = read_one(|q| q.latency_p95_ms = Some(r#"label_replace(vector(-Inf), "api", "crm", "", "")"#.into())).await.expect_err("-Inf");
     assert!(matches!(&err, MetricsError::Malformed { field, .. } if field == "latency[crm].p95_ms"), "{err:?}");

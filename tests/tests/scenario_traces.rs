@@ -19,10 +19,8 @@ fn traces_dir() -> PathBuf {
 
 /// Every scenario trace (`*.jsonl` that is not an expected output), sorted.
 fn scenario_files() -> Vec<PathBuf> {
-    let files: Vec<PathBuf> = files_ending(&traces_dir(), ".jsonl")
-        .into_iter()
-        .filter(|p| !p.to_string_lossy().ends_with(".expected.jsonl"))
-        .collect();
+    let files: Vec<PathBuf> =
+        files_ending(&traces_dir(), ".jsonl").into_iter().filter(|p| !p.to_string_lossy().ends_with(".expected.jsonl")).collect();
     assert!(files.len() >= 11, "expected the scenario traces in {}, found {files:?}", traces_dir().display());
     files
 }

@@ -38,12 +38,8 @@ pub fn first_full(rooms: [i64; 3]) -> O {
 pub fn violations(r: &AdmissionRequest, res: &AdmissionResult) -> Vec<String> {
     let mut f = Findings::default();
     let (factor, failed) = usable(r.factor);
-    f.ensure(res.factor_used.to_bits() == factor.to_bits(), || {
-        format!("factor_used {}, expected {factor}", res.factor_used)
-    });
-    f.ensure(res.factor_read_failed == failed, || {
-        format!("factor_read_failed {}, expected {failed}", res.factor_read_failed)
-    });
+    f.ensure(res.factor_used.to_bits() == factor.to_bits(), || format!("factor_used {}, expected {factor}", res.factor_used));
+    f.ensure(res.factor_read_failed == failed, || format!("factor_read_failed {}, expected {failed}", res.factor_read_failed));
     if factor == 0.0 {
         f.ensure(res.admit == 0 && res.outcome == O::WaitCapacityZero, || {
             format!("a zero factor admits nothing and waits, got {} {:?}", res.admit, res.outcome)
@@ -53,19 +49,12 @@ pub fn violations(r: &AdmissionRequest, res: &AdmissionResult) -> Vec<String> {
     let (cluster, service) = budgets(factor, r.cluster_batches, r.service_batches);
     let ceiling = ceiling(r.share, service);
     let got = (i64::from(res.cluster_budget), i64::from(res.service_budget), i64::from(res.workspace_ceiling));
-    f.ensure(got == (cluster, service, ceiling), || {
-        format!("budgets/ceiling {got:?}, expected {:?}", (cluster, service, ceiling))
-    });
-    let rooms = [
-        cluster - i64::from(r.cluster_in_flight),
-        service - i64::from(r.service_in_flight),
-        ceiling - i64::from(r.workspace_in_flight),
-    ];
+    f.ensure(got == (cluster, service, ceiling), || format!("budgets/ceiling {got:?}, expected {:?}", (cluster, service, ceiling)));
+    let rooms =
+        [cluster - i64::from(r.cluster_in_flight), service - i64::from(r.service_in_flight), ceiling - i64::from(r.workspace_in_flight)];
     let admit = rooms.iter().copied().min().unwrap_or(0).max(0);
     f.ensure(i64::from(res.admit) == admit, || format!("admit {}, expected {admit} (rooms {rooms:?})", res.admit));
-    f.ensure(rooms.iter().all(|room| i64::from(res.admit) <= (*room).max(0)), || {
-        format!("admit {} above a room {rooms:?}", res.admit)
-    });
+    f.ensure(rooms.iter().all(|room| i64::from(res.admit) <= (*room).max(0)), || format!("admit {} above a room {rooms:?}", res.admit));
     let outcome = if admit > 0 { O::Admit } else { first_full(rooms) };
     f.ensure(res.outcome == outcome, || format!("outcome {:?}, expected {outcome:?}", res.outcome));
     f.into_vec()

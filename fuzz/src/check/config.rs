@@ -11,18 +11,8 @@ use std::time::Duration;
 
 const PATH: &str = "fuzz/sentinel.toml";
 /// The top-level keys of the file (`host/config/sentinel.example.toml`).
-const KEYS: [&str; 10] = [
-    "policy",
-    "tick_deadline",
-    "throttles_enabled",
-    "policy_limits",
-    "store",
-    "metrics",
-    "publish",
-    "stages",
-    "api",
-    "policies",
-];
+const KEYS: [&str; 10] =
+    ["policy", "tick_deadline", "throttles_enabled", "policy_limits", "store", "metrics", "publish", "stages", "api", "policies"];
 
 pub fn violations(text: &str) -> Vec<String> {
     let mut f = Findings::default();
@@ -39,8 +29,7 @@ pub fn violations(text: &str) -> Vec<String> {
         Err(ConfigError::Invalid { path, message }) => {
             f.ensure(path == PATH, || format!("the error names {path:?}, not {PATH:?}"));
             let key = message.split_once(": ").map(|(k, _)| k).filter(|k| is_key(k, text));
-            let located = (message.contains("TOML parse error at line ") && message.contains(", column "))
-                || message.contains("(line ");
+            let located = (message.contains("TOML parse error at line ") && message.contains(", column ")) || message.contains("(line ");
             f.ensure(key.is_some() || located, || format!("the error names neither a key nor a line: {message:?}"));
         }
         Err(e) => f.ensure(false, || format!("parsing text gave a read error: {e}")),
@@ -62,9 +51,7 @@ fn accepted(f: &mut Findings, c: &Config) {
     f.ensure(c.source == PATH, || format!("source {:?}", c.source));
     f.ensure(within(c.tick_deadline, s(1), s(50)), || format!("tick_deadline {:?}", c.tick_deadline));
     f.ensure(within(c.policy_deadline, ms(10), s(10)), || format!("policy deadline {:?}", c.policy_deadline));
-    f.ensure((1 << 20..=1024 << 20).contains(&c.policy_memory_bytes), || {
-        format!("policy memory {}", c.policy_memory_bytes)
-    });
+    f.ensure((1 << 20..=1024 << 20).contains(&c.policy_memory_bytes), || format!("policy memory {}", c.policy_memory_bytes));
     f.ensure(within(c.read_timeout, ms(10), c.tick_deadline), || format!("metrics timeout {:?}", c.read_timeout));
     f.ensure(within(c.publish_timeout, ms(10), c.tick_deadline), || format!("publish timeout {:?}", c.publish_timeout));
     if let StoreConfig::Postgres { timeout, .. } = &c.store {
@@ -72,9 +59,7 @@ fn accepted(f: &mut Findings, c: &Config) {
     }
     for channel in [&c.cache, &c.parameter] {
         match channel {
-            ChannelConfig::Redis { expiry, .. } => {
-                f.ensure(within(*expiry, s(60), s(86_400)), || format!("redis expiry {expiry:?}"))
-            }
+            ChannelConfig::Redis { expiry, .. } => f.ensure(within(*expiry, s(60), s(86_400)), || format!("redis expiry {expiry:?}")),
             ChannelConfig::Ssm { name } => f.ensure(!name.trim().is_empty(), || "a blank SSM name".into()),
             _ => {}
         }

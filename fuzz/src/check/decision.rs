@@ -6,8 +6,7 @@
 
 use super::Findings;
 use sentinel::bindings::{
-    Cause, Decision, DecisionInput, Factors, Instant, Level, Memory, ProtectionState as S, RecentEntry, Signal,
-    Thresholds, ThrottleIntent,
+    Cause, Decision, DecisionInput, Factors, Instant, Level, Memory, ProtectionState as S, RecentEntry, Signal, Thresholds, ThrottleIntent,
 };
 use sentinel::names::{level_rank, rank};
 use sentinel::replay::invariants::assess;
@@ -31,16 +30,12 @@ pub fn violations(input: &DecisionInput, d: &Decision, t: &Thresholds) -> Vec<St
     f.ensure(d.changed == (d.state != prev), || "changed disagrees with previous and state".into());
     f.ensure(m.state == d.state, || format!("memory.state {:?} is not the state {:?}", m.state, d.state));
     let expected = factors_of(d.state, t);
-    f.ensure(same_factors(&d.factors, &expected), || {
-        format!("factors {:?} are not {:?}'s {expected:?}", d.factors, d.state)
-    });
+    f.ensure(same_factors(&d.factors, &expected), || format!("factors {:?} are not {:?}'s {expected:?}", d.factors, d.state));
     let fs = [d.factors.bulk, d.factors.heavy, d.factors.write, d.factors.read];
     f.ensure(fs.iter().all(|x| (0.0..=1.0).contains(x)), || format!("a factor outside [0, 1]: {:?}", d.factors));
     let keep = t.escalate_readings.max(t.recover_readings) as usize;
     f.ensure(m.recent.len() <= keep, || format!("memory.recent holds {} entries, more than {keep}", m.recent.len()));
-    f.ensure(d.pending.is_some() == (d.cause == Cause::SpacingWait), || {
-        "pending is set exactly for spacing-wait".into()
-    });
+    f.ensure(d.pending.is_some() == (d.cause == Cause::SpacingWait), || "pending is set exactly for spacing-wait".into());
     f.ensure(d.pending != Some(d.state), || "pending names the current state".into());
     f.ensure(!d.explanation.is_empty(), || "empty explanation".into());
 
@@ -65,9 +60,7 @@ pub fn violations(input: &DecisionInput, d: &Decision, t: &Thresholds) -> Vec<St
     // Steps 2 to 4: the state and its cause.
     let unchanged_times = |f: &mut Findings| {
         f.ensure(m.state_since == before.state_since, || "state_since moved without a change".into());
-        f.ensure(m.last_auto_change == before.last_auto_change, || {
-            "last_auto_change moved without an automatic change".into()
-        });
+        f.ensure(m.last_auto_change == before.last_auto_change, || "last_auto_change moved without an automatic change".into());
     };
     let auto_times = |f: &mut Findings| {
         f.ensure(m.state_since == now && m.last_auto_change == Some(now), || {
@@ -100,8 +93,7 @@ pub fn violations(input: &DecisionInput, d: &Decision, t: &Thresholds) -> Vec<St
         automatic(&mut f, input, &before, d, t, &auto_times, &unchanged_times);
     }
     if d.state == S::Emergency && prev != S::Emergency {
-        let allowed =
-            pin.is_some_and(|p| p.state == S::Emergency) || (prev == S::Critical && d.cause == Cause::Emergency);
+        let allowed = pin.is_some_and(|p| p.state == S::Emergency) || (prev == S::Critical && d.cause == Cause::Emergency);
         f.ensure(allowed, || format!("{prev:?} -> emergency without a pin ({:?})", d.cause));
     }
 
@@ -128,11 +120,7 @@ fn automatic(
     let escalate = esc.and_then(|w| {
         let lowest = w.iter().map(|e| e.level).min_by_key(|l| level_rank(*l))?;
         let target = state_of(lowest);
-        (prev != S::Emergency && prev != S::Critical && rank(target) > rank(prev)).then_some((
-            Cause::Escalate,
-            target,
-            w,
-        ))
+        (prev != S::Emergency && prev != S::Critical && rank(target) > rank(prev)).then_some((Cause::Escalate, target, w))
     });
     let emergency = esc.filter(|w| {
         prev == S::Critical
@@ -154,15 +142,10 @@ fn automatic(
         unchanged_times(f);
         return;
     };
-    f.ensure(d.supporting == window, || {
-        format!("supporting {:?}, expected the newest readings {window:?}", d.supporting)
-    });
+    f.ensure(d.supporting == window, || format!("supporting {:?}, expected the newest readings {window:?}", d.supporting));
     if !spacing_ok {
         f.ensure(d.cause == Cause::SpacingWait && d.pending == Some(target) && !d.changed, || {
-            format!(
-                "{cause:?} to {target:?} within the spacing must wait, got {:?} -> {:?} pending {:?}",
-                d.cause, d.state, d.pending
-            )
+            format!("{cause:?} to {target:?} within the spacing must wait, got {:?} -> {:?} pending {:?}", d.cause, d.state, d.pending)
         });
         unchanged_times(f);
     } else if cause == Cause::Recover && prev == S::Emergency && before.throttles_engaged {
@@ -194,8 +177,7 @@ fn throttles(f: &mut Findings, input: &DecisionInput, before: &Memory, d: &Decis
         let release = releasing_cause || !input.throttles_enabled || d.state != S::Emergency;
         if release { ThrottleIntent::Release } else { ThrottleIntent::None }
     } else {
-        let critical =
-            newest(&d.memory.recent, t.escalate_readings).is_some_and(|w| w.iter().all(|e| e.level == Level::Critical));
+        let critical = newest(&d.memory.recent, t.escalate_readings).is_some_and(|w| w.iter().all(|e| e.level == Level::Critical));
         let engage = input.throttles_enabled
             && d.state == S::Emergency
             && elapsed(input.now, d.memory.state_since) >= i64::from(t.throttle_after_s)
@@ -261,7 +243,5 @@ fn factors_of(s: S, t: &Thresholds) -> Factors {
 }
 
 fn same_factors(a: &Factors, b: &Factors) -> bool {
-    [(a.bulk, b.bulk), (a.heavy, b.heavy), (a.write, b.write), (a.read, b.read)]
-        .iter()
-        .all(|(x, y)| x.to_bits() == y.to_bits())
+    [(a.bulk, b.bulk), (a.heavy, b.heavy), (a.write, b.write), (a.read, b.read)].iter().all(|(x, y)| x.to_bits() == y.to_bits())
 }

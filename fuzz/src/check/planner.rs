@@ -19,8 +19,7 @@ pub fn violations(r: &PlanRequest, p: &AdmissionPlan) -> Vec<String> {
         format!("{} admitted + {} waiting for {} queued", p.admitted.len(), p.waiting.len(), r.queue.len())
     });
     let mut queued: Vec<&str> = r.queue.iter().map(|b| b.id.as_str()).collect();
-    let mut answered: Vec<&str> =
-        p.admitted.iter().map(String::as_str).chain(p.waiting.iter().map(|w| w.id.as_str())).collect();
+    let mut answered: Vec<&str> = p.admitted.iter().map(String::as_str).chain(p.waiting.iter().map(|w| w.id.as_str())).collect();
     queued.sort_unstable();
     answered.sort_unstable();
     f.ensure(queued == answered, || "admitted and waiting ids are not the queued ids".into());
@@ -28,21 +27,16 @@ pub fn violations(r: &PlanRequest, p: &AdmissionPlan) -> Vec<String> {
     f.ensure(p.waiting.iter().all(|w| order.any(|id| id == w.id)), || "waiting batches are not in queue order".into());
     if factor == 0.0 {
         f.ensure(p.admitted.is_empty(), || "a zero factor admitted batches".into());
-        f.ensure(p.waiting.iter().all(|w| w.outcome == O::WaitCapacityZero), || {
-            "a zero factor's batches must wait for capacity".into()
-        });
+        f.ensure(p.waiting.iter().all(|w| w.outcome == O::WaitCapacityZero), || "a zero factor's batches must wait for capacity".into());
         return f.into_vec();
     }
 
     let (cluster, service) = budgets(factor, r.cluster_batches, r.service_batches);
     let got = (i64::from(p.cluster_budget), i64::from(p.service_budget));
     f.ensure(got == (cluster, service), || format!("budgets {got:?}, expected {:?}", (cluster, service)));
-    let global_room =
-        (cluster - i64::from(r.cluster_in_flight)).max(0).min((service - i64::from(r.service_in_flight)).max(0));
+    let global_room = (cluster - i64::from(r.cluster_in_flight)).max(0).min((service - i64::from(r.service_in_flight)).max(0));
     let admitted = p.admitted.len() as i64;
-    f.ensure(admitted <= global_room, || {
-        format!("{admitted} admitted, but the cluster and service room is {global_room}")
-    });
+    f.ensure(admitted <= global_room, || format!("{admitted} admitted, but the cluster and service room is {global_room}"));
 
     // Per workspace, when ids tell batches apart.
     let unique: BTreeSet<&str> = r.queue.iter().map(|b| b.id.as_str()).collect();

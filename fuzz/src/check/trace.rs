@@ -42,11 +42,7 @@ pub fn violations(text: &str) -> Vec<String> {
                     let first = events.iter().zip(&again.events).position(|(a, b)| a != b);
                     f.ensure(again.events.len() == events.len() && first.is_none(), || {
                         let i = first.unwrap_or(events.len().min(again.events.len()));
-                        format!(
-                            "written back, event {i} reads differently: {:?} from {:?}",
-                            again.events.get(i),
-                            written.get(i)
-                        )
+                        format!("written back, event {i} reads differently: {:?} from {:?}", again.events.get(i), written.get(i))
                     });
                 }
                 Err(e) => f.ensure(false, || format!("written back, the trace does not parse: {e}")),
@@ -60,17 +56,13 @@ pub fn violations(text: &str) -> Vec<String> {
                 return f.into_vec();
             };
             f.ensure(!bad.trim().is_empty(), || format!("line {line} is blank"));
-            f.ensure(parse_trace(FILE, &lines[..line - 1].join("\n")).is_ok(), || {
-                format!("line {line} is not the first bad line")
-            });
+            f.ensure(parse_trace(FILE, &lines[..line - 1].join("\n")).is_ok(), || format!("line {line} is not the first bad line"));
             let object = match serde_json::from_str::<Value>(bad) {
                 Ok(Value::Object(obj)) => Some(obj),
                 _ => None,
             };
             match object {
-                None => f.ensure(field.is_empty(), || {
-                    format!("the line is not a JSON object, yet the error names field {field:?}")
-                }),
+                None => f.ensure(field.is_empty(), || format!("the line is not a JSON object, yet the error names field {field:?}")),
                 Some(obj) if field.is_empty() => {
                     let has_event = EVENT_KEYS[1..].iter().any(|k| obj.contains_key(*k));
                     f.ensure(!has_event, || format!("no field named for a line with an event: {message}"));

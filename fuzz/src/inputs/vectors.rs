@@ -15,9 +15,7 @@ struct Case<T> {
 fn inputs<T: DeserializeOwned>(files: &[(&str, &str)]) -> Vec<T> {
     files
         .iter()
-        .flat_map(|(name, json)| {
-            serde_json::from_str::<Vec<Case<T>>>(json).unwrap_or_else(|e| panic!("tests/vectors/{name}: {e}"))
-        })
+        .flat_map(|(name, json)| serde_json::from_str::<Vec<Case<T>>>(json).unwrap_or_else(|e| panic!("tests/vectors/{name}: {e}")))
         .map(|case| case.input)
         .collect()
 }
@@ -36,12 +34,7 @@ pub fn decisions() -> &'static [DecisionInput] {
 
 pub fn admissions() -> &'static [AdmissionRequest] {
     static V: OnceLock<Vec<AdmissionRequest>> = OnceLock::new();
-    V.get_or_init(|| {
-        inputs(&[(
-            "admission/resolve_budget.json",
-            include_str!("../../../tests/vectors/admission/resolve_budget.json"),
-        )])
-    })
+    V.get_or_init(|| inputs(&[("admission/resolve_budget.json", include_str!("../../../tests/vectors/admission/resolve_budget.json"))]))
 }
 
 pub fn plans() -> &'static [PlanRequest] {

@@ -35,11 +35,7 @@ impl Guest for Component {
         });
         wit::AdmissionPlan {
             admitted: plan.admitted,
-            waiting: plan
-                .waiting
-                .into_iter()
-                .map(|w| wit::WaitingBatch { id: w.id, outcome: outcome(w.outcome) })
-                .collect(),
+            waiting: plan.waiting.into_iter().map(|w| wit::WaitingBatch { id: w.id, outcome: outcome(w.outcome) }).collect(),
             factor_used: plan.factor_used,
             factor_read_failed: plan.factor_read_failed,
             cluster_budget: plan.cluster_budget,

@@ -137,11 +137,7 @@ fn reading_in(r: wit::Reading) -> core::Reading {
         cpu_pct: r.cpu_pct,
         connections_pct: r.connections_pct,
         scaling: r.scaling,
-        latency: r
-            .latency
-            .into_iter()
-            .map(|l| core::ApiLatency { api: l.api, p95_ms: l.p95_ms, baseline_ms: l.baseline_ms })
-            .collect(),
+        latency: r.latency.into_iter().map(|l| core::ApiLatency { api: l.api, p95_ms: l.p95_ms, baseline_ms: l.baseline_ms }).collect(),
     }
 }
 

@@ -5,10 +5,7 @@
 
 use capacity_guest::decide::{decide, factors_of};
 use capacity_guest::embedded::THRESHOLDS;
-use capacity_guest::model::{
-    ApiLatency, Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, Reading, RecentEntry,
-    Signal, State,
-};
+use capacity_guest::model::{ApiLatency, Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, Reading, RecentEntry, Signal, State};
 use capacity_guest::thresholds::Thresholds;
 
 /// Policy 1.0.0, the numbers of docs/behaviour.md §13.
@@ -59,11 +56,7 @@ pub fn memory_in(state: State) -> Memory {
 /// Recent entries of these levels, one a minute, the newest one minute before `next_tick`.
 pub fn recent_before(next_tick: Instant, levels: &[Level]) -> Vec<RecentEntry> {
     let n = levels.len() as i64;
-    levels
-        .iter()
-        .enumerate()
-        .map(|(i, &level)| RecentEntry { at: next_tick - (n - i as i64) * MIN, level })
-        .collect()
+    levels.iter().enumerate().map(|(i, &level)| RecentEntry { at: next_tick - (n - i as i64) * MIN, level }).collect()
 }
 
 pub fn pin(state: State, expires_at: Instant) -> Pin {

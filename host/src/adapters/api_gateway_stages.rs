@@ -65,10 +65,7 @@ impl ApiGatewayStages {
     }
 
     fn error(&self, target: &StageTarget, message: String) -> StageError {
-        StageError {
-            target: target.id(),
-            message: format!("REST API {} stage {}: {message}", target.rest_api_id, target.stage),
-        }
+        StageError { target: target.id(), message: format!("REST API {} stage {}: {message}", target.rest_api_id, target.stage) }
     }
 
     /// Runs one SDK call under the guard, describing any failure.
@@ -85,10 +82,10 @@ impl ApiGatewayStages {
     {
         match tokio::time::timeout(self.timeout + GUARD_SLACK, call).await {
             Ok(Ok(output)) => Ok(output),
-            Ok(Err(e)) => Err(self.error(
-                target,
-                format!("{operation}: {}", aws_client::describe_sdk_error(&e, self.timeout, &self.location, checks)),
-            )),
+            Ok(Err(e)) => {
+                Err(self
+                    .error(target, format!("{operation}: {}", aws_client::describe_sdk_error(&e, self.timeout, &self.location, checks))))
+            }
             Err(_) => Err(self.error(
                 target,
                 format!(
@@ -113,8 +110,7 @@ impl ApiGatewayStages {
 }
 
 const GET_CHECKS: &str = "check the REST API id, the stage name and the IAM permission apigateway:GET on the stage";
-const UPDATE_CHECKS: &str =
-    "check the REST API id, the stage name, the limits and the IAM permission apigateway:PATCH on the stage";
+const UPDATE_CHECKS: &str = "check the REST API id, the stage name, the limits and the IAM permission apigateway:PATCH on the stage";
 
 fn replace(path: &str, value: &str) -> PatchOperation {
     PatchOperation::builder().op(Op::Replace).path(path).value(value).build()
@@ -125,10 +121,7 @@ fn read_limits(rate: f64, burst: i32) -> (Option<f64>, Option<i32>) {
     if rate == 0.0 && burst == 0 {
         return (None, None);
     }
-    (
-        (rate.is_finite() && rate >= 0.0).then_some(rate),
-        (burst >= 0).then_some(burst),
-    )
+    ((rate.is_finite() && rate >= 0.0).then_some(rate), (burst >= 0).then_some(burst))
 }
 
 #[async_trait::async_trait]
@@ -146,17 +139,11 @@ impl StageController for ApiGatewayStages {
         let get = self.client.get_stage().rest_api_id(&target.rest_api_id).stage_name(&target.stage);
         let stage = self.call(target, "GetStage", GET_CHECKS, get.send()).await?;
         let current = stage.method_settings().and_then(|m| m.get(ALL_METHODS));
-        let (rate_limit, burst_limit) = current
-            .map(|s| read_limits(s.throttling_rate_limit(), s.throttling_burst_limit()))
-            .unwrap_or((None, None));
-        let original = Original {
-            method_settings_key: all_methods(),
-            existed: current.is_some(),
-            rate_limit,
-            burst_limit,
-        };
-        let original = serde_json::to_value(&original)
-            .map_err(|e| self.error(target, format!("the original settings do not serialise: {e}")))?;
+        let (rate_limit, burst_limit) =
+            current.map(|s| read_limits(s.throttling_rate_limit(), s.throttling_burst_limit())).unwrap_or((None, None));
+        let original = Original { method_settings_key: all_methods(), existed: current.is_some(), rate_limit, burst_limit };
+        let original =
+            serde_json::to_value(&original).map_err(|e| self.error(target, format!("the original settings do not serialise: {e}")))?;
         self.set_limits(target, target.rate_limit, i64::from(burst)).await?;
         tracing::info!(
             target = %target.id(),
@@ -170,9 +157,8 @@ impl StageController for ApiGatewayStages {
 
     async fn restore(&self, target: &StageTarget, original: Option<&serde_json::Value>) -> Result<(), StageError> {
         let original = match original {
-            Some(value) => Original::deserialize(value).map_err(|e| {
-                self.error(target, format!("the kept original settings {value} are not what engage records: {e}"))
-            })?,
+            Some(value) => Original::deserialize(value)
+                .map_err(|e| self.error(target, format!("the kept original settings {value} are not what engage records: {e}")))?,
             None => {
                 tracing::warn!(
                     target = %target.id(),
@@ -182,10 +168,8 @@ impl StageController for ApiGatewayStages {
             }
         };
         if original.method_settings_key != ALL_METHODS {
-            return Err(self.error(
-                target,
-                format!("the kept original is for method settings {:?}, not {ALL_METHODS}", original.method_settings_key),
-            ));
+            return Err(self
+                .error(target, format!("the kept original is for method settings {:?}, not {ALL_METHODS}", original.method_settings_key)));
         }
         let rate = original.rate_limit.unwrap_or(-1.0);
         let burst = original.burst_limit.map_or(-1, i64::from);
@@ -194,12 +178,7 @@ impl StageController for ApiGatewayStages {
             // The engage created the `*/*` entry; take it away again. The limits are unset
             // already, so a failure here leaves the stage unthrottled, not engaged.
             let remove = PatchOperation::builder().op(Op::Remove).path("/*/*").build();
-            let call = self
-                .client
-                .update_stage()
-                .rest_api_id(&target.rest_api_id)
-                .stage_name(&target.stage)
-                .patch_operations(remove);
+            let call = self.client.update_stage().rest_api_id(&target.rest_api_id).stage_name(&target.stage).patch_operations(remove);
             if let Err(e) = self.call(target, "UpdateStage (remove */*)", UPDATE_CHECKS, call.send()).await {
                 tracing::warn!(error = %e, "the stage-wide throttle is lifted, but its method settings entry stays");
             }

@@ -49,10 +49,7 @@ pub struct StaticCredentials {
 
 impl std::fmt::Debug for StaticCredentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StaticCredentials")
-            .field("access_key_id", &self.access_key_id)
-            .field("secret_access_key", &"<redacted>")
-            .finish()
+        f.debug_struct("StaticCredentials").field("access_key_id", &self.access_key_id).field("secret_access_key", &"<redacted>").finish()
     }
 }
 
@@ -77,9 +74,7 @@ pub fn retry_config() -> RetryConfig {
 /// The standard chain (`aws_config::defaults`), with the bounded timeouts and retries and any
 /// overrides. Loading reads the environment and profile files; it does not call AWS.
 pub async fn sdk_config(timeout: Duration, overrides: &AwsOverrides) -> SdkConfig {
-    let mut loader = aws_config::defaults(BehaviorVersion::latest())
-        .timeout_config(timeout_config(timeout))
-        .retry_config(retry_config());
+    let mut loader = aws_config::defaults(BehaviorVersion::latest()).timeout_config(timeout_config(timeout)).retry_config(retry_config());
     if let Some(endpoint) = &overrides.endpoint_url {
         loader = loader.endpoint_url(endpoint.clone());
     }
@@ -109,20 +104,15 @@ pub fn location(config: &SdkConfig) -> String {
 
 /// What went wrong with one call and what to check. `service_checks` is the advice for an
 /// error answer from the service (permissions, names).
-pub fn describe_sdk_error<E, R>(
-    err: &SdkError<E, R>,
-    timeout: Duration,
-    location: &str,
-    service_checks: &str,
-) -> String
+pub fn describe_sdk_error<E, R>(err: &SdkError<E, R>, timeout: Duration, location: &str, service_checks: &str) -> String
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
     R: std::fmt::Debug + 'static,
 {
     match err {
-        SdkError::TimeoutError(_) => format!(
-            "no answer within {timeout:?} ({location}; check that the endpoint is reachable and answering)"
-        ),
+        SdkError::TimeoutError(_) => {
+            format!("no answer within {timeout:?} ({location}; check that the endpoint is reachable and answering)")
+        }
         SdkError::DispatchFailure(failure) => {
             let what = if failure.is_timeout() {
                 "timed out connecting"
@@ -131,27 +121,16 @@ where
             } else {
                 "the request could not be sent"
             };
-            format!(
-                "{what}: {} ({location}; check the endpoint, the network and the credentials)",
-                chain(err)
-            )
+            format!("{what}: {} ({location}; check the endpoint, the network and the credentials)", chain(err))
         }
         SdkError::ServiceError(service) => {
             let e = service.err();
-            format!(
-                "the service answered {}: {} ({service_checks})",
-                e.code().unwrap_or("an error"),
-                e.message().unwrap_or("no message")
-            )
+            format!("the service answered {}: {} ({service_checks})", e.code().unwrap_or("an error"), e.message().unwrap_or("no message"))
         }
-        SdkError::ResponseError(_) => format!(
-            "unreadable answer: {} ({location}; check that the endpoint is the AWS service)",
-            chain(err)
-        ),
-        SdkError::ConstructionFailure(_) => format!(
-            "the request could not be built: {} (check the region and the credentials configuration)",
-            chain(err)
-        ),
+        SdkError::ResponseError(_) => format!("unreadable answer: {} ({location}; check that the endpoint is the AWS service)", chain(err)),
+        SdkError::ConstructionFailure(_) => {
+            format!("the request could not be built: {} (check the region and the credentials configuration)", chain(err))
+        }
         _ => format!("{} ({location})", chain(err)),
     }
 }

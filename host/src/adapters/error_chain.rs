@@ -32,7 +32,10 @@ mod tests {
 
     #[test]
     fn each_cause_is_said_once_outermost_first() {
-        let e = E("error sending request: connection refused", Some(Box::new(E("connection refused", Some(Box::new(E("os error 111", None)))))));
+        let e = E(
+            "error sending request: connection refused",
+            Some(Box::new(E("connection refused", Some(Box::new(E("os error 111", None)))))),
+        );
         assert_eq!(super::chain(&e), "error sending request: connection refused: os error 111");
     }
 }

@@ -113,8 +113,7 @@ impl PrometheusMetrics {
             return Err(url_error(&"a base URL has no query or fragment"));
         }
         let shown = redact(base.as_str()).trim_end_matches('/').to_string();
-        let endpoint =
-            Url::parse(&format!("{}/api/v1/query", base.as_str().trim_end_matches('/'))).map_err(|e| url_error(&e))?;
+        let endpoint = Url::parse(&format!("{}/api/v1/query", base.as_str().trim_end_matches('/'))).map_err(|e| url_error(&e))?;
         let set = [
             (Sig::Cpu, &queries.cpu_pct),
             (Sig::Connections, &queries.connections_pct),
@@ -188,11 +187,8 @@ impl PrometheusMetrics {
                 unavailable(format!("{} ({})", redact(&chain(&e)), self.not_prometheus()))
             }
         };
-        let params = [
-            ("query", query.to_string()),
-            ("time", now.to_string()),
-            ("timeout", format!("{}ms", self.timeout.as_millis().max(1))),
-        ];
+        let params =
+            [("query", query.to_string()), ("time", now.to_string()), ("timeout", format!("{}ms", self.timeout.as_millis().max(1)))];
         let mut response = self.client.get(self.endpoint.clone()).query(&params).send().await.map_err(failed)?;
         let status = response.status();
         let mut body = Vec::new();
@@ -213,9 +209,8 @@ impl PrometheusMetrics {
             };
             return Err(unavailable(format!("HTTP {status}: {why}")));
         }
-        let envelope = envelope.map_err(|e| {
-            malformed(format!("the response is not Prometheus JSON ({e}): {} ({})", excerpt(&body), self.not_prometheus()))
-        })?;
+        let envelope = envelope
+            .map_err(|e| malformed(format!("the response is not Prometheus JSON ({e}): {} ({})", excerpt(&body), self.not_prometheus())))?;
         if envelope.status != "success" {
             let error_type = envelope.error_type.as_deref().unwrap_or("error");
             let error = envelope.error.as_deref().unwrap_or("no reason given");
@@ -224,17 +219,19 @@ impl PrometheusMetrics {
         let data = envelope.data.ok_or_else(|| malformed("a success without data".into()))?;
         match data.result_type.as_str() {
             "vector" => {
-                let series: Vec<VectorSample> = serde_json::from_value(data.result)
-                    .map_err(|e| malformed(format!("an instant vector that does not parse: {e}")))?;
+                let series: Vec<VectorSample> =
+                    serde_json::from_value(data.result).map_err(|e| malformed(format!("an instant vector that does not parse: {e}")))?;
                 Ok(series.into_iter().map(|s| Sample { labels: s.metric, value: s.value.1 }).collect())
             }
             // A scalar expression (`42`) is one unlabelled sample.
             "scalar" => {
-                let (_, value): (f64, String) = serde_json::from_value(data.result)
-                    .map_err(|e| malformed(format!("a scalar that does not parse: {e}")))?;
+                let (_, value): (f64, String) =
+                    serde_json::from_value(data.result).map_err(|e| malformed(format!("a scalar that does not parse: {e}")))?;
                 Ok(vec![Sample { labels: BTreeMap::new(), value }])
             }
-            "matrix" => Err(malformed("expected an instant vector, got a matrix (a range selector needs a function such as rate())".into())),
+            "matrix" => {
+                Err(malformed("expected an instant vector, got a matrix (a range selector needs a function such as rate())".into()))
+            }
             other => Err(malformed(format!("expected an instant vector or a scalar, got a {other}"))),
         }
     }
@@ -274,10 +271,7 @@ fn latencies(query: &str, label: &str, samples: &[Sample]) -> Result<Vec<ApiLate
         let v = finite(&format!("latency[{api}].p95_ms"), query, &s.labels, &s.value)?;
         by_api.entry(api).and_modify(|m| *m = m.max(v)).or_insert(v);
     }
-    Ok(by_api
-        .into_iter()
-        .map(|(api, p95)| ApiLatency { api: api.to_string(), p95_ms: Some(p95), baseline_ms: None })
-        .collect())
+    Ok(by_api.into_iter().map(|(api, p95)| ApiLatency { api: api.to_string(), p95_ms: Some(p95), baseline_ms: None }).collect())
 }
 
 /// `{a="1", b="2"}`, as PromQL writes a series.
@@ -325,8 +319,7 @@ impl MetricsSource for PrometheusMetrics {
             self.run(Sig::Latency, q.latency_p95_ms.as_deref(), now),
         );
         // The first failure in signal order is the reason; every failure was logged.
-        let (cpu, connections, scaling, latency) =
-            (cpu.transpose()?, connections.transpose()?, scaling.transpose()?, latency.transpose()?);
+        let (cpu, connections, scaling, latency) = (cpu.transpose()?, connections.transpose()?, scaling.transpose()?, latency.transpose()?);
         let text = |q: &Option<String>| q.clone().unwrap_or_default();
         let answered = [(Sig::Cpu, &cpu), (Sig::Connections, &connections), (Sig::Scaling, &scaling), (Sig::Latency, &latency)];
         if answered.iter().all(|(_, samples)| samples.as_ref().is_none_or(Vec::is_empty)) {

@@ -34,16 +34,9 @@ impl RedisPublisher {
     /// never connects.
     pub fn new(channel: Channel, url: &str, key: &str, expiry: Duration, timeout: Duration) -> Result<RedisPublisher, PublishError> {
         let shown_url = redact(url);
-        let error = |message: String| PublishError {
-            channel,
-            target: format!("redis {shown_url} key {key}"),
-            message,
-        };
+        let error = |message: String| PublishError { channel, target: format!("redis {shown_url} key {key}"), message };
         let client = redis::Client::open(url).map_err(|e| {
-            error(format!(
-                "the URL does not parse: {} (expected redis://[user[:password]@]host[:port][/db])",
-                scrub(&e.to_string(), url)
-            ))
+            error(format!("the URL does not parse: {} (expected redis://[user[:password]@]host[:port][/db])", scrub(&e.to_string(), url)))
         })?;
         if key.is_empty() {
             return Err(error("the key is empty (check the configuration)".into()));
@@ -76,9 +69,7 @@ impl RedisPublisher {
         if let Some(connection) = kept.as_ref() {
             return Ok(connection.clone());
         }
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.timeout))
-            .set_response_timeout(Some(self.timeout));
+        let config = AsyncConnectionConfig::new().set_connection_timeout(Some(self.timeout)).set_response_timeout(Some(self.timeout));
         let connection = self.client.get_multiplexed_async_connection_with_config(&config).await?;
         *kept = Some(connection.clone());
         Ok(connection)
@@ -107,9 +98,7 @@ impl RedisPublisher {
             format!("connection refused; check that Redis is running at {url} and reachable")
         } else if e.is_timeout() {
             format!("no answer within {:?}; check that {url} is a Redis server and not overloaded", self.timeout)
-        } else if e.kind() == redis::ErrorKind::AuthenticationFailed
-            || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
-        {
+        } else if e.kind() == redis::ErrorKind::AuthenticationFailed || matches!(e.code(), Some("NOAUTH" | "WRONGPASS")) {
             "authentication failed; check the user and password in the URL".to_string()
         } else if e.code() == Some("READONLY") {
             "the server is a read-only replica; check that the URL points at the primary".to_string()
@@ -133,15 +122,11 @@ impl Publisher for RedisPublisher {
     }
 
     async fn publish(&self, document: &StateDocument) -> Result<(), PublishError> {
-        let value = serde_json::to_string(document)
-            .map_err(|e| self.error(format!("the document does not serialise: {e}")))?;
+        let value = serde_json::to_string(document).map_err(|e| self.error(format!("the document does not serialise: {e}")))?;
         let message = match tokio::time::timeout(self.timeout, self.set(&value)).await {
             Ok(Ok(())) => return Ok(()),
             Ok(Err((step, e))) => self.describe(step, &e),
-            Err(_) => format!(
-                "no answer within {:?}; check that {} is a Redis server and not overloaded",
-                self.timeout, self.shown_url
-            ),
+            Err(_) => format!("no answer within {:?}; check that {} is a Redis server and not overloaded", self.timeout, self.shown_url),
         };
         self.forget().await;
         Err(self.error(message))
@@ -158,8 +143,14 @@ mod tests {
         assert_eq!(redact("redis://:s3cret@host:6379/0"), "redis://:***@host:6379/0");
         assert_eq!(redact("rediss://user:p@ss:w@host/"), "rediss://user:***@host/");
         assert_eq!(redact("redis+unix:///tmp/r.sock?db=1&pass=xyz"), "redis+unix:///tmp/r.sock?db=1&pass=***");
-        let p = RedisPublisher::new(Channel::Cache, "redis+unix:///tmp/r.sock?db=1&pass=hunter2", "k", Duration::from_secs(60), Duration::from_secs(1))
-            .unwrap();
+        let p = RedisPublisher::new(
+            Channel::Cache,
+            "redis+unix:///tmp/r.sock?db=1&pass=hunter2",
+            "k",
+            Duration::from_secs(60),
+            Duration::from_secs(1),
+        )
+        .unwrap();
         assert_eq!(p.target(), "redis redis+unix:///tmp/r.sock?db=1&pass=*** key k");
         let echoed = RedisError::from((redis::ErrorKind::Client, "echo", "hunter2".into()));
         assert!(!p.describe("SET", &echoed).contains("hunter2"), "{}", p.describe("SET", &echoed));

@@ -59,16 +59,8 @@ impl Publisher for SsmPublisher {
         if self.name.is_empty() {
             return Err(self.error("the parameter name is empty (check the configuration)".into()));
         }
-        let value = serde_json::to_string(document)
-            .map_err(|e| self.error(format!("the document does not serialise: {e}")))?;
-        let call = self
-            .client
-            .put_parameter()
-            .name(&self.name)
-            .value(value)
-            .r#type(ParameterType::String)
-            .overwrite(true)
-            .send();
+        let value = serde_json::to_string(document).map_err(|e| self.error(format!("the document does not serialise: {e}")))?;
+        let call = self.client.put_parameter().name(&self.name).value(value).r#type(ParameterType::String).overwrite(true).send();
         match tokio::time::timeout(self.timeout + GUARD_SLACK, call).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(self.error(format!(

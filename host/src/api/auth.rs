@@ -106,11 +106,7 @@ mod tests {
     use super::*;
 
     fn tokens() -> Tokens {
-        let t = |name: &str, role, token: &str| ApiToken {
-            name: name.into(),
-            role,
-            sha256: Sha256::digest(token.as_bytes()).into(),
-        };
+        let t = |name: &str, role, token: &str| ApiToken { name: name.into(), role, sha256: Sha256::digest(token.as_bytes()).into() };
         Tokens::new(&[t("alice", ApiRole::Staff, "alice-secret"), t("dash", ApiRole::Viewer, "dash-secret")])
     }
 

@@ -30,11 +30,7 @@ where
     type Rejection = Problem;
 
     async fn from_request(req: Request, _state: &S) -> Result<JsonBody<T>, Problem> {
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok());
         if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
             return Err(Problem::too_large(MAX_BODY_BYTES));
         }

@@ -82,16 +82,9 @@ pub async fn track(State(state): State<ApiState>, request: Request, next: Next) 
     let started = Instant::now();
     let response = next.run(request).await;
     state.metrics.request_seconds.observe(started.elapsed().as_secs_f64());
-    let method = if matches!(method.as_str(), "GET" | "HEAD" | "PUT" | "DELETE" | "POST" | "PATCH" | "OPTIONS") {
-        method
-    } else {
-        "other".into()
-    };
-    let labels = RequestLabels {
-        method,
-        route: route.unwrap_or_else(|| "unmatched".into()),
-        status: response.status().as_u16(),
-    };
+    let method =
+        if matches!(method.as_str(), "GET" | "HEAD" | "PUT" | "DELETE" | "POST" | "PATCH" | "OPTIONS") { method } else { "other".into() };
+    let labels = RequestLabels { method, route: route.unwrap_or_else(|| "unmatched".into()), status: response.status().as_u16() };
     state.metrics.requests.get_or_create(&labels).inc();
     response
 }

@@ -71,15 +71,10 @@ impl Modify for BearerScheme {
 /// The document, with the policy's pin limits filled in.
 pub fn document(thresholds: &Thresholds) -> Document {
     let mut doc = ApiDoc::openapi();
-    if let Some(Schema::Object(body)) = doc
-        .components
-        .as_mut()
-        .and_then(|c| c.schemas.get_mut("PinBody"))
-        .and_then(|s| match s {
-            RefOr::T(schema) => Some(schema),
-            RefOr::Ref(_) => None,
-        })
-    {
+    if let Some(Schema::Object(body)) = doc.components.as_mut().and_then(|c| c.schemas.get_mut("PinBody")).and_then(|s| match s {
+        RefOr::T(schema) => Some(schema),
+        RefOr::Ref(_) => None,
+    }) {
         if let Some(RefOr::T(Schema::Object(reason))) = body.properties.get_mut("reason") {
             reason.max_length = Some(thresholds.pin_reason_max_chars as usize);
         }

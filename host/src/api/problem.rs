@@ -98,12 +98,7 @@ impl Problem {
 
     /// A refused pin: the detail is `<field>: <why>`, as the CLI prints it.
     pub fn pin_refused(field: &str, message: &str) -> Problem {
-        let mut p = Problem::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "pin-refused",
-            "The pin was refused",
-            format!("{field}: {message}"),
-        );
+        let mut p = Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "pin-refused", "The pin was refused", format!("{field}: {message}"));
         p.field = Some(field.to_string());
         p
     }
@@ -123,9 +118,7 @@ impl IntoResponse for Problem {
         let body = serde_json::to_vec(&self).expect("problems serialize");
         let mut response = (status, [(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON))], body).into_response();
         if status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"capacity-sentinel\""));
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"capacity-sentinel\""));
         }
         response
     }

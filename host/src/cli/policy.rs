@@ -7,8 +7,8 @@ use crate::policy::{Limits, Runtime, inspect_component};
 use anyhow::Context;
 use clap::Subcommand;
 use std::path::PathBuf;
-use std::time::Duration;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
@@ -98,11 +98,7 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
             for file in &files {
                 infos.push(inspect_component(&runtime, file).with_context(|| format!("inspecting {}", file.display()))?);
             }
-            let json = if infos.len() == 1 {
-                serde_json::to_string_pretty(&infos[0])?
-            } else {
-                serde_json::to_string_pretty(&infos)?
-            };
+            let json = if infos.len() == 1 { serde_json::to_string_pretty(&infos[0])? } else { serde_json::to_string_pretty(&infos)? };
             super::emit(&json)?;
             Ok(ExitCode::SUCCESS)
         }

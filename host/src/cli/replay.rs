@@ -9,11 +9,11 @@
 use crate::policy::{Limits, Policy, Runtime};
 use crate::replay::compare::{Accumulator, Summary};
 use crate::replay::gate::Gate;
+use crate::replay::load;
 use crate::replay::output::{self, TableStyle};
 use crate::replay::parallel::{self, Options, PolicySource, Run};
 use crate::replay::report::Report;
 use crate::replay::timeline::Timeline;
-use crate::replay::load;
 use crate::trace::{Trace, TraceEvent};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
@@ -123,7 +123,8 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     // Compile the components and parse the traces at once, each set across the cores.
     let (sources, traces) = rayon::join(
         || -> anyhow::Result<Vec<PolicySource>> {
-            let opened: Vec<_> = specs.par_iter().map(|s| PolicySource::open(s, &runtime).with_context(|| format!("loading policy {s}"))).collect();
+            let opened: Vec<_> =
+                specs.par_iter().map(|s| PolicySource::open(s, &runtime).with_context(|| format!("loading policy {s}"))).collect();
             opened.into_iter().collect()
         },
         || -> anyhow::Result<Vec<Trace>> { Ok(load::read_traces(&args.traces)?) },

@@ -5,8 +5,8 @@
 
 use super::exit;
 use crate::config::Config;
-use crate::policy::names;
 use crate::policy::lifecycle::watcher::Watcher;
+use crate::policy::names;
 use crate::ports::leadership::LockError;
 use crate::tick::{TickError, TickReport};
 use clap::Args;

@@ -45,15 +45,11 @@ async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitC
     let state = ApiState::new(stores.memory, stores.pins, policy.shared(), &config.api.tokens)
         .map_err(|e| anyhow::anyhow!("the policy does not describe itself: {e}"))?;
     if state.tokens.is_empty() {
-        tracing::warn!(
-            "no API tokens are configured ({}): every /v1 call will be refused with 401",
-            config.api.tokens_source
-        );
+        tracing::warn!("no API tokens are configured ({}): every /v1 call will be refused with 401", config.api.tokens_source);
     }
     let addr = addr.unwrap_or(config.api.address);
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (api.address or --addr): {e}"))?;
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr} (api.address or --addr): {e}"))?;
     let local = listener.local_addr()?;
     let limits = config.api.limits;
     tracing::info!(

@@ -212,9 +212,8 @@ fn check_tokens(raw: Vec<RawToken>, prefix: &str) -> Result<Vec<ApiToken>, (Stri
             return Err((key("name"), format!("`{name}` is already the name of tokens[{j}]")));
         }
         // The value is never echoed: it may be a token pasted by mistake.
-        let sha256 = parse_hash(&t.sha256).ok_or_else(|| {
-            (key("sha256"), "must be 64 hex digits, the SHA-256 of the token (printf %s TOKEN | sha256sum)".to_string())
-        })?;
+        let sha256 = parse_hash(&t.sha256)
+            .ok_or_else(|| (key("sha256"), "must be 64 hex digits, the SHA-256 of the token (printf %s TOKEN | sha256sum)".to_string()))?;
         if let Some(j) = tokens.iter().position(|o| o.sha256 == sha256) {
             return Err((key("sha256"), format!("is the same token as tokens[{j}]; give each caller its own token")));
         }
@@ -267,8 +266,9 @@ mod tests {
             assert!(message.starts_with("must not contain control characters"), "{name:?}: {message}");
         }
         let file = "SENTINEL_API_TOKENS_FILE (t.toml): ";
-        let (key, _) = check_tokens(vec![token("a", ApiRole::Viewer, HASH), token("b\u{2066}", ApiRole::Staff, &HASH.replace('2', "3"))], file)
-            .unwrap_err();
+        let (key, _) =
+            check_tokens(vec![token("a", ApiRole::Viewer, HASH), token("b\u{2066}", ApiRole::Staff, &HASH.replace('2', "3"))], file)
+                .unwrap_err();
         assert_eq!(key, format!("{file}tokens[1].name"));
         let parse = |text: &str| crate::config::Config::parse(text, Path::new("conf/sentinel.toml"));
         let err = parse(&format!("[api]\ntokens = [{{ name = \"al\\nice\", role = \"staff\", sha256 = \"{HASH}\" }}]\n"))
@@ -305,10 +305,9 @@ mod tests {
     fn connection_limits_have_defaults_and_are_range_checked_naming_the_key() {
         let parse = |text: &str| crate::config::Config::parse(text, Path::new("conf/sentinel.toml"));
         assert_eq!(parse("").unwrap().api.limits, ApiLimits::default());
-        let c = parse(
-            "[api]\nheader_read_timeout = \"2s\"\nrequest_body_timeout = \"1500ms\"\nidle_timeout = \"1s\"\nmax_connections = 8\n",
-        )
-        .unwrap();
+        let c =
+            parse("[api]\nheader_read_timeout = \"2s\"\nrequest_body_timeout = \"1500ms\"\nidle_timeout = \"1s\"\nmax_connections = 8\n")
+                .unwrap();
         let expected = ApiLimits {
             header_read_timeout: Duration::from_secs(2),
             request_body_timeout: Duration::from_millis(1500),

@@ -111,8 +111,7 @@ impl Config {
         match path {
             None => Config::from_raw(RawConfig::default(), "embedded default", None),
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
                 Config::parse(&text, path)
             }
         }
@@ -155,8 +154,12 @@ impl Config {
                 Ok(d)
             }
         };
-        let tick_deadline =
-            in_range("tick_deadline", raw.tick_deadline.unwrap_or(Duration::from_secs(20)), Duration::from_secs(1), Duration::from_secs(50))?;
+        let tick_deadline = in_range(
+            "tick_deadline",
+            raw.tick_deadline.unwrap_or(Duration::from_secs(20)),
+            Duration::from_secs(1),
+            Duration::from_secs(50),
+        )?;
         let policy_deadline = in_range(
             "policy_limits.deadline",
             raw.policy_limits.deadline.unwrap_or(Duration::from_millis(500)),
@@ -184,7 +187,8 @@ impl Config {
                 (MetricsConfig::Prometheus { url: secret_override("SENTINEL_PROMETHEUS_URL", url), queries }, timeout)
             }
         };
-        let read_timeout = in_range("metrics.timeout", timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(10), tick_deadline)?;
+        let read_timeout =
+            in_range("metrics.timeout", timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(10), tick_deadline)?;
         let channel = |key: &str, c: Option<RawChannel>, default: &str| -> Result<ChannelConfig, ConfigError> {
             Ok(match c {
                 None => ChannelConfig::File { path: PathBuf::from(STATE_DIR).join(default) },

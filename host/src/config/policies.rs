@@ -138,8 +138,8 @@ pub fn require_signatures(reaches: Option<&str>, policies: Option<&PoliciesConfi
 #[cfg(test)]
 mod tests {
     use crate::config::Config;
-    use std::path::PathBuf;
     use std::path::Path;
+    use std::path::PathBuf;
 
     fn parse(table: &str) -> Result<Config, String> {
         Config::parse(&format!("[policies]\n{table}"), Path::new("/etc/sentinel/sentinel.toml")).map_err(|e| e.to_string())
@@ -178,7 +178,8 @@ mod tests {
         let err = load("[stages]\ncontroller = { kind = \"api-gateway\" }\n").unwrap_err();
         assert!(err.contains("stages.controller"), "{err}");
         let err = load("[publish.parameter]\nkind = \"ssm\"\nname = \"/capacity/state\"\n").unwrap_err();
-        let expected = if cfg!(feature = "aws") { "publish.parameter.kind = \"ssm\"" } else { "publish.parameter.kind: kind = \"ssm\" needs" };
+        let expected =
+            if cfg!(feature = "aws") { "publish.parameter.kind = \"ssm\"" } else { "publish.parameter.kind: kind = \"ssm\" needs" };
         assert!(err.contains(expected), "{err}");
     }
 
@@ -222,6 +223,10 @@ mod tests {
         assert_eq!(c.minimum_version.as_deref(), Some("2.0.0"));
         let err = load("[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\nstate_dir = \"p/.state\"\n").unwrap_err();
         assert!(err.contains("policies.state_dir: /etc/sentinel/p/.state is inside policies.dir"), "{err}");
-        assert!(load("[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\nminimum_version = \" \"\n").unwrap_err().contains("policies.minimum_version"));
+        assert!(
+            load("[policies]\ndir = \"p\"\npublic_key = \"k.pub\"\nminimum_version = \" \"\n")
+                .unwrap_err()
+                .contains("policies.minimum_version")
+        );
     }
 }

@@ -39,7 +39,9 @@ pub struct RawPolicyLimits {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum RawStore {
-    Sqlite { path: PathBuf },
+    Sqlite {
+        path: PathBuf,
+    },
     /// The shared store: several sentinels, one decides each minute (advisory lock).
     Postgres {
         url: String,

@@ -109,7 +109,9 @@ public_key = "/opt/sentinel/keys/policy.pub"
 #[test]
 fn a_production_config_reads_every_real_backend() {
     let c = parse(PRODUCTION).unwrap();
-    assert!(matches!(&c.store, StoreConfig::Postgres { lock_key, timeout, .. } if *lock_key == DEFAULT_LOCK_KEY && *timeout == Duration::from_secs(5)));
+    assert!(
+        matches!(&c.store, StoreConfig::Postgres { lock_key, timeout, .. } if *lock_key == DEFAULT_LOCK_KEY && *timeout == Duration::from_secs(5))
+    );
     assert!(matches!(&c.metrics, MetricsConfig::Prometheus { url, .. } if url == "http://prometheus:9090"));
     assert_eq!(
         c.cache,

@@ -5,11 +5,11 @@
 //! active), and the shadow's step on the same input (off the tick's thread). The tick never
 //! names the lifecycle.
 
-use super::lifecycle::Lifecycle;
+use super::Policy;
 pub use super::SharedPolicy;
+use super::lifecycle::Lifecycle;
 use super::{PolicyError, PolicyIdentity};
 use crate::bindings::{Decision, DecisionInput};
-use super::Policy;
 use std::sync::{Arc, MutexGuard};
 
 #[derive(Clone)]

@@ -6,8 +6,8 @@
 use super::runtime::Runtime;
 use super::{Policy, PolicyError, PolicyIdentity};
 use crate::bindings::{
-    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin,
-    PinError, PinRequest, PlanRequest, PolicyDescription, PolicyPre, Policy as World,
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
+    PlanRequest, Policy as World, PolicyDescription, PolicyPre,
 };
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -34,12 +34,7 @@ impl ComponentPolicy {
         Self::from_bytes(runtime, path, &bytes, label)
     }
 
-    pub fn from_bytes(
-        runtime: &Arc<Runtime>,
-        path: &Path,
-        bytes: &[u8],
-        label: Option<&str>,
-    ) -> Result<ComponentPolicy, PolicyError> {
+    pub fn from_bytes(runtime: &Arc<Runtime>, path: &Path, bytes: &[u8], label: Option<&str>) -> Result<ComponentPolicy, PolicyError> {
         let component = Component::from_binary(runtime.engine(), bytes)
             .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
         Self::from_component(runtime, path, &component, hex::encode(Sha256::digest(bytes)), label)
@@ -59,20 +54,12 @@ impl ComponentPolicy {
             return Err(PolicyError::HasImports { path: path.into(), imports });
         }
         let linker = Linker::<StoreState>::new(engine);
-        let instance_pre = linker
-            .instantiate_pre(component)
-            .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
-        let pre = PolicyPre::new(instance_pre)
-            .map_err(|e| PolicyError::WrongWorld { path: path.into(), message: format!("{e:#}") })?;
+        let instance_pre =
+            linker.instantiate_pre(component).map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
+        let pre = PolicyPre::new(instance_pre).map_err(|e| PolicyError::WrongWorld { path: path.into(), message: format!("{e:#}") })?;
         let provisional = path.display().to_string();
         let mut policy = ComponentPolicy {
-            identity: PolicyIdentity {
-                label: provisional.clone(),
-                name: String::new(),
-                version: String::new(),
-                digest,
-                kind: "component",
-            },
+            identity: PolicyIdentity { label: provisional.clone(), name: String::new(), version: String::new(), digest, kind: "component" },
             runtime: runtime.clone(),
             pre,
             live: None,
@@ -86,17 +73,14 @@ impl ComponentPolicy {
 
     fn instance(&mut self) -> Result<&mut (Store<StoreState>, World), PolicyError> {
         if self.live.is_none() {
-            let limits = StoreLimitsBuilder::new()
-                .memory_size(self.runtime.limits().memory_bytes)
-                .trap_on_grow_failure(true)
-                .build();
+            let limits = StoreLimitsBuilder::new().memory_size(self.runtime.limits().memory_bytes).trap_on_grow_failure(true).build();
             let mut store = Store::new(self.runtime.engine(), StoreState { limits });
             store.limiter(|s| &mut s.limits);
             store.set_epoch_deadline(self.runtime.deadline_ticks());
-            let world = self.pre.instantiate(&mut store).map_err(|e| PolicyError::Instantiate {
-                policy: self.identity.label.clone(),
-                message: one_line(&e),
-            })?;
+            let world = self
+                .pre
+                .instantiate(&mut store)
+                .map_err(|e| PolicyError::Instantiate { policy: self.identity.label.clone(), message: one_line(&e) })?;
             self.live = Some((store, world));
         }
         Ok(self.live.as_mut().expect("instance was just created"))

@@ -96,11 +96,7 @@ fn reading_in(r: &w::Reading) -> m::Reading {
         cpu_pct: r.cpu_pct,
         connections_pct: r.connections_pct,
         scaling: r.scaling,
-        latency: r
-            .latency
-            .iter()
-            .map(|l| m::ApiLatency { api: l.api.clone(), p95_ms: l.p95_ms, baseline_ms: l.baseline_ms })
-            .collect(),
+        latency: r.latency.iter().map(|l| m::ApiLatency { api: l.api.clone(), p95_ms: l.p95_ms, baseline_ms: l.baseline_ms }).collect(),
     }
 }
 
@@ -157,10 +153,7 @@ pub fn decision_out(d: m::Decision) -> w::Decision {
 }
 
 pub fn samples_in(g: &w::ApiSamples) -> m::ApiSamples {
-    m::ApiSamples {
-        api: g.api.clone(),
-        samples: g.samples.iter().map(|s| m::LatencySample { at: s.at, p95_ms: s.p95_ms }).collect(),
-    }
+    m::ApiSamples { api: g.api.clone(), samples: g.samples.iter().map(|s| m::LatencySample { at: s.at, p95_ms: s.p95_ms }).collect() }
 }
 
 pub fn baseline_out(b: m::ApiBaseline) -> w::ApiBaseline {

@@ -32,8 +32,8 @@ const ADMISSION_EXPORT: &str = "capacity:sentinel/admission@1.0.0";
 pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<ComponentInfo, PolicyError> {
     let bytes = std::fs::read(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
     let engine = runtime.engine();
-    let component = Component::from_binary(engine, &bytes)
-        .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
+    let component =
+        Component::from_binary(engine, &bytes).map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();

@@ -132,29 +132,21 @@ impl InvariantChecker {
                 && d.cause != Cause::SignalLostRelease
                 && tick.at - last < self.spacing_s
             {
-                found = found.or(violation(
-                    "INV-01",
-                    format!("automatic change {}s after the previous one", tick.at - last),
-                ));
+                found = found.or(violation("INV-01", format!("automatic change {}s after the previous one", tick.at - last)));
             }
             if !is_automatic(d.cause) {
                 found = found.or(violation("INV-01", format!("unpinned change with cause {}", names::cause(d.cause))));
             }
             // INV-02: automatic emergency only from critical.
             if d.state == ProtectionState::Emergency && d.previous != ProtectionState::Critical {
-                found = found.or(violation(
-                    "INV-02",
-                    format!("emergency reached from {} without a pin", names::state(d.previous)),
-                ));
+                found = found.or(violation("INV-02", format!("emergency reached from {} without a pin", names::state(d.previous))));
             }
             if rank(d.state) > rank(d.previous) {
                 let need = self.escalate_readings;
                 let support = self.newest(need).is_some_and(|mut n| n.all(|l| level_rank(*l) >= rank(d.state).min(2)));
                 if !support {
-                    found = found.or(violation(
-                        "INV-01",
-                        format!("escalation to {} without {need} supporting readings", names::state(d.state)),
-                    ));
+                    found = found
+                        .or(violation("INV-01", format!("escalation to {} without {need} supporting readings", names::state(d.state))));
                 }
             } else if d.cause == Cause::Recover {
                 let need = self.recover_readings;

@@ -6,13 +6,13 @@ pub mod active;
 mod component;
 pub(crate) mod convert;
 pub mod embedded;
-pub mod invariants;
 mod error;
 mod inspect;
-mod native;
-mod runtime;
+pub mod invariants;
 pub mod lifecycle;
 pub mod names;
+mod native;
+mod runtime;
 
 pub use component::ComponentPolicy;
 pub use error::PolicyError;
@@ -21,8 +21,8 @@ pub use native::NativePolicy;
 pub use runtime::{Limits, Runtime};
 
 use crate::bindings::{
-    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin,
-    PinError, PinRequest, PlanRequest, PolicyDescription,
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
+    PlanRequest, PolicyDescription,
 };
 use std::path::Path;
 use std::sync::Arc;

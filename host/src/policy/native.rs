@@ -4,8 +4,8 @@
 use super::convert as c;
 use super::{Policy, PolicyError, PolicyIdentity};
 use crate::bindings::{
-    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin,
-    PinError, PinRequest, PlanRequest, PolicyDescription,
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
+    PlanRequest, PolicyDescription,
 };
 use capacity_guest::thresholds::PolicyFile;
 use capacity_guest::{admission, baseline, decide, pin, planner};
@@ -21,8 +21,7 @@ impl NativePolicy {
     /// Reads and checks a `policies/<version>/policy.toml`.
     pub fn load(path: &Path, label: Option<&str>) -> Result<NativePolicy, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
-        let file: PolicyFile = toml::from_str(&text)
-            .map_err(|e| PolicyError::InvalidFile { path: path.into(), message: e.to_string() })?;
+        let file: PolicyFile = toml::from_str(&text).map_err(|e| PolicyError::InvalidFile { path: path.into(), message: e.to_string() })?;
         file.check().map_err(|message| PolicyError::InvalidFile { path: path.into(), message })?;
         Ok(NativePolicy::new(file, &hex::encode(Sha256::digest(text.as_bytes())), label))
     }
@@ -58,9 +57,7 @@ impl Policy for NativePolicy {
     }
 
     fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError> {
-        Ok(pin::validate(&c::pin_request_in(request), now, &self.file.thresholds)
-            .map(|p| c::pin_out(&p))
-            .map_err(c::pin_error_out))
+        Ok(pin::validate(&c::pin_request_in(request), now, &self.file.thresholds).map(|p| c::pin_out(&p)).map_err(c::pin_error_out))
     }
 
     fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError> {

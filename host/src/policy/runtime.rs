@@ -48,13 +48,15 @@ impl Runtime {
         let ticker = {
             let engine = engine.clone();
             let stop = stop.clone();
-            std::thread::Builder::new().name("policy-epoch".into()).spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(EPOCH_TICK);
-                    engine.increment_epoch();
-                }
-            })
-            .map_err(|e| PolicyError::Engine { message: format!("cannot start the epoch ticker thread: {e}") })?
+            std::thread::Builder::new()
+                .name("policy-epoch".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(EPOCH_TICK);
+                        engine.increment_epoch();
+                    }
+                })
+                .map_err(|e| PolicyError::Engine { message: format!("cannot start the epoch ticker thread: {e}") })?
         };
         Ok(Arc::new(Runtime { engine, limits, stop, ticker: Some(ticker) }))
     }

@@ -54,16 +54,9 @@ impl Baselines {
             self.learnt.clear();
             return Ok(());
         }
-        let groups: Vec<ApiSamples> = self
-            .samples
-            .iter()
-            .map(|(api, s)| ApiSamples { api: api.clone(), samples: s.iter().copied().collect() })
-            .collect();
-        self.learnt = policy
-            .compute_baselines(hour, &groups)?
-            .into_iter()
-            .filter_map(|b| b.baseline_ms.map(|ms| (b.api, ms)))
-            .collect();
+        let groups: Vec<ApiSamples> =
+            self.samples.iter().map(|(api, s)| ApiSamples { api: api.clone(), samples: s.iter().copied().collect() }).collect();
+        self.learnt = policy.compute_baselines(hour, &groups)?.into_iter().filter_map(|b| b.baseline_ms.map(|ms| (b.api, ms))).collect();
         Ok(())
     }
 }

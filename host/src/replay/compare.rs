@@ -4,8 +4,8 @@
 //! invariant violations. One tick counts one minute (traces hold one reading a minute).
 
 use super::Tick;
-use crate::policy::invariants::{Floors, InvariantChecker, Violation};
 use crate::bindings::{Instant, Level, ProtectionState, Thresholds, ThrottleIntent};
+use crate::policy::invariants::{Floors, InvariantChecker, Violation};
 use crate::policy::names;
 use serde::Serialize;
 

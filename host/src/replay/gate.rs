@@ -25,8 +25,8 @@
 //! A waived finding is still reported, with its reason, but does not fail the gate.
 
 use super::compare::Summary;
-use crate::policy::invariants::Floors;
 use super::metrics::{Row, Verdict, metric};
+use crate::policy::invariants::Floors;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -109,8 +109,7 @@ impl Gate {
 
     /// Parses and checks a gate file: limits are finite and not negative.
     pub fn parse(name: &str, text: &str) -> Result<Gate, GateError> {
-        let gate: Gate =
-            toml::from_str(text).map_err(|e| GateError::Invalid { path: name.into(), message: e.message().to_string() })?;
+        let gate: Gate = toml::from_str(text).map_err(|e| GateError::Invalid { path: name.into(), message: e.message().to_string() })?;
         for (key, value) in gate.limits() {
             if let Some(v) = value
                 && !(v.is_finite() && v >= 0.0)

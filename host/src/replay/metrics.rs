@@ -35,7 +35,13 @@ pub const METRICS: &[Metric] = &[
     Metric { key: "flaps", name: "flaps (undone within 15 min)", better: Better::Lower, decimals: 0, value: |s| count(s.flaps) },
     Metric { key: "flaps_per_day", name: "flaps per day", better: Better::Lower, decimals: 2, value: |s| Some(s.flaps_per_day()) },
     Metric { key: "minutes_normal", name: "minutes normal", better: Better::Neither, decimals: 0, value: |s| count(s.minutes[0]) },
-    Metric { key: "minutes_constrained", name: "minutes constrained", better: Better::Neither, decimals: 0, value: |s| count(s.minutes[1]) },
+    Metric {
+        key: "minutes_constrained",
+        name: "minutes constrained",
+        better: Better::Neither,
+        decimals: 0,
+        value: |s| count(s.minutes[1]),
+    },
     Metric { key: "minutes_critical", name: "minutes critical", better: Better::Neither, decimals: 0, value: |s| count(s.minutes[2]) },
     Metric { key: "minutes_emergency", name: "minutes emergency", better: Better::Neither, decimals: 0, value: |s| count(s.minutes[3]) },
     Metric {
@@ -59,10 +65,28 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         value: |s| count(s.over_protection_minutes),
     },
-    Metric { key: "bulk_capacity_minutes", name: "bulk capacity-minutes", better: Better::Higher, decimals: 1, value: |s| Some(s.bulk_capacity_minutes) },
+    Metric {
+        key: "bulk_capacity_minutes",
+        name: "bulk capacity-minutes",
+        better: Better::Higher,
+        decimals: 1,
+        value: |s| Some(s.bulk_capacity_minutes),
+    },
     Metric { key: "failed_reads", name: "failed reads", better: Better::Neither, decimals: 0, value: |s| count(s.failed_reads) },
-    Metric { key: "throttle_engagements", name: "throttle engagements", better: Better::Neither, decimals: 0, value: |s| count(s.throttle_engagements) },
-    Metric { key: "invariant_violations", name: "invariant violations", better: Better::Lower, decimals: 0, value: |s| count(s.violations.len() as u64) },
+    Metric {
+        key: "throttle_engagements",
+        name: "throttle engagements",
+        better: Better::Neither,
+        decimals: 0,
+        value: |s| count(s.throttle_engagements),
+    },
+    Metric {
+        key: "invariant_violations",
+        name: "invariant violations",
+        better: Better::Lower,
+        decimals: 0,
+        value: |s| count(s.violations.len() as u64),
+    },
 ];
 
 /// The metric with this key.
@@ -128,8 +152,20 @@ pub fn compare(baseline: &Summary, candidate: &Summary) -> Vec<Row> {
             let verdict = match (difference, m.better) {
                 (Some(d), _) if d.abs() < 1e-9 => Verdict::Same,
                 (Some(_), Better::Neither) => Verdict::Changed,
-                (Some(d), Better::Lower) => if d < 0.0 { Verdict::Better } else { Verdict::Worse },
-                (Some(d), Better::Higher) => if d > 0.0 { Verdict::Better } else { Verdict::Worse },
+                (Some(d), Better::Lower) => {
+                    if d < 0.0 {
+                        Verdict::Better
+                    } else {
+                        Verdict::Worse
+                    }
+                }
+                (Some(d), Better::Higher) => {
+                    if d > 0.0 {
+                        Verdict::Better
+                    } else {
+                        Verdict::Worse
+                    }
+                }
                 (None, _) if m.key == "minutes_to_protect" && candidate.never_protected() && !baseline.never_protected() => {
                     note = Some("the candidate never protected after a critical reading".into());
                     Verdict::Worse

@@ -24,7 +24,6 @@ pub use crate::policy::invariants::Tick;
 use crate::policy::{Policy, PolicyError};
 use crate::trace::{Trace, TraceEvent};
 
-
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("trace {trace}, tick at {at}: {source}")]
@@ -46,12 +45,7 @@ impl Replayer {
     }
 
     /// Applies one trace event; for a tick, calls the policy once and hands the tick to `sink`.
-    pub fn step(
-        &mut self,
-        policy: &mut dyn Policy,
-        event: &TraceEvent,
-        sink: &mut dyn FnMut(Tick<'_>),
-    ) -> Result<(), PolicyError> {
+    pub fn step(&mut self, policy: &mut dyn Policy, event: &TraceEvent, sink: &mut dyn FnMut(Tick<'_>)) -> Result<(), PolicyError> {
         match event {
             TraceEvent::Pin { pin, .. } => self.input.pin = pin.clone(),
             TraceEvent::Throttles { enabled, .. } => self.input.throttles_enabled = *enabled,
@@ -90,8 +84,10 @@ pub fn run(
     let mut replayers: Vec<Replayer> = policies.iter().map(|_| Replayer::new(throttles_enabled)).collect();
     for event in &trace.events {
         for (i, (policy, replayer)) in policies.iter_mut().zip(replayers.iter_mut()).enumerate() {
-            replayer.step(policy.as_mut(), event, &mut |tick| sink(i, tick)).map_err(|source| {
-                ReplayError::Policy { trace: trace.name.clone(), at: crate::instants::format_rfc3339(event.at()), source }
+            replayer.step(policy.as_mut(), event, &mut |tick| sink(i, tick)).map_err(|source| ReplayError::Policy {
+                trace: trace.name.clone(),
+                at: crate::instants::format_rfc3339(event.at()),
+                source,
             })?;
         }
     }

@@ -90,7 +90,10 @@ fn render(header: &[String], body: &[Vec<String>], style: TableStyle) -> String 
     match style {
         TableStyle::Markdown => {
             out.push_str(&format!("| {} |\n", header.join(" | ")));
-            out.push_str(&format!("|{}\n", header.iter().enumerate().map(|(i, _)| if i == 0 { "---|" } else { "---:|" }).collect::<String>()));
+            out.push_str(&format!(
+                "|{}\n",
+                header.iter().enumerate().map(|(i, _)| if i == 0 { "---|" } else { "---:|" }).collect::<String>()
+            ));
             for row in body {
                 out.push_str(&format!("| {} |\n", row.join(" | ")));
             }

@@ -4,11 +4,11 @@
 //! run creates at most one instance per policy and worker thread.
 
 use super::compare::{Accumulator, Summary};
-use crate::policy::invariants::Floors;
 use super::timeline::Timeline;
 use super::{ReplayError, Replayer};
 use crate::bindings::Thresholds;
 use crate::instants::format_rfc3339;
+use crate::policy::invariants::Floors;
 use crate::policy::{self, ComponentPolicy, Policy, PolicyError, PolicyIdentity, Runtime};
 use crate::trace::{Trace, TraceEvent};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -59,13 +59,7 @@ impl PolicySource {
         };
         let mut first = instantiate(&kind, spec)?;
         let thresholds = first.describe()?.thresholds;
-        Ok(PolicySource {
-            spec: spec.to_string(),
-            identity: first.identity().clone(),
-            kind,
-            thresholds,
-            idle: Mutex::new(vec![first]),
-        })
+        Ok(PolicySource { spec: spec.to_string(), identity: first.identity().clone(), kind, thresholds, idle: Mutex::new(vec![first]) })
     }
 
     pub fn identity(&self) -> &PolicyIdentity {
@@ -137,11 +131,8 @@ pub fn run_all(traces: &[Trace], sources: &[PolicySource], options: Options) -> 
         .into_par_iter()
         .map(|(t, p)| {
             let source = &sources[p];
-            let mut policy = source.take().map_err(|e| ReplayError::Policy {
-                trace: traces[t].name.clone(),
-                at: "start".into(),
-                source: e,
-            })?;
+            let mut policy =
+                source.take().map_err(|e| ReplayError::Policy { trace: traces[t].name.clone(), at: "start".into(), source: e })?;
             let run = replay_one(&traces[t], policy.as_mut(), source, options, &bar);
             source.give_back(policy);
             Ok(((t, p), run?))

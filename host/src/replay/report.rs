@@ -135,7 +135,13 @@ impl Report {
             if !waived.is_empty() {
                 out.push_str("Waived by the gate file (reported, not failing):\n\n");
                 for r in waived {
-                    out.push_str(&format!("- `{}`: {} — {}; *{}*\n", r.trace, r.metric, r.message, r.waived.as_deref().unwrap_or_default()));
+                    out.push_str(&format!(
+                        "- `{}`: {} — {}; *{}*\n",
+                        r.trace,
+                        r.metric,
+                        r.message,
+                        r.waived.as_deref().unwrap_or_default()
+                    ));
                 }
                 out.push('\n');
             }
@@ -168,8 +174,14 @@ impl Report {
 
     /// One line per trace: the gated metrics, baseline → candidate.
     fn overview(&self) -> String {
-        const KEYS: [&str; 6] =
-            ["minutes_to_protect", "minutes_to_first_protection", "flaps_per_day", "over_protection_minutes", "bulk_capacity_minutes", "invariant_violations"];
+        const KEYS: [&str; 6] = [
+            "minutes_to_protect",
+            "minutes_to_first_protection",
+            "flaps_per_day",
+            "over_protection_minutes",
+            "bulk_capacity_minutes",
+            "invariant_violations",
+        ];
         let mut out = String::from("| trace | ticks |");
         for key in KEYS {
             out.push_str(&format!(" {} |", metrics::metric(key).map_or(key, |m| m.name)));

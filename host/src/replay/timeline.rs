@@ -2,8 +2,8 @@
 //! policy saw it, in a compact record (a year of minutes is half a million of them).
 
 use super::Tick;
-use crate::policy::invariants::worst_latency_ratio;
 use crate::bindings::{Instant, ThrottleIntent};
+use crate::policy::invariants::worst_latency_ratio;
 use crate::policy::names;
 
 /// One replayed tick, reduced to what the timeline shows.

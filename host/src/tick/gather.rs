@@ -20,11 +20,7 @@ pub struct Gathered {
     pub notes: Vec<String>,
 }
 
-async fn within<T, E: std::fmt::Display>(
-    limit: Duration,
-    what: &str,
-    f: impl Future<Output = Result<T, E>>,
-) -> Result<T, String> {
+async fn within<T, E: std::fmt::Display>(limit: Duration, what: &str, f: impl Future<Output = Result<T, E>>) -> Result<T, String> {
     match tokio::time::timeout(limit, f).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(e.to_string()),
@@ -136,9 +132,7 @@ async fn baselines_for(
     };
     match computed {
         Ok(baselines) => {
-            if let Err(e) =
-                within(limit, "saving baselines", s.ports.baselines.save_baselines(hour, &baselines, hour - 24 * HOUR)).await
-            {
+            if let Err(e) = within(limit, "saving baselines", s.ports.baselines.save_baselines(hour, &baselines, hour - 24 * HOUR)).await {
                 notes.push(format!("could not save this hour's baselines (recomputed next tick): {e}"));
             }
             baselines

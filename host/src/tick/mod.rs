@@ -14,7 +14,9 @@ pub use publish::recorded_document;
 pub use stages::{StageAction, plan_stages};
 
 use crate::bindings::{Decision, DecisionInput, Pin, Reading, Signal};
+use crate::instants;
 use crate::policy::active::ActivePolicy;
+use crate::policy::names;
 use crate::policy::{PolicyError, PolicyIdentity};
 use crate::ports::StoreError;
 use crate::ports::baselines::BaselineStore;
@@ -25,8 +27,6 @@ use crate::ports::pins::{AuditRecord, PinStore};
 use crate::ports::publisher::{Publisher, StateDocument};
 use crate::ports::stages::{StageController, StageTarget};
 use crate::telemetry::{ChangeLabels, Telemetry};
-use crate::instants;
-use crate::policy::names;
 use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
 
@@ -141,8 +141,7 @@ impl Sentinel {
         };
         let (decision, identity) = self.decide(&input, &mut notes)?;
 
-        let (stage_status, stage_failures) =
-            stages::reconcile(self, &gathered.stage_status, decision.memory.throttles_engaged).await;
+        let (stage_status, stage_failures) = stages::reconcile(self, &gathered.stage_status, decision.memory.throttles_engaged).await;
 
         let expired_pin = gathered.pin.clone().filter(|p| p.expires_at <= now);
         let record = TickRecord {
@@ -224,16 +223,16 @@ pub fn policy_ref(identity: &PolicyIdentity) -> PolicyRef {
 /// One line per tick explaining the decision.
 fn log_tick(r: &TickReport) {
     let d = &r.decision;
-    let channels: Vec<String> =
-        r.outcomes.iter().map(|o| format!("{}={}", o.channel, if o.ok { "ok" } else { "FAILED" })).collect();
+    let channels: Vec<String> = r.outcomes.iter().map(|o| format!("{}={}", o.channel, if o.ok { "ok" } else { "FAILED" })).collect();
     let readings = r.reading.as_ref().map(gather::summarize).unwrap_or_else(|| "read failed".into());
     // The pin's reason and actor are typed text (older rows were stored before control
     // characters were refused): `pin` is a string field, which the text log writes escaped
     // (as Debug), and the explanation, which names the actor, is escaped before it is the
     // message. Neither can start a log line of its own.
-    let pin = r.pin.as_ref().map(|p| {
-        format!("{} by {} until {} ({})", names::state(p.state), p.actor, instants::format_rfc3339(p.expires_at), p.reason)
-    });
+    let pin = r
+        .pin
+        .as_ref()
+        .map(|p| format!("{} by {} until {} ({})", names::state(p.state), p.actor, instants::format_rfc3339(p.expires_at), p.reason));
     let explanation = crate::user_text::escape(&d.explanation);
     if r.republished {
         tracing::info!(

@@ -3,8 +3,8 @@
 use super::{Sentinel, policy_ref};
 use crate::bindings::{Decision, Instant, Pin};
 use crate::instants::format_rfc3339;
-use crate::policy::names;
 use crate::policy::PolicyIdentity;
+use crate::policy::names;
 use crate::ports::memory::{ChannelOutcome, PolicyRef, TickRecord};
 use crate::ports::publisher::{Publisher, StateDocument};
 use std::time::Duration;
@@ -47,9 +47,6 @@ async fn one(publisher: &dyn Publisher, document: &StateDocument, limit: Duratio
 
 pub async fn publish_both(s: &Sentinel, document: &StateDocument) -> Vec<ChannelOutcome> {
     let limit = s.settings.publish_timeout;
-    let (cache, parameter) = tokio::join!(
-        one(s.ports.cache.as_ref(), document, limit),
-        one(s.ports.parameter.as_ref(), document, limit),
-    );
+    let (cache, parameter) = tokio::join!(one(s.ports.cache.as_ref(), document, limit), one(s.ports.parameter.as_ref(), document, limit),);
     vec![cache, parameter]
 }

@@ -26,12 +26,7 @@ pub async fn already_decided(s: &Sentinel, now: Instant) -> Result<Option<(u64, 
 }
 
 /// Publishes the recorded document of tick `sequence` again on both channels.
-pub async fn republish(
-    s: &Sentinel,
-    sequence: u64,
-    record: TickRecord,
-    mut notes: Vec<String>,
-) -> Result<TickReport, TickError> {
+pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut notes: Vec<String>) -> Result<TickReport, TickError> {
     let document = publish::recorded_document(sequence, &record);
     let outcomes = publish::publish_both(s, &document).await;
     if let Err(e) = s.ports.memory.record_publication(sequence, &outcomes).await {

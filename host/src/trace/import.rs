@@ -44,9 +44,7 @@ impl FromStr for ImportSignal {
             "cpu_pct" => Ok(ImportSignal::CpuPct),
             "connections_pct" => Ok(ImportSignal::ConnectionsPct),
             _ => match s.strip_prefix("latency:") {
-                Some(api) if !api.trim().is_empty() => Ok(ImportSignal::Latency {
-                    api: api.to_owned(),
-                }),
+                Some(api) if !api.trim().is_empty() => Ok(ImportSignal::Latency { api: api.to_owned() }),
                 _ => Err(ParseImportSignalError(s.to_owned())),
             },
         }
@@ -69,21 +67,12 @@ impl ImportSignal {
     }
 
     fn reading(&self, value: f64) -> Reading {
-        let mut reading = Reading {
-            cpu_pct: None,
-            connections_pct: None,
-            scaling: None,
-            latency: Vec::new(),
-        };
+        let mut reading = Reading { cpu_pct: None, connections_pct: None, scaling: None, latency: Vec::new() };
         match self {
             ImportSignal::CpuPct => reading.cpu_pct = Some(value),
             ImportSignal::ConnectionsPct => reading.connections_pct = Some(value),
             ImportSignal::Latency { api } => {
-                reading.latency.push(ApiLatency {
-                    api: api.clone(),
-                    p95_ms: Some(value),
-                    baseline_ms: None,
-                });
+                reading.latency.push(ApiLatency { api: api.clone(), p95_ms: Some(value), baseline_ms: None });
             }
         }
         reading
@@ -96,65 +85,28 @@ impl ImportSignal {
 pub enum ImportError {
     /// The CSV itself is malformed or unreadable (I/O, invalid UTF-8, bad quoting).
     #[error("{input}:{}: {error}", .line.map_or_else(|| "?".to_owned(), |l| l.to_string()))]
-    Csv {
-        input: String,
-        line: Option<u64>,
-        error: csv::Error,
-    },
+    Csv { input: String, line: Option<u64>, error: csv::Error },
     /// The first row is data, not a `timestamp,value` header.
     #[error("{input}:1: expected a header row like timestamp,value, got a sample")]
     MissingHeader { input: String },
     /// A row does not have exactly two fields.
     #[error("{input}:{line}: expected 2 fields (timestamp,value), got {count}")]
-    FieldCount {
-        input: String,
-        line: u64,
-        count: usize,
-    },
+    FieldCount { input: String, line: u64, count: usize },
     /// A timestamp is neither RFC 3339 nor `YYYY-MM-DD HH:MM:SS` (UTC).
-    #[error(
-        "{input}:{line}: bad timestamp {value:?}: expected YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"
-    )]
-    BadTimestamp {
-        input: String,
-        line: u64,
-        value: String,
-    },
+    #[error("{input}:{line}: bad timestamp {value:?}: expected YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339")]
+    BadTimestamp { input: String, line: u64, value: String },
     /// A value is not a finite number.
     #[error("{input}:{line}: value {value:?} is not a finite number")]
-    NotANumber {
-        input: String,
-        line: u64,
-        value: String,
-    },
+    NotANumber { input: String, line: u64, value: String },
     /// A value is outside what the signal allows (0..=100 for a percentage, >= 0 for latency).
     #[error("{input}:{line}: value {value} is outside {range} for {signal}")]
-    OutOfRange {
-        input: String,
-        line: u64,
-        value: f64,
-        range: &'static str,
-        signal: String,
-    },
+    OutOfRange { input: String, line: u64, value: f64, range: &'static str, signal: String },
     /// A timestamp is not after the previous sample's.
     #[error("{input}:{line}: timestamp {at} is not after the previous sample's {previous}")]
-    NotAscending {
-        input: String,
-        line: u64,
-        at: String,
-        previous: String,
-    },
+    NotAscending { input: String, line: u64, at: String, previous: String },
     /// The samples span more than [`MAX_MINUTES`] minutes (usually one wrong timestamp).
-    #[error(
-        "{input}: the samples span {minutes} minutes ({first} to {last}), more than the {} (366 days) an import may hold",
-        MAX_MINUTES
-    )]
-    TooLong {
-        input: String,
-        minutes: i64,
-        first: String,
-        last: String,
-    },
+    #[error("{input}: the samples span {minutes} minutes ({first} to {last}), more than the {} (366 days) an import may hold", MAX_MINUTES)]
+    TooLong { input: String, minutes: i64, first: String, last: String },
     /// The CSV has no samples.
     #[error("{input}: no samples")]
     NoSamples { input: String },
@@ -167,29 +119,13 @@ pub enum ImportError {
 /// sample wins; each minute's value is held through the minutes up to the next sample's. The
 /// result runs from the first sample's minute through the last sample's minute, one tick each.
 /// `source` names the input in errors.
-pub fn import_csv<R: Read>(
-    source: &str,
-    reader: R,
-    signal: &ImportSignal,
-) -> Result<Vec<TraceEvent>, ImportError> {
-    let csv_error = |error: csv::Error| ImportError::Csv {
-        input: source.to_owned(),
-        line: error.position().map(csv::Position::line),
-        error,
-    };
-    let mut csv = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(reader);
+pub fn import_csv<R: Read>(source: &str, reader: R, signal: &ImportSignal) -> Result<Vec<TraceEvent>, ImportError> {
+    let csv_error =
+        |error: csv::Error| ImportError::Csv { input: source.to_owned(), line: error.position().map(csv::Position::line), error };
+    let mut csv = csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(reader);
     let header = csv.headers().map_err(csv_error)?;
-    if header
-        .get(0)
-        .is_some_and(|first| parse_timestamp(first).is_some())
-    {
-        return Err(ImportError::MissingHeader {
-            input: source.to_owned(),
-        });
+    if header.get(0).is_some_and(|first| parse_timestamp(first).is_some()) {
+        return Err(ImportError::MissingHeader { input: source.to_owned() });
     }
 
     // (minute, value), minutes strictly ascending.
@@ -215,9 +151,7 @@ pub fn import_csv<R: Read>(
         }
     }
     let (Some(&(first, _)), Some(&(last, _))) = (minutes.first(), minutes.last()) else {
-        return Err(ImportError::NoSamples {
-            input: source.to_owned(),
-        });
+        return Err(ImportError::NoSamples { input: source.to_owned() });
     };
 
     let count = (last - first) / 60 + 1;
@@ -233,27 +167,15 @@ pub fn import_csv<R: Read>(
     for (i, &(minute, value)) in minutes.iter().enumerate() {
         let until = minutes.get(i + 1).map_or(minute + 60, |&(next, _)| next);
         let reading = signal.reading(value);
-        events.extend((minute..until).step_by(60).map(|at| TraceEvent::Tick {
-            at,
-            signal: Signal::Reading(reading.clone()),
-        }));
+        events.extend((minute..until).step_by(60).map(|at| TraceEvent::Tick { at, signal: Signal::Reading(reading.clone()) }));
     }
     Ok(events)
 }
 
 /// One checked `timestamp,value` row.
-fn sample(
-    source: &str,
-    line: u64,
-    record: &csv::StringRecord,
-    signal: &ImportSignal,
-) -> Result<(Instant, f64), ImportError> {
+fn sample(source: &str, line: u64, record: &csv::StringRecord, signal: &ImportSignal) -> Result<(Instant, f64), ImportError> {
     if record.len() != 2 {
-        return Err(ImportError::FieldCount {
-            input: source.to_owned(),
-            line,
-            count: record.len(),
-        });
+        return Err(ImportError::FieldCount { input: source.to_owned(), line, count: record.len() });
     }
     let (timestamp, text) = (&record[0], &record[1]);
     let at = parse_timestamp(timestamp).ok_or_else(|| ImportError::BadTimestamp {
@@ -261,41 +183,23 @@ fn sample(
         line,
         value: timestamp.to_owned(),
     })?;
-    let value = text
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| ImportError::NotANumber {
-            input: source.to_owned(),
-            line,
-            value: text.to_owned(),
-        })?;
-    let (ok, range) = if signal.is_percentage() {
-        ((0.0..=100.0).contains(&value), "0..=100")
-    } else {
-        (value >= 0.0, "0.. (a non-negative latency)")
-    };
+    let value = text.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| ImportError::NotANumber {
+        input: source.to_owned(),
+        line,
+        value: text.to_owned(),
+    })?;
+    let (ok, range) =
+        if signal.is_percentage() { ((0.0..=100.0).contains(&value), "0..=100") } else { (value >= 0.0, "0.. (a non-negative latency)") };
     if !ok {
-        return Err(ImportError::OutOfRange {
-            input: source.to_owned(),
-            line,
-            value,
-            range,
-            signal: signal.to_string(),
-        });
+        return Err(ImportError::OutOfRange { input: source.to_owned(), line, value, range, signal: signal.to_string() });
     }
     Ok((at, value))
 }
 
 /// `YYYY-MM-DD HH:MM:SS` (UTC, optional fraction) or RFC 3339; sub-seconds truncated.
 fn parse_timestamp(s: &str) -> Option<Instant> {
-    let naive = format_description!(
-        "[year]-[month]-[day] [hour]:[minute]:[second][optional [.[subsecond]]]"
-    );
-    PrimitiveDateTime::parse(s, &naive)
-        .map(|t| t.assume_utc().unix_timestamp())
-        .ok()
-        .or_else(|| parse_rfc3339(s).ok())
+    let naive = format_description!("[year]-[month]-[day] [hour]:[minute]:[second][optional [.[subsecond]]]");
+    PrimitiveDateTime::parse(s, &naive).map(|t| t.assume_utc().unix_timestamp()).ok().or_else(|| parse_rfc3339(s).ok())
 }
 
 #[cfg(test)]

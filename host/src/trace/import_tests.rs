@@ -16,10 +16,7 @@ fn cpu_minutes(events: &[TraceEvent]) -> Vec<(Instant, f64)> {
     events
         .iter()
         .map(|e| match e {
-            TraceEvent::Tick {
-                at,
-                signal: Signal::Reading(r),
-            } => (*at, r.cpu_pct.unwrap()),
+            TraceEvent::Tick { at, signal: Signal::Reading(r) } => (*at, r.cpu_pct.unwrap()),
             other => panic!("{other:?}"),
         })
         .collect()
@@ -29,29 +26,12 @@ fn cpu_minutes(events: &[TraceEvent]) -> Vec<(Instant, f64)> {
 fn parses_signal_names() {
     assert_eq!("cpu_pct".parse(), Ok(ImportSignal::CpuPct));
     assert_eq!("connections_pct".parse(), Ok(ImportSignal::ConnectionsPct));
-    assert_eq!(
-        "latency:crm".parse(),
-        Ok(ImportSignal::Latency { api: "crm".into() })
-    );
-    assert_eq!(
-        "latency:a:b".parse(),
-        Ok(ImportSignal::Latency { api: "a:b".into() })
-    );
-    for bad in [
-        "",
-        "cpu",
-        "CPU_PCT",
-        "latency",
-        "latency:",
-        "latency: ",
-        "p95_ms",
-    ] {
+    assert_eq!("latency:crm".parse(), Ok(ImportSignal::Latency { api: "crm".into() }));
+    assert_eq!("latency:a:b".parse(), Ok(ImportSignal::Latency { api: "a:b".into() }));
+    for bad in ["", "cpu", "CPU_PCT", "latency", "latency:", "latency: ", "p95_ms"] {
         let err = bad.parse::<ImportSignal>().unwrap_err();
         assert_eq!(err, ParseImportSignalError(bad.into()));
-        assert!(
-            err.to_string()
-                .contains("expected cpu_pct, connections_pct or latency:<api>")
-        );
+        assert!(err.to_string().contains("expected cpu_pct, connections_pct or latency:<api>"));
     }
     for name in ["cpu_pct", "connections_pct", "latency:crm"] {
         assert_eq!(name.parse::<ImportSignal>().unwrap().to_string(), name);
@@ -61,9 +41,7 @@ fn parses_signal_names() {
 #[test]
 fn holds_each_value_until_the_next_sample() {
     let events = cpu("timestamp,value\n2014-02-14 14:30:00,1.5\n2014-02-14 14:35:00,2.5\n2014-02-14 14:40:00,3.5\n").unwrap();
-    let expected: Vec<(Instant, f64)> = (0..11)
-        .map(|i| (T0 + 60 * i, [1.5, 2.5, 3.5][(i / 5) as usize]))
-        .collect();
+    let expected: Vec<(Instant, f64)> = (0..11).map(|i| (T0 + 60 * i, [1.5, 2.5, 3.5][(i / 5) as usize])).collect();
     assert_eq!(cpu_minutes(&events), expected);
 }
 
@@ -71,10 +49,7 @@ fn holds_each_value_until_the_next_sample() {
 fn irregular_samples_and_seconds() {
     // Seconds are dropped; the gap of 3 minutes holds 7.0 for three readings.
     let events = cpu("timestamp,value\n2014-02-14 14:30:59,7\n2014-02-14 14:33:01,8\n").unwrap();
-    assert_eq!(
-        cpu_minutes(&events),
-        vec![(T0, 7.0), (T0 + 60, 7.0), (T0 + 120, 7.0), (T0 + 180, 8.0)]
-    );
+    assert_eq!(cpu_minutes(&events), vec![(T0, 7.0), (T0 + 60, 7.0), (T0 + 120, 7.0), (T0 + 180, 8.0)]);
 }
 
 #[test]
@@ -85,39 +60,25 @@ fn last_sample_in_a_minute_wins() {
 
 #[test]
 fn one_sample_is_one_reading() {
-    assert_eq!(
-        cpu_minutes(&cpu("timestamp,value\n2014-02-14 14:30:00,0\n").unwrap()),
-        vec![(T0, 0.0)]
-    );
+    assert_eq!(cpu_minutes(&cpu("timestamp,value\n2014-02-14 14:30:00,0\n").unwrap()), vec![(T0, 0.0)]);
 }
 
 #[test]
 fn accepts_rfc3339_and_spacing() {
     let text = "timestamp,value\r\n2014-02-14T14:30:00Z, 100 \r\n\r\n 2014-02-14T15:31:30+01:00 ,50.25\r\n";
-    assert_eq!(
-        cpu_minutes(&cpu(text).unwrap()),
-        vec![(T0, 100.0), (T0 + 60, 50.25)]
-    );
+    assert_eq!(cpu_minutes(&cpu(text).unwrap()), vec![(T0, 100.0), (T0 + 60, 50.25)]);
 }
 
 #[test]
 fn connections_and_latency_fill_their_field() {
     let text = "timestamp,value\n2014-02-14 14:30:00,42\n";
     let reading = |signal: &ImportSignal| match import(text, signal).unwrap().remove(0) {
-        TraceEvent::Tick {
-            signal: Signal::Reading(r),
-            ..
-        } => r,
+        TraceEvent::Tick { signal: Signal::Reading(r), .. } => r,
         other => panic!("{other:?}"),
     };
     assert_eq!(
         reading(&ImportSignal::ConnectionsPct),
-        Reading {
-            cpu_pct: None,
-            connections_pct: Some(42.0),
-            scaling: None,
-            latency: vec![]
-        }
+        Reading { cpu_pct: None, connections_pct: Some(42.0), scaling: None, latency: vec![] }
     );
     assert_eq!(
         reading(&ImportSignal::Latency { api: "crm".into() }),
@@ -125,44 +86,22 @@ fn connections_and_latency_fill_their_field() {
             cpu_pct: None,
             connections_pct: None,
             scaling: None,
-            latency: vec![ApiLatency {
-                api: "crm".into(),
-                p95_ms: Some(42.0),
-                baseline_ms: None
-            }],
+            latency: vec![ApiLatency { api: "crm".into(), p95_ms: Some(42.0), baseline_ms: None }],
         }
     );
     // Latency is not a percentage.
-    let big = import(
-        "timestamp,value\n2014-02-14 14:30:00,1250.5\n",
-        &ImportSignal::Latency { api: "crm".into() },
-    );
+    let big = import("timestamp,value\n2014-02-14 14:30:00,1250.5\n", &ImportSignal::Latency { api: "crm".into() });
     assert_eq!(big.unwrap().len(), 1);
 }
 
 #[test]
 fn bad_timestamp() {
     let err = cpu("timestamp,value\n2014-02-14 14:30:00,1\n14/02/2014 14:35,2\n").unwrap_err();
-    assert!(
-        matches!(&err, ImportError::BadTimestamp { line: 3, value, .. } if value == "14/02/2014 14:35"),
-        "{err:?}"
-    );
-    assert_eq!(
-        err.to_string(),
-        r#"cpu.csv:3: bad timestamp "14/02/2014 14:35": expected YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"#
-    );
-    for bad in [
-        "",
-        "2014-02-14",
-        "2014-02-30 10:00:00",
-        "2014-02-14 14:30",
-        "1392388200",
-    ] {
+    assert!(matches!(&err, ImportError::BadTimestamp { line: 3, value, .. } if value == "14/02/2014 14:35"), "{err:?}");
+    assert_eq!(err.to_string(), r#"cpu.csv:3: bad timestamp "14/02/2014 14:35": expected YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"#);
+    for bad in ["", "2014-02-14", "2014-02-30 10:00:00", "2014-02-14 14:30", "1392388200"] {
         let err = cpu(&format!("timestamp,value\n{bad},1\n")).unwrap_err();
-        assert!(
-            matches!(err, ImportError::BadTimestamp { line: 2, .. }),
-            "{bad:?}: {err:?}"
-        );
+        assert!(matches!(err, ImportError::BadTimestamp { line: 2, .. }), "{bad:?}: {err:?}");
     }
 }
 
@@ -172,93 +111,41 @@ fn value_not_a_finite_number() {
         let text = format!("timestamp,value\n2014-02-14 14:30:00,{bad}\n");
         let err = cpu(&text).unwrap_err();
         if bad == "1,5" {
-            assert!(
-                matches!(
-                    err,
-                    ImportError::FieldCount {
-                        line: 2,
-                        count: 3,
-                        ..
-                    }
-                ),
-                "{err:?}"
-            );
+            assert!(matches!(err, ImportError::FieldCount { line: 2, count: 3, .. }), "{err:?}");
         } else {
-            assert!(
-                matches!(&err, ImportError::NotANumber { line: 2, value, .. } if value == bad),
-                "{bad:?}: {err:?}"
-            );
+            assert!(matches!(&err, ImportError::NotANumber { line: 2, value, .. } if value == bad), "{bad:?}: {err:?}");
         }
     }
     let err = cpu("timestamp,value\n2014-02-14 14:30:00,high\n").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        r#"cpu.csv:2: value "high" is not a finite number"#
-    );
+    assert_eq!(err.to_string(), r#"cpu.csv:2: value "high" is not a finite number"#);
 }
 
 #[test]
 fn percentage_out_of_range() {
-    let err =
-        cpu("timestamp,value\n2014-02-14 14:30:00,100\n2014-02-14 14:31:00,100.01\n").unwrap_err();
-    assert!(
-        matches!(err, ImportError::OutOfRange { line: 3, .. }),
-        "{err:?}"
-    );
-    assert_eq!(
-        err.to_string(),
-        "cpu.csv:3: value 100.01 is outside 0..=100 for cpu_pct"
-    );
-    let err = import(
-        "timestamp,value\n2014-02-14 14:30:00,-0.5\n",
-        &ImportSignal::ConnectionsPct,
-    )
-    .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "cpu.csv:2: value -0.5 is outside 0..=100 for connections_pct"
-    );
-    let err = import(
-        "timestamp,value\n2014-02-14 14:30:00,-1\n",
-        &ImportSignal::Latency { api: "crm".into() },
-    )
-    .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "cpu.csv:2: value -1 is outside 0.. (a non-negative latency) for latency:crm"
-    );
+    let err = cpu("timestamp,value\n2014-02-14 14:30:00,100\n2014-02-14 14:31:00,100.01\n").unwrap_err();
+    assert!(matches!(err, ImportError::OutOfRange { line: 3, .. }), "{err:?}");
+    assert_eq!(err.to_string(), "cpu.csv:3: value 100.01 is outside 0..=100 for cpu_pct");
+    let err = import("timestamp,value\n2014-02-14 14:30:00,-0.5\n", &ImportSignal::ConnectionsPct).unwrap_err();
+    assert_eq!(err.to_string(), "cpu.csv:2: value -0.5 is outside 0..=100 for connections_pct");
+    let err = import("timestamp,value\n2014-02-14 14:30:00,-1\n", &ImportSignal::Latency { api: "crm".into() }).unwrap_err();
+    assert_eq!(err.to_string(), "cpu.csv:2: value -1 is outside 0.. (a non-negative latency) for latency:crm");
 }
 
 #[test]
 fn timestamps_must_ascend() {
-    let err = cpu(
-        "timestamp,value\n2014-02-14 14:30:00,1\n2014-02-14 14:35:00,2\n2014-02-14 14:34:00,3\n",
-    )
-    .unwrap_err();
-    assert!(
-        matches!(err, ImportError::NotAscending { line: 4, .. }),
-        "{err:?}"
-    );
-    assert_eq!(
-        err.to_string(),
-        "cpu.csv:4: timestamp 2014-02-14T14:34:00Z is not after the previous sample's 2014-02-14T14:35:00Z"
-    );
+    let err = cpu("timestamp,value\n2014-02-14 14:30:00,1\n2014-02-14 14:35:00,2\n2014-02-14 14:34:00,3\n").unwrap_err();
+    assert!(matches!(err, ImportError::NotAscending { line: 4, .. }), "{err:?}");
+    assert_eq!(err.to_string(), "cpu.csv:4: timestamp 2014-02-14T14:34:00Z is not after the previous sample's 2014-02-14T14:35:00Z");
     // A repeated timestamp is ambiguous, so it is refused too.
     let err = cpu("timestamp,value\n2014-02-14 14:30:00,1\n2014-02-14T14:30:00Z,2\n").unwrap_err();
-    assert!(
-        matches!(err, ImportError::NotAscending { line: 3, .. }),
-        "{err:?}"
-    );
+    assert!(matches!(err, ImportError::NotAscending { line: 3, .. }), "{err:?}");
 }
 
 #[test]
 fn no_samples() {
     for text in ["", "timestamp,value\n", "timestamp,value\n\n\n"] {
         let err = cpu(text).unwrap_err();
-        assert!(
-            matches!(err, ImportError::NoSamples { .. }),
-            "{text:?}: {err:?}"
-        );
+        assert!(matches!(err, ImportError::NoSamples { .. }), "{text:?}: {err:?}");
         assert_eq!(err.to_string(), "cpu.csv: no samples");
     }
 }
@@ -267,31 +154,17 @@ fn no_samples() {
 fn header_and_shape() {
     let err = cpu("2014-02-14 14:30:00,1\n2014-02-14 14:35:00,2\n").unwrap_err();
     assert!(matches!(err, ImportError::MissingHeader { .. }), "{err:?}");
-    assert_eq!(
-        err.to_string(),
-        "cpu.csv:1: expected a header row like timestamp,value, got a sample"
-    );
+    assert_eq!(err.to_string(), "cpu.csv:1: expected a header row like timestamp,value, got a sample");
     let err = cpu("timestamp,value\n2014-02-14 14:30:00\n").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "cpu.csv:2: expected 2 fields (timestamp,value), got 1"
-    );
+    assert_eq!(err.to_string(), "cpu.csv:2: expected 2 fields (timestamp,value), got 1");
     // Other header names are fine (Prometheus exports name their columns differently).
     assert_eq!(cpu("time,cpu\n2014-02-14 14:30:00,1\n").unwrap().len(), 1);
 }
 
 #[test]
 fn malformed_csv() {
-    let err = import_csv(
-        "cpu.csv",
-        &b"timestamp,value\n2014-02-14 14:30:00,\xff\n"[..],
-        &ImportSignal::CpuPct,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(err, ImportError::Csv { line: Some(2), .. }),
-        "{err:?}"
-    );
+    let err = import_csv("cpu.csv", &b"timestamp,value\n2014-02-14 14:30:00,\xff\n"[..], &ImportSignal::CpuPct).unwrap_err();
+    assert!(matches!(err, ImportError::Csv { line: Some(2), .. }), "{err:?}");
     assert!(err.to_string().starts_with("cpu.csv:2: "), "{err}");
 }
 
@@ -304,10 +177,7 @@ fn imported_events_round_trip_through_the_trace_format() {
 
 #[test]
 fn imports_the_cloudwatch_rds_series() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/data/cloudwatch/rds_cpu_utilization_cc0c53.csv"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/cloudwatch/rds_cpu_utilization_cc0c53.csv");
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let events = import_csv(path, file, &ImportSignal::CpuPct).unwrap();
     let (first, last) = (events[0].at(), events[events.len() - 1].at());
@@ -333,8 +203,7 @@ fn imports_every_cloudwatch_series() {
         if path.extension().is_some_and(|e| e == "csv") {
             let source = path.display().to_string();
             let file = std::fs::File::open(&path).unwrap();
-            let events =
-                import_csv(&source, file, &ImportSignal::CpuPct).unwrap_or_else(|e| panic!("{e}"));
+            let events = import_csv(&source, file, &ImportSignal::CpuPct).unwrap_or_else(|e| panic!("{e}"));
             let (first, last) = (events[0].at(), events[events.len() - 1].at());
             assert_eq!(events.len() as i64, (last - first) / 60 + 1, "{source}");
             files += 1;
@@ -346,16 +215,7 @@ fn imports_every_cloudwatch_series() {
 #[test]
 fn too_long_a_span() {
     let err = cpu("timestamp,value\n2014-02-14 14:30:00,1\n2015-02-15 14:30:00,2\n").unwrap_err();
-    assert!(
-        matches!(
-            err,
-            ImportError::TooLong {
-                minutes: 527_041,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    assert!(matches!(err, ImportError::TooLong { minutes: 527_041, .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
         "cpu.csv: the samples span 527041 minutes (2014-02-14T14:30:00Z to 2015-02-15T14:30:00Z), \

@@ -40,9 +40,7 @@ impl TraceEvent {
     /// When the event happens.
     pub fn at(&self) -> Instant {
         match self {
-            TraceEvent::Tick { at, .. }
-            | TraceEvent::Pin { at, .. }
-            | TraceEvent::Throttles { at, .. } => *at,
+            TraceEvent::Tick { at, .. } | TraceEvent::Pin { at, .. } | TraceEvent::Throttles { at, .. } => *at,
         }
     }
 }
@@ -66,42 +64,25 @@ pub enum TraceError {
     /// between 0 and 100, got "high"`. `field` is the dotted path of the offending field, empty
     /// when the line as a whole is wrong (not JSON, not an object, no event).
     #[error("{file}:{line}: {}{message}", field_prefix(.field))]
-    Invalid {
-        file: String,
-        line: usize,
-        field: String,
-        message: String,
-    },
+    Invalid { file: String, line: usize, field: String, message: String },
 }
 
 fn field_prefix(field: &str) -> String {
-    if field.is_empty() {
-        String::new()
-    } else {
-        format!("{field}: ")
-    }
+    if field.is_empty() { String::new() } else { format!("{field}: ") }
 }
 
 /// Reads and parses the trace at `path`; its name is the file stem, errors name the path.
 pub fn read_trace(path: &Path) -> Result<Trace, TraceError> {
     let file = path.display().to_string();
     let text = read_text(path, &file)?;
-    let name = path
-        .file_stem()
-        .map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
-    Ok(Trace {
-        name,
-        events: parse::parse_lines(&file, &text)?,
-    })
+    let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
+    Ok(Trace { name, events: parse::parse_lines(&file, &text)? })
 }
 
 /// The text of a trace file. Bytes that are not UTF-8 (a binary file by mistake) are an error
 /// naming the line they are on, as any other bad line is.
 pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, TraceError> {
-    let bytes = std::fs::read(path).map_err(|error| TraceError::Io {
-        file: file.to_owned(),
-        error,
-    })?;
+    let bytes = std::fs::read(path).map_err(|error| TraceError::Io { file: file.to_owned(), error })?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line_start = valid.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
@@ -119,10 +100,7 @@ pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, TraceError> {
 
 /// Parses trace text; `name` is the trace's name and what errors call the file.
 pub fn parse_trace(name: &str, text: &str) -> Result<Trace, TraceError> {
-    Ok(Trace {
-        name: name.to_owned(),
-        events: parse::parse_lines(name, text)?,
-    })
+    Ok(Trace { name: name.to_owned(), events: parse::parse_lines(name, text)? })
 }
 
 #[cfg(test)]
@@ -134,30 +112,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sentinel-trace-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("incident.jsonl");
-        std::fs::write(
-            &path,
-            "{\"at\":\"2026-10-20T14:04:00Z\",\"read_error\":\"timeout\"}\n",
-        )
-        .unwrap();
+        std::fs::write(&path, "{\"at\":\"2026-10-20T14:04:00Z\",\"read_error\":\"timeout\"}\n").unwrap();
         let trace = read_trace(&path).unwrap();
         assert_eq!(trace.name, "incident");
-        assert_eq!(
-            trace.events,
-            vec![TraceEvent::Tick {
-                at: 1_792_505_040,
-                signal: Signal::Failed("timeout".into())
-            }]
-        );
+        assert_eq!(trace.events, vec![TraceEvent::Tick { at: 1_792_505_040, signal: Signal::Failed("timeout".into()) }]);
 
         std::fs::write(&path, "\n{\"at\":\"2026-10-20T14:04:00Z\"}\n").unwrap();
         let err = read_trace(&path).unwrap_err().to_string();
-        assert_eq!(
-            err,
-            format!(
-                "{}:2: expected one of reading, read_error, pin, throttles_enabled besides at",
-                path.display()
-            )
-        );
+        assert_eq!(err, format!("{}:2: expected one of reading, read_error, pin, throttles_enabled besides at", path.display()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -165,22 +127,12 @@ mod tests {
     fn io_error_names_the_file() {
         let err = read_trace(Path::new("traces/does-not-exist.jsonl")).unwrap_err();
         assert!(matches!(err, TraceError::Io { .. }));
-        assert!(
-            err.to_string().starts_with("traces/does-not-exist.jsonl: "),
-            "{err}"
-        );
+        assert!(err.to_string().starts_with("traces/does-not-exist.jsonl: "), "{err}");
     }
 
     #[test]
     fn event_at() {
-        assert_eq!(
-            TraceEvent::Throttles {
-                at: 7,
-                enabled: true
-            }
-            .at(),
-            7
-        );
+        assert_eq!(TraceEvent::Throttles { at: 7, enabled: true }.at(), 7);
         assert_eq!(TraceEvent::Pin { at: 8, pin: None }.at(), 8);
     }
 }

@@ -20,10 +20,7 @@ pub(super) struct FieldError {
 
 impl FieldError {
     fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
-        }
+        FieldError { field: field.into(), message: message.into() }
     }
 }
 
@@ -55,25 +52,11 @@ pub(super) fn parse_lines(file: &str, text: &str) -> Result<Vec<TraceEvent>, Tra
 
 /// One line, every field checked (errors name the field).
 pub(super) fn parse_line(line: &str, previous: Option<Instant>) -> Checked<TraceEvent> {
-    let value = serde_json::from_str::<Value>(line)
-        .map_err(|e| FieldError::new("", format!("not valid JSON: {e}")))?;
+    let value = serde_json::from_str::<Value>(line).map_err(|e| FieldError::new("", format!("not valid JSON: {e}")))?;
     let Value::Object(obj) = &value else {
-        return Err(FieldError::new(
-            "",
-            format!("expected a JSON object, got {}", describe(&value)),
-        ));
+        return Err(FieldError::new("", format!("expected a JSON object, got {}", describe(&value))));
     };
-    check_keys(
-        obj,
-        "",
-        &[
-            "at",
-            EVENT_KEYS[0],
-            EVENT_KEYS[1],
-            EVENT_KEYS[2],
-            EVENT_KEYS[3],
-        ],
-    )?;
+    check_keys(obj, "", &["at", EVENT_KEYS[0], EVENT_KEYS[1], EVENT_KEYS[2], EVENT_KEYS[3]])?;
 
     let at = match obj.get("at") {
         Some(v) => instant(v, "at")?,
@@ -82,45 +65,23 @@ pub(super) fn parse_line(line: &str, previous: Option<Instant>) -> Checked<Trace
     if let Some(previous) = previous.filter(|&p| at < p) {
         return Err(FieldError::new(
             "at",
-            format!(
-                "goes backwards: {} is before the previous line's {}",
-                format_rfc3339(at),
-                format_rfc3339(previous)
-            ),
+            format!("goes backwards: {} is before the previous line's {}", format_rfc3339(at), format_rfc3339(previous)),
         ));
     }
 
     let mut present = EVENT_KEYS.iter().filter(|k| obj.contains_key(**k));
     let Some(&key) = present.next() else {
-        return Err(FieldError::new(
-            "",
-            "expected one of reading, read_error, pin, throttles_enabled besides at",
-        ));
+        return Err(FieldError::new("", "expected one of reading, read_error, pin, throttles_enabled besides at"));
     };
     if let Some(&other) = present.next() {
-        return Err(FieldError::new(
-            other,
-            format!("a line holds one event, and this one already has {key}"),
-        ));
+        return Err(FieldError::new(other, format!("a line holds one event, and this one already has {key}")));
     }
     let v = &obj[key];
     Ok(match key {
-        "reading" => TraceEvent::Tick {
-            at,
-            signal: Signal::Reading(reading(v)?),
-        },
-        "read_error" => TraceEvent::Tick {
-            at,
-            signal: Signal::Failed(string(v, "read_error")?),
-        },
-        "pin" => TraceEvent::Pin {
-            at,
-            pin: if v.is_null() { None } else { Some(pin(v)?) },
-        },
-        _ => TraceEvent::Throttles {
-            at,
-            enabled: boolean(v, "throttles_enabled")?,
-        },
+        "reading" => TraceEvent::Tick { at, signal: Signal::Reading(reading(v)?) },
+        "read_error" => TraceEvent::Tick { at, signal: Signal::Failed(string(v, "read_error")?) },
+        "pin" => TraceEvent::Pin { at, pin: if v.is_null() { None } else { Some(pin(v)?) } },
+        _ => TraceEvent::Throttles { at, enabled: boolean(v, "throttles_enabled")? },
     })
 }
 
@@ -129,31 +90,20 @@ fn reading(v: &Value) -> Checked<Reading> {
     check_keys(obj, "reading.", &READING_KEYS)?;
     let latency = match optional(obj, "latency") {
         None => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| api_latency(item, &format!("reading.latency[{i}]")))
-            .collect::<Checked<_>>()?,
+        Some(Value::Array(items)) => {
+            items.iter().enumerate().map(|(i, item)| api_latency(item, &format!("reading.latency[{i}]"))).collect::<Checked<_>>()?
+        }
         Some(other) => {
             return Err(FieldError::new(
                 "reading.latency",
-                format!(
-                    "expected an array of {{api, p95_ms, baseline_ms}}, got {}",
-                    describe(other)
-                ),
+                format!("expected an array of {{api, p95_ms, baseline_ms}}, got {}", describe(other)),
             ));
         }
     };
     Ok(Reading {
-        cpu_pct: optional(obj, "cpu_pct")
-            .map(|v| percent(v, "reading.cpu_pct"))
-            .transpose()?,
-        connections_pct: optional(obj, "connections_pct")
-            .map(|v| percent(v, "reading.connections_pct"))
-            .transpose()?,
-        scaling: optional(obj, "scaling")
-            .map(|v| boolean(v, "reading.scaling"))
-            .transpose()?,
+        cpu_pct: optional(obj, "cpu_pct").map(|v| percent(v, "reading.cpu_pct")).transpose()?,
+        connections_pct: optional(obj, "connections_pct").map(|v| percent(v, "reading.connections_pct")).transpose()?,
+        scaling: optional(obj, "scaling").map(|v| boolean(v, "reading.scaling")).transpose()?,
         latency,
     })
 }
@@ -165,32 +115,18 @@ fn api_latency(v: &Value, field: &str) -> Checked<ApiLatency> {
     let api = match obj.get("api") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         Some(other) => {
-            return Err(FieldError::new(
-                api_field,
-                format!("expected a nonblank string, got {}", describe(other)),
-            ));
+            return Err(FieldError::new(api_field, format!("expected a nonblank string, got {}", describe(other))));
         }
         None => return Err(FieldError::new(api_field, "missing")),
     };
-    let millis = |key: &str| {
-        optional(obj, key)
-            .map(|v| millis(v, &format!("{field}.{key}")))
-            .transpose()
-    };
-    Ok(ApiLatency {
-        api,
-        p95_ms: millis("p95_ms")?,
-        baseline_ms: millis("baseline_ms")?,
-    })
+    let millis = |key: &str| optional(obj, key).map(|v| millis(v, &format!("{field}.{key}"))).transpose();
+    Ok(ApiLatency { api, p95_ms: millis("p95_ms")?, baseline_ms: millis("baseline_ms")? })
 }
 
 fn pin(v: &Value) -> Checked<Pin> {
     let obj = object(v, "pin")?;
     check_keys(obj, "pin.", &PIN_KEYS)?;
-    let required = |key: &str| {
-        obj.get(key)
-            .ok_or_else(|| FieldError::new(format!("pin.{key}"), "missing"))
-    };
+    let required = |key: &str| obj.get(key).ok_or_else(|| FieldError::new(format!("pin.{key}"), "missing"));
     Ok(Pin {
         state: protection_state(required("state")?, "pin.state")?,
         reason: string(required("reason")?, "pin.reason")?,
@@ -217,58 +153,34 @@ fn optional<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 }
 
 fn object<'a>(v: &'a Value, field: &str) -> Checked<&'a Map<String, Value>> {
-    v.as_object()
-        .ok_or_else(|| FieldError::new(field, format!("expected an object, got {}", describe(v))))
+    v.as_object().ok_or_else(|| FieldError::new(field, format!("expected an object, got {}", describe(v))))
 }
 
 fn instant(v: &Value, field: &str) -> Checked<Instant> {
     match v {
         Value::String(s) => parse_rfc3339(s).map_err(|e| FieldError::new(field, e)),
-        other => Err(FieldError::new(
-            field,
-            format!(
-                "expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {}",
-                describe(other)
-            ),
-        )),
+        other => Err(FieldError::new(field, format!("expected an RFC 3339 time like 2026-10-20T14:03:00Z, got {}", describe(other)))),
     }
 }
 
 fn percent(v: &Value, field: &str) -> Checked<f64> {
     v.as_f64()
         .filter(|x| (0.0..=100.0).contains(x))
-        .ok_or_else(|| {
-            FieldError::new(
-                field,
-                format!("expected a number between 0 and 100, got {}", describe(v)),
-            )
-        })
+        .ok_or_else(|| FieldError::new(field, format!("expected a number between 0 and 100, got {}", describe(v))))
 }
 
 fn millis(v: &Value, field: &str) -> Checked<f64> {
     v.as_f64()
         .filter(|x| x.is_finite() && *x >= 0.0)
-        .ok_or_else(|| {
-            FieldError::new(
-                field,
-                format!("expected a non-negative number, got {}", describe(v)),
-            )
-        })
+        .ok_or_else(|| FieldError::new(field, format!("expected a non-negative number, got {}", describe(v))))
 }
 
 fn boolean(v: &Value, field: &str) -> Checked<bool> {
-    v.as_bool().ok_or_else(|| {
-        FieldError::new(
-            field,
-            format!("expected true or false, got {}", describe(v)),
-        )
-    })
+    v.as_bool().ok_or_else(|| FieldError::new(field, format!("expected true or false, got {}", describe(v))))
 }
 
 fn string(v: &Value, field: &str) -> Checked<String> {
-    v.as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| FieldError::new(field, format!("expected a string, got {}", describe(v))))
+    v.as_str().map(str::to_owned).ok_or_else(|| FieldError::new(field, format!("expected a string, got {}", describe(v))))
 }
 
 fn protection_state(v: &Value, field: &str) -> Checked<ProtectionState> {
@@ -277,13 +189,7 @@ fn protection_state(v: &Value, field: &str) -> Checked<ProtectionState> {
         Some("constrained") => Ok(ProtectionState::Constrained),
         Some("critical") => Ok(ProtectionState::Critical),
         Some("emergency") => Ok(ProtectionState::Emergency),
-        _ => Err(FieldError::new(
-            field,
-            format!(
-                "expected one of normal, constrained, critical, emergency, got {}",
-                describe(v)
-            ),
-        )),
+        _ => Err(FieldError::new(field, format!("expected one of normal, constrained, critical, emergency, got {}", describe(v)))),
     }
 }
 

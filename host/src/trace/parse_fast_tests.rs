@@ -87,8 +87,23 @@ fn value(depth: u32) -> BoxedStrategy<String> {
 
 fn object(depth: u32) -> BoxedStrategy<String> {
     let key = prop::sample::select(vec![
-        "at", "reading", "read_error", "pin", "throttles_enabled", "cpu_pct", "connections_pct", "scaling", "latency",
-        "api", "p95_ms", "baseline_ms", "state", "reason", "expires_at", "actor", "other",
+        "at",
+        "reading",
+        "read_error",
+        "pin",
+        "throttles_enabled",
+        "cpu_pct",
+        "connections_pct",
+        "scaling",
+        "latency",
+        "api",
+        "p95_ms",
+        "baseline_ms",
+        "state",
+        "reason",
+        "expires_at",
+        "actor",
+        "other",
     ]);
     prop::collection::vec((key, value(depth)), 0..5)
         .prop_map(|fields| {

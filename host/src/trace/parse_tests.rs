@@ -14,12 +14,7 @@ const README_TRACE: &str = r#"{"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":
 /// The error of a one-line trace (after `before` lines), as `(line, field, message)`.
 fn error_after(before: &str, line: &str) -> (usize, String, String) {
     match parse_trace("traces/incident.jsonl", &format!("{before}{line}\n")) {
-        Err(TraceError::Invalid {
-            file,
-            line,
-            field,
-            message,
-        }) => {
+        Err(TraceError::Invalid { file, line, field, message }) => {
             assert_eq!(file, "traces/incident.jsonl");
             (line, field, message)
         }
@@ -50,17 +45,10 @@ fn parses_the_readme_example() {
                     cpu_pct: Some(72.5),
                     connections_pct: Some(40.0),
                     scaling: Some(false),
-                    latency: vec![ApiLatency {
-                        api: "crm".into(),
-                        p95_ms: Some(180.0),
-                        baseline_ms: Some(120.0)
-                    }],
+                    latency: vec![ApiLatency { api: "crm".into(), p95_ms: Some(180.0), baseline_ms: Some(120.0) }],
                 }),
             },
-            TraceEvent::Tick {
-                at: AT + 60,
-                signal: Signal::Failed("timeout".into())
-            },
+            TraceEvent::Tick { at: AT + 60, signal: Signal::Failed("timeout".into()) },
             TraceEvent::Pin {
                 at: AT + 90,
                 pin: Some(Pin {
@@ -70,14 +58,8 @@ fn parses_the_readme_example() {
                     actor: "ops@example.com".into(),
                 }),
             },
-            TraceEvent::Pin {
-                at: AT + 3420,
-                pin: None
-            },
-            TraceEvent::Throttles {
-                at: AT + 3420,
-                enabled: true
-            },
+            TraceEvent::Pin { at: AT + 3420, pin: None },
+            TraceEvent::Throttles { at: AT + 3420, enabled: true },
         ]
     );
 }
@@ -106,35 +88,11 @@ fn null_optional_fields_are_absent() {
 {"at":"2026-10-20T14:03:00Z","reading":{"latency":[{"api":"crm","p95_ms":null,"baseline_ms":null}]}}"#,
     )
     .unwrap();
-    let empty = Reading {
-        cpu_pct: None,
-        connections_pct: None,
-        scaling: None,
-        latency: vec![],
-    };
-    assert_eq!(
-        trace.events[0],
-        TraceEvent::Tick {
-            at: AT,
-            signal: Signal::Reading(empty.clone())
-        }
-    );
+    let empty = Reading { cpu_pct: None, connections_pct: None, scaling: None, latency: vec![] };
+    assert_eq!(trace.events[0], TraceEvent::Tick { at: AT, signal: Signal::Reading(empty.clone()) });
     assert_eq!(trace.events[1], trace.events[0]);
-    let crm = ApiLatency {
-        api: "crm".into(),
-        p95_ms: None,
-        baseline_ms: None,
-    };
-    assert_eq!(
-        trace.events[2],
-        TraceEvent::Tick {
-            at: AT,
-            signal: Signal::Reading(Reading {
-                latency: vec![crm],
-                ..empty
-            })
-        }
-    );
+    let crm = ApiLatency { api: "crm".into(), p95_ms: None, baseline_ms: None };
+    assert_eq!(trace.events[2], TraceEvent::Tick { at: AT, signal: Signal::Reading(Reading { latency: vec![crm], ..empty }) });
 }
 
 #[test]
@@ -145,28 +103,16 @@ fn offsets_and_equal_times_are_accepted() {
 {"at":"2026-10-20T14:03:00.750Z","throttles_enabled":true}"#,
     )
     .unwrap();
-    assert_eq!(
-        trace.events.iter().map(TraceEvent::at).collect::<Vec<_>>(),
-        vec![AT, AT]
-    );
+    assert_eq!(trace.events.iter().map(TraceEvent::at).collect::<Vec<_>>(), vec![AT, AT]);
 }
 
 #[test]
 fn display_names_file_line_and_field() {
-    let text = format!(
-        "{README_TRACE}{}",
-        r#"{"at":"2026-10-20T15:01:00Z","reading":{"cpu_pct":"high"}}"#
-    );
+    let text = format!("{README_TRACE}{}", r#"{"at":"2026-10-20T15:01:00Z","reading":{"cpu_pct":"high"}}"#);
     let err = parse_trace("traces/incident.jsonl", &text).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        r#"traces/incident.jsonl:6: reading.cpu_pct: expected a number between 0 and 100, got "high""#
-    );
+    assert_eq!(err.to_string(), r#"traces/incident.jsonl:6: reading.cpu_pct: expected a number between 0 and 100, got "high""#);
     let err = parse_trace("traces/incident.jsonl", "[1]").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "traces/incident.jsonl:1: expected a JSON object, got [1]"
-    );
+    assert_eq!(err.to_string(), "traces/incident.jsonl:1: expected a JSON object, got [1]");
 }
 
 #[test]
@@ -174,31 +120,19 @@ fn line_errors() {
     let (field, message) = error("{not json");
     assert_eq!(field, "");
     assert!(message.starts_with("not valid JSON: "), "{message}");
-    assert_eq!(
-        error(r#""at""#),
-        pair("", r#"expected a JSON object, got "at""#)
-    );
+    assert_eq!(error(r#""at""#), pair("", r#"expected a JSON object, got "at""#));
     assert_eq!(error(r#"{"read_error":"x"}"#), pair("at", "missing"));
     assert_eq!(
         error(r#"{"at":"2026-10-20T14:03:00Z"}"#),
-        pair(
-            "",
-            "expected one of reading, read_error, pin, throttles_enabled besides at"
-        )
+        pair("", "expected one of reading, read_error, pin, throttles_enabled besides at")
     );
     assert_eq!(
         error(r#"{"at":"2026-10-20T14:03:00Z","read_error":"x","throttles_enabled":true}"#),
-        pair(
-            "throttles_enabled",
-            "a line holds one event, and this one already has read_error"
-        )
+        pair("throttles_enabled", "a line holds one event, and this one already has read_error")
     );
     assert_eq!(
         error(r#"{"at":"2026-10-20T14:03:00Z","read_error":"x","note":1}"#),
-        pair(
-            "note",
-            "unknown key (expected at, reading, read_error, pin, throttles_enabled)"
-        )
+        pair("note", "unknown key (expected at, reading, read_error, pin, throttles_enabled)")
     );
 }
 
@@ -207,39 +141,24 @@ fn an_empty_key_is_named_as_one() {
     // Found by fuzzing: the empty key gave an empty field, which means "the line as a whole".
     assert_eq!(
         error(r#"{"at":"2026-10-20T14:03:00Z","":1,"read_error":"x"}"#),
-        pair(
-            r#""""#,
-            "unknown key (expected at, reading, read_error, pin, throttles_enabled)"
-        )
+        pair(r#""""#, "unknown key (expected at, reading, read_error, pin, throttles_enabled)")
     );
-    assert_eq!(
-        error(r#"{"at":"2026-10-20T14:03:00Z","reading":{"":1}}"#).0,
-        r#"reading."""#
-    );
+    assert_eq!(error(r#"{"at":"2026-10-20T14:03:00Z","reading":{"":1}}"#).0, r#"reading."""#);
 }
 
 #[test]
 fn at_errors() {
     assert_eq!(
         error(r#"{"at":"yesterday","read_error":"x"}"#),
-        pair(
-            "at",
-            r#"expected an RFC 3339 time like 2026-10-20T14:03:00Z, got "yesterday""#
-        )
+        pair("at", r#"expected an RFC 3339 time like 2026-10-20T14:03:00Z, got "yesterday""#)
     );
     assert_eq!(
         error(r#"{"at":1792504980,"read_error":"x"}"#),
-        pair(
-            "at",
-            "expected an RFC 3339 time like 2026-10-20T14:03:00Z, got 1792504980"
-        )
+        pair("at", "expected an RFC 3339 time like 2026-10-20T14:03:00Z, got 1792504980")
     );
     let (field, message) = error(r#"{"at":"2026-10-20T14:03:00","read_error":"x"}"#);
     assert_eq!(field, "at");
-    assert!(
-        message.contains(r#"got "2026-10-20T14:03:00""#),
-        "{message}"
-    );
+    assert!(message.contains(r#"got "2026-10-20T14:03:00""#), "{message}");
 }
 
 #[test]
@@ -247,11 +166,7 @@ fn at_must_not_go_backwards() {
     let first = "{\"at\":\"2026-10-20T14:03:00Z\",\"read_error\":\"x\"}\n";
     assert_eq!(
         error_after(first, r#"{"at":"2026-10-20T14:02:59Z","read_error":"x"}"#),
-        (
-            2,
-            "at".to_owned(),
-            "goes backwards: 2026-10-20T14:02:59Z is before the previous line's 2026-10-20T14:03:00Z".to_owned()
-        )
+        (2, "at".to_owned(), "goes backwards: 2026-10-20T14:02:59Z is before the previous line's 2026-10-20T14:03:00Z".to_owned())
     );
 }
 

@@ -18,17 +18,11 @@ pub fn write_event(event: &TraceEvent) -> String {
     let mut out = String::from("{\"at\":");
     push_string(&mut out, &format_rfc3339(event.at()));
     match event {
-        TraceEvent::Tick {
-            signal: Signal::Reading(reading),
-            ..
-        } => {
+        TraceEvent::Tick { signal: Signal::Reading(reading), .. } => {
             out.push_str(",\"reading\":");
             push_reading(&mut out, reading);
         }
-        TraceEvent::Tick {
-            signal: Signal::Failed(reason),
-            ..
-        } => {
+        TraceEvent::Tick { signal: Signal::Failed(reason), .. } => {
             out.push_str(",\"read_error\":");
             push_string(&mut out, reason);
         }
@@ -145,20 +139,13 @@ mod tests {
     const AT: i64 = 1_792_504_980; // 2026-10-20T14:03:00Z
 
     fn reading(cpu: Option<f64>) -> Reading {
-        Reading {
-            cpu_pct: cpu,
-            connections_pct: None,
-            scaling: None,
-            latency: vec![],
-        }
+        Reading { cpu_pct: cpu, connections_pct: None, scaling: None, latency: vec![] }
     }
 
     fn round_trip(event: &TraceEvent) -> TraceEvent {
         let line = write_event(event);
         assert!(!line.contains('\n'), "{line}");
-        let mut events = parse_trace("t", &line)
-            .unwrap_or_else(|e| panic!("{line}: {e}"))
-            .events;
+        let mut events = parse_trace("t", &line).unwrap_or_else(|e| panic!("{line}: {e}")).events;
         assert_eq!(events.len(), 1);
         events.remove(0)
     }
@@ -180,14 +167,8 @@ mod tests {
     #[test]
     fn round_trips_every_kind() {
         let events = [
-            TraceEvent::Tick {
-                at: AT,
-                signal: Signal::Reading(reading(None)),
-            },
-            TraceEvent::Tick {
-                at: AT,
-                signal: Signal::Reading(reading(Some(51.846000000000004))),
-            },
+            TraceEvent::Tick { at: AT, signal: Signal::Reading(reading(None)) },
+            TraceEvent::Tick { at: AT, signal: Signal::Reading(reading(Some(51.846000000000004))) },
             TraceEvent::Tick {
                 at: AT,
                 signal: Signal::Reading(Reading {
@@ -195,32 +176,14 @@ mod tests {
                     connections_pct: Some(100.0),
                     scaling: Some(true),
                     latency: vec![
-                        ApiLatency {
-                            api: "crm \"eu\"".into(),
-                            p95_ms: Some(1e-7),
-                            baseline_ms: None,
-                        },
-                        ApiLatency {
-                            api: "billing".into(),
-                            p95_ms: None,
-                            baseline_ms: Some(1e300),
-                        },
-                        ApiLatency {
-                            api: "x".into(),
-                            p95_ms: None,
-                            baseline_ms: None,
-                        },
+                        ApiLatency { api: "crm \"eu\"".into(), p95_ms: Some(1e-7), baseline_ms: None },
+                        ApiLatency { api: "billing".into(), p95_ms: None, baseline_ms: Some(1e300) },
+                        ApiLatency { api: "x".into(), p95_ms: None, baseline_ms: None },
                     ],
                 }),
             },
-            TraceEvent::Tick {
-                at: AT,
-                signal: Signal::Failed(String::new()),
-            },
-            TraceEvent::Tick {
-                at: AT,
-                signal: Signal::Failed("timeout\nsecond line ü".into()),
-            },
+            TraceEvent::Tick { at: AT, signal: Signal::Failed(String::new()) },
+            TraceEvent::Tick { at: AT, signal: Signal::Failed("timeout\nsecond line ü".into()) },
             TraceEvent::Pin {
                 at: AT,
                 pin: Some(Pin {
@@ -231,10 +194,7 @@ mod tests {
                 }),
             },
             TraceEvent::Pin { at: AT, pin: None },
-            TraceEvent::Throttles {
-                at: AT,
-                enabled: false,
-            },
+            TraceEvent::Throttles { at: AT, enabled: false },
         ];
         for event in &events {
             assert_eq!(&round_trip(event), event, "{}", write_event(event));
@@ -249,28 +209,15 @@ mod tests {
                 cpu_pct: Some(f64::NAN),
                 connections_pct: Some(f64::INFINITY),
                 scaling: None,
-                latency: vec![ApiLatency {
-                    api: "crm".into(),
-                    p95_ms: Some(f64::NAN),
-                    baseline_ms: Some(9.5),
-                }],
+                latency: vec![ApiLatency { api: "crm".into(), p95_ms: Some(f64::NAN), baseline_ms: Some(9.5) }],
             }),
         };
-        assert_eq!(
-            write_event(&event),
-            r#"{"at":"2026-10-20T14:03:00Z","reading":{"latency":[{"api":"crm","baseline_ms":9.5}]}}"#
-        );
+        assert_eq!(write_event(&event), r#"{"at":"2026-10-20T14:03:00Z","reading":{"latency":[{"api":"crm","baseline_ms":9.5}]}}"#);
     }
 
     #[test]
     fn whole_numbers_have_no_fraction() {
-        let line = write_event(&TraceEvent::Tick {
-            at: AT,
-            signal: Signal::Reading(reading(Some(-0.0))),
-        });
-        assert_eq!(
-            line,
-            r#"{"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":0}}"#
-        );
+        let line = write_event(&TraceEvent::Tick { at: AT, signal: Signal::Reading(reading(Some(-0.0))) });
+        assert_eq!(line, r#"{"at":"2026-10-20T14:03:00Z","reading":{"cpu_pct":0}}"#);
     }
 }

@@ -105,14 +105,7 @@ impl Sandbox {
         );
         let config = root.join("sentinel.toml");
         std::fs::write(&config, text).unwrap();
-        Sandbox {
-            config,
-            db: root.join("state/sentinel.db"),
-            cache: root.join(cache),
-            parameter: root.join(parameter),
-            trace,
-            dir,
-        }
+        Sandbox { config, db: root.join("state/sentinel.db"), cache: root.join(cache), parameter: root.join(parameter), trace, dir }
     }
 
     /// Rewrites the config: `edit` gets its text and returns the new one.
@@ -147,13 +140,8 @@ impl Sandbox {
     /// Starts `sentinel ARGS` in the background, stderr into `name.stderr` in the temp dir.
     pub fn spawn(&self, args: &[&str], name: &str) -> Background {
         let log = self.path(&format!("{name}.stderr"));
-        let child = self
-            .command(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(File::create(&log).unwrap()))
-            .spawn()
-            .unwrap();
+        let child =
+            self.command(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::from(File::create(&log).unwrap())).spawn().unwrap();
         Background { child, log }
     }
 

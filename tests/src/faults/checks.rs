@@ -24,12 +24,7 @@ pub fn check_sequences(label: &str, ticks: &[(u64, TickRecord)]) {
 pub fn check_audit_chain(label: &str, audit: &[AuditRecord]) {
     let mut previous_after = None;
     for (index, record) in audit.iter().enumerate() {
-        assert_eq!(
-            record.id,
-            index as i64 + 1,
-            "{label}: the audit ids have a gap: {:?}",
-            audit.iter().map(|r| r.id).collect::<Vec<_>>()
-        );
+        assert_eq!(record.id, index as i64 + 1, "{label}: the audit ids have a gap: {:?}", audit.iter().map(|r| r.id).collect::<Vec<_>>());
         assert_eq!(
             record.before, previous_after,
             "{label}: audit record {} ({:?}) does not start where record {} left the pin",
@@ -83,7 +78,8 @@ pub fn check_decisions_follow(label: &str, policy: &mut dyn Policy, ticks: &[(u6
     for (sequence, record) in ticks {
         let expected = redecide(policy, record, memory.clone());
         assert_eq!(
-            record.decision, expected,
+            record.decision,
+            expected,
             "{label}: tick {sequence} did not decide what the native policy decides on the memory of tick {}",
             sequence - 1
         );

@@ -34,17 +34,13 @@ pub fn wait_for_port(name: &str, port: u16, timeout: Duration) {
 
 /// Finds a server binary on PATH or in the usual Debian places.
 pub fn binary(name: &str, install: &str) -> PathBuf {
-    let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join(name)).collect())
-        .unwrap_or_default();
+    let mut candidates: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).map(|d| d.join(name)).collect()).unwrap_or_default();
     if let Ok(dirs) = std::fs::read_dir("/usr/lib/postgresql") {
         candidates.extend(dirs.flatten().map(|d| d.path().join("bin").join(name)));
     }
     candidates.push(PathBuf::from("/usr/sbin").join(name));
-    candidates
-        .into_iter()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("`{name}` is not installed: {install} (.ci/run does this)"))
+    candidates.into_iter().find(|p| p.is_file()).unwrap_or_else(|| panic!("`{name}` is not installed: {install} (.ci/run does this)"))
 }
 
 /// A running server process, killed on drop. Its output goes to `<dir>/<name>.log`.

@@ -27,8 +27,7 @@ impl Redis {
     fn spawn(port: u16, password: Option<&str>) -> Redis {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut cmd = Command::new(binary("redis-server", "apt-get install redis-server"));
-        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
-            .current_dir(dir.path());
+        cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"]).current_dir(dir.path());
         if let Some(password) = password {
             cmd.args(["--requirepass", password]);
         }

@@ -5,8 +5,7 @@
 use capacity_tests::servers::postgres::Postgres;
 use sentinel::adapters::postgres::{PostgresStore, connect};
 use sentinel::bindings::{
-    Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry,
-    Signal, ThrottleIntent,
+    Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal, ThrottleIntent,
 };
 use sentinel::ports::StoreError;
 use sentinel::ports::memory::{PolicyRef, TickCommit, TickRecord};

@@ -20,8 +20,7 @@ impl BaselineStore for PostgresStore {
                         &[],
                     )
                     .await?;
-                let Some(hour) = rows.first().map(|row| row.try_get::<_, Option<Instant>>(0)).transpose()?.flatten()
-                else {
+                let Some(hour) = rows.first().map(|row| row.try_get::<_, Option<Instant>>(0)).transpose()?.flatten() else {
                     return Ok(None);
                 };
                 let baselines = rows
@@ -55,9 +54,7 @@ impl BaselineStore for PostgresStore {
     async fn samples_since(&self, from: Instant) -> Result<Vec<ApiSamples>, StoreError> {
         self.run_statement("reading the latency samples", move |c| {
             Box::pin(async move {
-                let rows = c
-                    .query("SELECT api, at, p95_ms FROM latency_samples WHERE at >= $1 ORDER BY api, at", &[&from])
-                    .await?;
+                let rows = c.query("SELECT api, at, p95_ms FROM latency_samples WHERE at >= $1 ORDER BY api, at", &[&from]).await?;
                 let mut samples = Vec::with_capacity(rows.len());
                 for row in rows {
                     samples.push((row.try_get(0)?, LatencySample { at: row.try_get(1)?, p95_ms: row.try_get(2)? }));
@@ -68,12 +65,7 @@ impl BaselineStore for PostgresStore {
         .await
     }
 
-    async fn save_baselines(
-        &self,
-        hour: Instant,
-        baselines: &[ApiBaseline],
-        prune_before: Instant,
-    ) -> Result<(), StoreError> {
+    async fn save_baselines(&self, hour: Instant, baselines: &[ApiBaseline], prune_before: Instant) -> Result<(), StoreError> {
         let baselines = baselines.to_vec();
         self.run("saving the baselines", move |c| {
             Box::pin(async move {

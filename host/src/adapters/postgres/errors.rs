@@ -48,9 +48,7 @@ pub(super) fn advice(e: &tokio_postgres::Error) -> String {
         }
         c if *c == SqlState::TOO_MANY_CONNECTIONS => "raise max_connections or close other clients' idle connections",
         c if *c == SqlState::CANNOT_CONNECT_NOW => "the server is starting up or shutting down; retry in a moment",
-        c if *c == SqlState::QUERY_CANCELED => {
-            "the statement ran longer than the store's timeout; check the server's load and locks"
-        }
+        c if *c == SqlState::QUERY_CANCELED => "the statement ran longer than the store's timeout; check the server's load and locks",
         c if *c == SqlState::UNDEFINED_TABLE => {
             "a sentinel table is missing: was it dropped by hand? restore it or point the sentinel at a fresh database"
         }

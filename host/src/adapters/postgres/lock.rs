@@ -9,8 +9,8 @@
 
 use super::{advice, parse_url};
 use crate::ports::leadership::{Leadership, Lease, LockError};
-use std::time::Duration;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_postgres::types::Type;
@@ -86,10 +86,7 @@ async fn unlock(conn: Dedicated, key: i64, what: String, timeout: Duration, idle
     let statement = "SELECT pg_advisory_unlock($1::bigint)";
     match tokio::time::timeout(timeout, conn.client.query_typed_one(statement, &[(&key, Type::INT8)])).await {
         Ok(Ok(row)) if row.try_get::<_, bool>(0).unwrap_or(false) => return keep(idle, conn),
-        Ok(Ok(_)) => tracing::warn!(
-            lock = what,
-            "the leadership lock was no longer held when released (was the connection reset?)"
-        ),
+        Ok(Ok(_)) => tracing::warn!(lock = what, "the leadership lock was no longer held when released (was the connection reset?)"),
         Ok(Err(e)) => {
             tracing::debug!(lock = what, error = %e, "unlocking failed; closing the session frees the lock")
         }
@@ -169,10 +166,7 @@ impl PostgresLeadership {
             Ok(Err(e)) => {
                 let mut message = format!("cannot connect: {}", advice(&e));
                 if e.as_db_error().is_none() {
-                    message.push_str(&format!(
-                        "; check that PostgreSQL is running at {} and accepts TCP connections",
-                        self.location
-                    ));
+                    message.push_str(&format!("; check that PostgreSQL is running at {} and accepts TCP connections", self.location));
                 }
                 return Err(self.failed(message));
             }
@@ -193,9 +187,7 @@ impl PostgresLeadership {
         let conn = Dedicated { client, task };
         // A server or role default that ends idle sessions would silently end the lease.
         // Best effort: the setting exists from PostgreSQL 14 on.
-        if let Ok(Err(e)) =
-            tokio::time::timeout(self.timeout, conn.client.batch_execute("SET idle_session_timeout = 0")).await
-        {
+        if let Ok(Err(e)) = tokio::time::timeout(self.timeout, conn.client.batch_execute("SET idle_session_timeout = 0")).await {
             tracing::debug!(lock = self.what(), error = %e, "could not turn idle_session_timeout off");
         }
         Ok(conn)
@@ -207,10 +199,9 @@ impl PostgresLeadership {
         match tokio::time::timeout(self.timeout, conn.client.query_typed_one(attempt, &[(&self.key, Type::INT8)])).await {
             Ok(Ok(row)) => row.try_get(0).map_err(|e| self.failed(advice(&e))),
             Ok(Err(e)) => Err(self.failed(format!("taking it failed: {}", advice(&e)))),
-            Err(_) => Err(self.failed(format!(
-                "no answer from the server within {:?}; PostgreSQL may be overloaded or hung",
-                self.timeout
-            ))),
+            Err(_) => {
+                Err(self.failed(format!("no answer from the server within {:?}; PostgreSQL may be overloaded or hung", self.timeout)))
+            }
         }
     }
 

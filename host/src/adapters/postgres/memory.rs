@@ -29,9 +29,7 @@ impl MemoryStore for PostgresStore {
     async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {
         self.run_statement("reading the stage status", |c| {
             Box::pin(async move {
-                let rows = c
-                    .query_typed("SELECT target, engaged, original::text FROM stage_status ORDER BY target", &[])
-                    .await?;
+                let rows = c.query_typed("SELECT target, engaged, original::text FROM stage_status ORDER BY target", &[]).await?;
                 let mut status = BTreeMap::new();
                 for row in rows {
                     let original: Option<String> = row.try_get(2)?;
@@ -52,8 +50,8 @@ impl MemoryStore for PostgresStore {
 
     async fn record_publication(&self, sequence: u64, outcomes: &[ChannelOutcome]) -> Result<(), StoreError> {
         const DOING: &str = "recording the publication";
-        let json = to_json("publication outcomes", &outcomes)
-            .map_err(|fail| Fail::from(fail).into_store_error(&self.shared.location, DOING))?;
+        let json =
+            to_json("publication outcomes", &outcomes).map_err(|fail| Fail::from(fail).into_store_error(&self.shared.location, DOING))?;
         // Setting the same outcome twice is harmless: one statement, repeated on a new
         // connection if the old one turns out dead.
         self.run_statement(DOING, move |c| {
@@ -72,9 +70,7 @@ impl MemoryStore for PostgresStore {
                 if changed == 0 {
                     return Err(Fail::corrupt(
                         "a tick record",
-                        format!(
-                            "there is no tick {sequence} to record its publication on; was the database reset mid-tick?"
-                        ),
+                        format!("there is no tick {sequence} to record its publication on; was the database reset mid-tick?"),
                     ));
                 }
                 Ok(())
@@ -140,12 +136,7 @@ async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<C
         .filter(|(api, sample)| {
             let ok = sample.p95_ms.is_finite();
             if !ok {
-                tracing::warn!(
-                    store = location,
-                    api,
-                    p95_ms = sample.p95_ms,
-                    "not storing a non-finite latency sample"
-                );
+                tracing::warn!(store = location, api, p95_ms = sample.p95_ms, "not storing a non-finite latency sample");
             }
             ok
         })
@@ -193,10 +184,7 @@ async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<C
     )
     .await?;
     let sequence = u64::try_from(sequence).map_err(|_| {
-        Fail::corrupt(
-            "the tick counter",
-            format!("it handed out {sequence}; set tick_counter.last to MAX(ticks.sequence)"),
-        )
+        Fail::corrupt("the tick counter", format!("it handed out {sequence}; set tick_counter.last to MAX(ticks.sequence)"))
     })?;
     Ok(Committed { sequence, expiry_audit })
 }

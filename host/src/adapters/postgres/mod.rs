@@ -109,8 +109,7 @@ pub async fn connect(url: &str, timeout: Duration) -> Result<PostgresStore, Stor
 impl PostgresStore {
     /// See [`connect`].
     pub async fn connect(url: &str, timeout: Duration) -> Result<PostgresStore, StoreError> {
-        let (config, location) =
-            parse_url(url, timeout).map_err(|(location, message)| StoreError::Unavailable { location, message })?;
+        let (config, location) = parse_url(url, timeout).map_err(|(location, message)| StoreError::Unavailable { location, message })?;
         if matches!(config.get_ssl_mode(), SslMode::Require) {
             return Err(StoreError::Unavailable {
                 location,
@@ -123,12 +122,9 @@ impl PostgresStore {
         let deadline = Instant::now() + timeout;
         let stage = AtomicU8::new(Stage::Connecting as u8);
         let opening = async {
-            let mut conn =
-                shared.open(deadline).await.map_err(|f| f.into_store_error(&shared.location, "connecting"))?;
+            let mut conn = shared.open(deadline).await.map_err(|f| f.into_store_error(&shared.location, "connecting"))?;
             stage.store(Stage::Working as u8, Ordering::Relaxed);
-            schema::migrate(&mut conn.client)
-                .await
-                .map_err(|f| f.into_store_error(&shared.location, "migrating the schema"))?;
+            schema::migrate(&mut conn.client).await.map_err(|f| f.into_store_error(&shared.location, "migrating the schema"))?;
             Ok::<_, StoreError>(conn)
         };
         let conn = match tokio::time::timeout_at(deadline, opening).await {
@@ -171,16 +167,13 @@ impl Shared {
                     // A statement or a transaction left open beyond the timeout is abandoned by
                     // this side already: let the server end it too, and free its locks.
                     let ms = self.timeout.as_millis().max(1);
-                    let settings =
-                        format!("SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms}");
+                    let settings = format!("SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms}");
                     if let Err(e) = conn.client.batch_execute(&settings).await {
                         return Err(Fail::Connect(e));
                     }
                     return Ok(conn);
                 }
-                Err(e)
-                    if e.code() == Some(&SqlState::CANNOT_CONNECT_NOW) && Instant::now() + STARTUP_RETRY < deadline =>
-                {
+                Err(e) if e.code() == Some(&SqlState::CANNOT_CONNECT_NOW) && Instant::now() + STARTUP_RETRY < deadline => {
                     tracing::debug!(store = self.location, error = %e, "PostgreSQL is starting up; retrying");
                     tokio::time::sleep(STARTUP_RETRY).await;
                 }

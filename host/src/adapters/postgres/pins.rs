@@ -79,19 +79,10 @@ fn parse_audit(row: &Row) -> Result<AuditRecord, Fail> {
     let action: String = row.try_get(3)?;
     let which = format!("audit record {id}");
     let advice = "the record is kept as written; read it with psql";
-    let action = AuditAction::parse(&action)
-        .ok_or_else(|| Fail::corrupt(WHAT, format!("{which} has the unknown action {action:?}; {advice}")))?;
-    let pin = |text: Option<String>| -> Result<Option<Pin>, Fail> {
-        Ok(text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()?)
-    };
-    Ok(AuditRecord {
-        id,
-        at: row.try_get(1)?,
-        actor: row.try_get(2)?,
-        action,
-        before: pin(row.try_get(4)?)?,
-        after: pin(row.try_get(5)?)?,
-    })
+    let action =
+        AuditAction::parse(&action).ok_or_else(|| Fail::corrupt(WHAT, format!("{which} has the unknown action {action:?}; {advice}")))?;
+    let pin = |text: Option<String>| -> Result<Option<Pin>, Fail> { Ok(text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()?) };
+    Ok(AuditRecord { id, at: row.try_get(1)?, actor: row.try_get(2)?, action, before: pin(row.try_get(4)?)?, after: pin(row.try_get(5)?)? })
 }
 
 #[async_trait::async_trait]
@@ -115,11 +106,7 @@ impl PinStore for PostgresStore {
         self.run("replacing the pin", move |c| {
             Box::pin(async move {
                 let (existed, before) = pin_before_change(c, &location).await?;
-                c.execute(
-                    "UPDATE pin SET pin = $1::text::json, set_at = $2 WHERE id = 1",
-                    &[&to_json("pin", &pin)?, &at],
-                )
-                .await?;
+                c.execute("UPDATE pin SET pin = $1::text::json, set_at = $2 WHERE id = 1", &[&to_json("pin", &pin)?, &at]).await?;
                 let action = if existed { AuditAction::Replace } else { AuditAction::Set };
                 append_audit(c, at, &actor, action, before.as_ref(), Some(&pin)).await
             })

@@ -112,17 +112,14 @@ pub(super) async fn migrate(client: &mut Client) -> Result<(), Fail> {
         )
         .await?;
     }
-    let found: i64 =
-        tx.query_one("SELECT COALESCE(MAX(version), 0)::bigint FROM schema_migrations", &[]).await?.try_get(0)?;
+    let found: i64 = tx.query_one("SELECT COALESCE(MAX(version), 0)::bigint FROM schema_migrations", &[]).await?.try_get(0)?;
     if found > SCHEMA_VERSION {
         return Err(Fail::NewerSchema { found, known: SCHEMA_VERSION }); // rolled back: left alone
     }
     if found < 0 {
         return Err(Fail::corrupt(
             "the schema version",
-            format!(
-                "schema_migrations says version {found}; this is not a sentinel store, point the sentinel at another database"
-            ),
+            format!("schema_migrations says version {found}; this is not a sentinel store, point the sentinel at another database"),
         ));
     }
     let by = format!("capacity-sentinel {}", env!("CARGO_PKG_VERSION"));

@@ -10,14 +10,11 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 impl BaselineStore for SqliteStore {
     async fn latest_baselines(&self) -> Result<Option<(Instant, Vec<ApiBaseline>)>, StoreError> {
         self.run("reading the baselines", |conn| {
-            let hour: Option<Instant> =
-                conn.query_row("SELECT MAX(hour) FROM baseline_hours", [], |row| row.get(0)).optional()?.flatten();
+            let hour: Option<Instant> = conn.query_row("SELECT MAX(hour) FROM baseline_hours", [], |row| row.get(0)).optional()?.flatten();
             let Some(hour) = hour else { return Ok(None) };
-            let mut stmt =
-                conn.prepare_cached("SELECT api, baseline_ms, samples FROM baselines WHERE hour = ?1 ORDER BY api")?;
-            let rows = stmt.query_map([hour], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, Option<f64>>(1)?, row.get::<_, i64>(2)?))
-            })?;
+            let mut stmt = conn.prepare_cached("SELECT api, baseline_ms, samples FROM baselines WHERE hour = ?1 ORDER BY api")?;
+            let rows =
+                stmt.query_map([hour], |row| Ok((row.get::<_, String>(0)?, row.get::<_, Option<f64>>(1)?, row.get::<_, i64>(2)?)))?;
             let baselines = rows
                 .map(|row| {
                     let (api, baseline_ms, samples) = row?;
@@ -40,22 +37,15 @@ impl BaselineStore for SqliteStore {
 
     async fn samples_since(&self, from: Instant) -> Result<Vec<ApiSamples>, StoreError> {
         self.run("reading the latency samples", move |conn| {
-            let mut stmt =
-                conn.prepare_cached("SELECT api, at, p95_ms FROM latency_samples WHERE at >= ?1 ORDER BY api, at")?;
-            let rows = stmt.query_map([from], |row| {
-                Ok((row.get::<_, String>(0)?, LatencySample { at: row.get(1)?, p95_ms: row.get(2)? }))
-            })?;
+            let mut stmt = conn.prepare_cached("SELECT api, at, p95_ms FROM latency_samples WHERE at >= ?1 ORDER BY api, at")?;
+            let rows =
+                stmt.query_map([from], |row| Ok((row.get::<_, String>(0)?, LatencySample { at: row.get(1)?, p95_ms: row.get(2)? })))?;
             Ok(group_by_api(rows.collect::<Result<Vec<_>, _>>()?))
         })
         .await
     }
 
-    async fn save_baselines(
-        &self,
-        hour: Instant,
-        baselines: &[ApiBaseline],
-        prune_before: Instant,
-    ) -> Result<(), StoreError> {
+    async fn save_baselines(&self, hour: Instant, baselines: &[ApiBaseline], prune_before: Instant) -> Result<(), StoreError> {
         let baselines = baselines.to_vec();
         self.run("saving the baselines", move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;

@@ -57,10 +57,7 @@ impl SqliteLock {
         let failed = |message: String| LockError::Failed { what: self.path.display().to_string(), message };
         if let Some(parent) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
-                failed(format!(
-                    "cannot create its directory {} ({e}); check the path and its permissions",
-                    parent.display()
-                ))
+                failed(format!("cannot create its directory {} ({e}); check the path and its permissions", parent.display()))
             })?;
         }
         let file = OpenOptions::new()

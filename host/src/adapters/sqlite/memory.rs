@@ -6,7 +6,7 @@ use super::{Fail, SqliteStore, wall_clock};
 use crate::adapters::stored_json::{parse_json, to_json};
 use crate::bindings::Memory;
 use crate::ports::StoreError;
-use crate::ports::memory::{StageStatus, ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
+use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
 use crate::ports::pins::AuditAction;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use std::collections::BTreeMap;
@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 impl MemoryStore for SqliteStore {
     async fn load_memory(&self) -> Result<Option<Memory>, StoreError> {
         self.run("reading the memory", |conn| {
-            let text: Option<String> =
-                conn.query_row("SELECT memory FROM memory WHERE id = 1", [], |row| row.get(0)).optional()?;
+            let text: Option<String> = conn.query_row("SELECT memory FROM memory WHERE id = 1", [], |row| row.get(0)).optional()?;
             Ok(text
                 .map(|t| parse_json("memory", "the memory row", &t, "the tick starts fresh and its commit replaces the row"))
                 .transpose()?)
@@ -27,9 +26,8 @@ impl MemoryStore for SqliteStore {
     async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {
         self.run("reading the stage status", |conn| {
             let mut stmt = conn.prepare_cached("SELECT target, engaged, original FROM stage_status ORDER BY target")?;
-            let rows = stmt.query_map([], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?, row.get::<_, Option<String>>(2)?))
-            })?;
+            let rows =
+                stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?, row.get::<_, Option<String>>(2)?)))?;
             let mut status = BTreeMap::new();
             for row in rows {
                 let (target, engaged, original) = row?;
@@ -64,9 +62,7 @@ impl MemoryStore for SqliteStore {
             if changed == 0 {
                 return Err(Fail::corrupt(
                     "a tick record",
-                    format!(
-                        "there is no tick {sequence} to record its publication on; was the file replaced mid-tick?"
-                    ),
+                    format!("there is no tick {sequence} to record its publication on; was the file replaced mid-tick?"),
                 ));
             }
             Ok(())
@@ -119,12 +115,7 @@ fn write_tick(tx: &Transaction<'_>, commit: &TickCommit, location: &str) -> Resu
         )?;
         for (api, sample) in &commit.samples {
             if !sample.p95_ms.is_finite() {
-                tracing::warn!(
-                    store = location,
-                    api,
-                    p95_ms = sample.p95_ms,
-                    "not storing a non-finite latency sample"
-                );
+                tracing::warn!(store = location, api, p95_ms = sample.p95_ms, "not storing a non-finite latency sample");
                 continue;
             }
             insert.execute(params![api, sample.at, sample.p95_ms])?;

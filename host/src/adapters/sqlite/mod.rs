@@ -56,8 +56,7 @@ impl SqliteStore {
         let location = path.display().to_string();
         let unavailable = |message: String| StoreError::Unavailable { location: location.clone(), message };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| unavailable(format!("cannot create its directory {}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent).map_err(|e| unavailable(format!("cannot create its directory {}: {e}", parent.display())))?;
         }
         let mut conn = Connection::open(path).map_err(|e| sql_error(&location, "opening the database", e))?;
         configure(&conn).map_err(|e| sql_error(&location, "configuring the connection", e))?;
@@ -154,9 +153,7 @@ fn sql_error(location: &str, doing: &str, e: rusqlite::Error) -> StoreError {
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
             location,
             what: "the database file",
-            message: format!(
-                "{doing}: {e}; move the file (and its -wal and -shm files) aside and the sentinel starts a new one"
-            ),
+            message: format!("{doing}: {e}; move the file (and its -wal and -shm files) aside and the sentinel starts a new one"),
         },
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Unavailable {
             location,
@@ -169,9 +166,7 @@ fn sql_error(location: &str, doing: &str, e: rusqlite::Error) -> StoreError {
             location,
             message: format!("{doing}: {e}; the sentinel needs to read and write the file and create files beside it"),
         },
-        Some(ErrorCode::DiskFull) => {
-            StoreError::Unavailable { location, message: format!("{doing}: {e}; free disk space") }
-        }
+        Some(ErrorCode::DiskFull) => StoreError::Unavailable { location, message: format!("{doing}: {e}; free disk space") },
         _ => StoreError::Unavailable { location, message: format!("{doing}: {e}") },
     }
 }

@@ -44,14 +44,7 @@ pub(super) fn append_audit(
         "INSERT INTO pin_audit (at, actor, action, before, after) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![at, actor, action.name(), before_json, after_json],
     )?;
-    Ok(AuditRecord {
-        id: conn.last_insert_rowid(),
-        at,
-        actor: actor.to_string(),
-        action,
-        before: before.cloned(),
-        after: after.cloned(),
-    })
+    Ok(AuditRecord { id: conn.last_insert_rowid(), at, actor: actor.to_string(), action, before: before.cloned(), after: after.cloned() })
 }
 
 /// One `pin_audit` row as read.
@@ -69,20 +62,11 @@ impl AuditRow {
         const WHAT: &str = "the pin audit";
         let which = format!("audit record {}", self.id);
         let advice = "the record is kept as written; read it with the sqlite3 shell";
-        let action = AuditAction::parse(&self.action).ok_or_else(|| {
-            Fail::corrupt(WHAT, format!("{which} has the unknown action {:?}; {advice}", self.action))
-        })?;
-        let pin = |text: Option<String>| -> Result<Option<Pin>, Fail> {
-            Ok(text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()?)
-        };
-        Ok(AuditRecord {
-            id: self.id,
-            at: self.at,
-            actor: self.actor,
-            action,
-            before: pin(self.before)?,
-            after: pin(self.after)?,
-        })
+        let action = AuditAction::parse(&self.action)
+            .ok_or_else(|| Fail::corrupt(WHAT, format!("{which} has the unknown action {:?}; {advice}", self.action)))?;
+        let pin =
+            |text: Option<String>| -> Result<Option<Pin>, Fail> { Ok(text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()?) };
+        Ok(AuditRecord { id: self.id, at: self.at, actor: self.actor, action, before: pin(self.before)?, after: pin(self.after)? })
     }
 }
 

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::bindings::{
-    ApiBaseline, ApiSamples, Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState,
-    Reading, RecentEntry, Signal, ThrottleIntent,
+    ApiBaseline, ApiSamples, Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry,
+    Signal, ThrottleIntent,
 };
 use crate::ports::baselines::BaselineStore;
 use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, StageStatus, TickCommit, TickRecord};
@@ -124,10 +124,7 @@ async fn corrupt_memory_row_is_corrupt_and_the_next_commit_repairs_it() {
 async fn pin_replace_and_clear_are_audited_with_before_and_after() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&db(&dir)).unwrap();
-    let (p1, p2) = (
-        pin(ProtectionState::Critical, "db failover", T0 + 3600),
-        pin(ProtectionState::Normal, "all clear", T0 + 7200),
-    );
+    let (p1, p2) = (pin(ProtectionState::Critical, "db failover", T0 + 3600), pin(ProtectionState::Normal, "all clear", T0 + 7200));
     assert_eq!(store.current_pin().await.unwrap(), None);
     assert_eq!(store.clear_pin("ops", T0).await.unwrap(), None, "clearing nothing writes nothing");
     assert!(store.audit(10, None).await.unwrap().is_empty());
@@ -236,11 +233,9 @@ async fn tick_records_and_publication_outcomes() {
         ChannelOutcome { channel: "parameter".into(), ok: false, error: Some("timed out".into()) },
     ];
     store.record_publication(2, &outcomes).await.unwrap();
-    let stored: Option<String> =
-        raw(&dir).query_row("SELECT publication FROM ticks WHERE sequence = 2", [], |r| r.get(0)).unwrap();
+    let stored: Option<String> = raw(&dir).query_row("SELECT publication FROM ticks WHERE sequence = 2", [], |r| r.get(0)).unwrap();
     assert_eq!(serde_json::from_str::<Vec<ChannelOutcome>>(&stored.unwrap()).unwrap(), outcomes);
-    let untouched: Option<String> =
-        raw(&dir).query_row("SELECT publication FROM ticks WHERE sequence = 3", [], |r| r.get(0)).unwrap();
+    let untouched: Option<String> = raw(&dir).query_row("SELECT publication FROM ticks WHERE sequence = 3", [], |r| r.get(0)).unwrap();
     assert_eq!(untouched, None);
 
     let err = store.record_publication(99, &outcomes).await.unwrap_err();
@@ -265,7 +260,10 @@ async fn stage_status_is_upserted_per_target() {
     tick.stages = BTreeMap::from([("api1/prod".to_string(), StageStatus::default())]);
     store.commit_tick(&tick).await.unwrap();
     let status = SqliteStore::open(&db(&dir)).unwrap().stage_status().await.unwrap();
-    assert_eq!(status, BTreeMap::from([("api1/prod".to_string(), StageStatus::default()), ("api2/prod".to_string(), StageStatus::default())]));
+    assert_eq!(
+        status,
+        BTreeMap::from([("api1/prod".to_string(), StageStatus::default()), ("api2/prod".to_string(), StageStatus::default())])
+    );
 }
 
 #[tokio::test]

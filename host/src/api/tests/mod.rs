@@ -13,8 +13,8 @@ use crate::adapters::sqlite::SqliteStore;
 use crate::bindings::Instant;
 use crate::config::api::{ApiRole, ApiToken};
 use crate::instants::{format_rfc3339, parse_rfc3339};
-use crate::policy::{ComponentPolicy, Limits, Runtime};
 use crate::policy::active::SharedPolicy;
+use crate::policy::{ComponentPolicy, Limits, Runtime};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
@@ -78,9 +78,8 @@ impl Harness {
         let store = Arc::new(SqliteStore::open(&dir.path().join("state/sentinel.db")).unwrap());
         let now = Arc::new(AtomicI64::new(t0()));
         let clock = now.clone();
-        let state = ApiState::new(store.clone(), store.clone(), policy(), &tokens())
-            .unwrap()
-            .with_clock(move || clock.load(Ordering::SeqCst));
+        let state =
+            ApiState::new(store.clone(), store.clone(), policy(), &tokens()).unwrap().with_clock(move || clock.load(Ordering::SeqCst));
         Harness { dir, store, state, now }
     }
 
@@ -126,8 +125,7 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
     }
 
     pub fn text(&self) -> String {
@@ -183,8 +181,5 @@ pub fn delete(path: &str, token: Option<&str>) -> Request<Body> {
 }
 
 pub fn put_json(path: &str, token: Option<&str>, body: &str) -> Request<Body> {
-    request(Method::PUT, path, token)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap()
+    request(Method::PUT, path, token).header(header::CONTENT_TYPE, "application/json").body(Body::from(body.to_string())).unwrap()
 }

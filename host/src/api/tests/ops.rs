@@ -41,9 +41,11 @@ async fn metrics_count_requests_by_route_and_status() {
 async fn unknown_paths_and_methods_are_problems() {
     let h = Harness::new();
     h.call(get("/v2/pin", Some(STAFF))).await.problem(StatusCode::NOT_FOUND);
-    for (method, path, allow) in
-        [(Method::POST, "/v1/pin", "GET,HEAD,PUT,DELETE"), (Method::PATCH, "/v1/state", "GET,HEAD"), (Method::DELETE, "/healthz", "GET,HEAD")]
-    {
+    for (method, path, allow) in [
+        (Method::POST, "/v1/pin", "GET,HEAD,PUT,DELETE"),
+        (Method::PATCH, "/v1/state", "GET,HEAD"),
+        (Method::DELETE, "/healthz", "GET,HEAD"),
+    ] {
         let reply = h.call(request(method, path, Some(STAFF)).body(Body::empty()).unwrap()).await;
         reply.problem(StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(reply.headers[header::ALLOW], allow, "{path}");
@@ -70,10 +72,13 @@ async fn the_openapi_document_is_generated_and_complete() {
         }
     }
     assert_eq!(paths.len(), 7, "nothing undocumented or extra: {:?}", paths.keys());
-    assert_eq!(doc["components"]["securitySchemes"]["bearer"], serde_json::json!({
-        "type": "http", "scheme": "bearer",
-        "description": "An API token from `[api] tokens` (configured there by its SHA-256)"
-    }));
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"],
+        serde_json::json!({
+            "type": "http", "scheme": "bearer",
+            "description": "An API token from `[api] tokens` (configured there by its SHA-256)"
+        })
+    );
     let put = &paths["/v1/pin"]["put"];
     for status in ["200", "400", "401", "403", "413", "415", "422", "500", "503"] {
         assert!(put["responses"][status].is_object(), "PUT /v1/pin documents {status}");

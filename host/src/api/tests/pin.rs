@@ -238,11 +238,11 @@ async fn a_token_name_with_a_newline_is_refused_as_the_actor() {
     h.set_pin("constrained", "the pin that must survive", 3600).await.ok_json(StatusCode::OK);
     let before = h.stored_pin().await;
     let token = "token-of-a-forged-name";
-    let forged = ApiToken { name: "mallory\n2026-01-01T00:00:00Z  INFO fake".into(), role: ApiRole::Staff, sha256: Sha256::digest(token).into() };
+    let forged =
+        ApiToken { name: "mallory\n2026-01-01T00:00:00Z  INFO fake".into(), role: ApiRole::Staff, sha256: Sha256::digest(token).into() };
     let clock = h.now.clone();
-    let state = ApiState::new(h.store.clone(), h.store.clone(), policy(), &[forged])
-        .unwrap()
-        .with_clock(move || clock.load(Ordering::SeqCst));
+    let state =
+        ApiState::new(h.store.clone(), h.store.clone(), policy(), &[forged]).unwrap().with_clock(move || clock.load(Ordering::SeqCst));
     let put = call(router(state.clone()), put_json("/v1/pin", Some(token), &h.pin_body("critical", "r", 60))).await;
     let p = put.problem(StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(p["field"], "actor", "{p}");

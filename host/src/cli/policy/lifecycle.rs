@@ -63,13 +63,22 @@ pub fn list(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
     if json {
         super::super::emit(&serde_json::to_string_pretty(&rows)?)?;
     } else {
-        super::super::emit(&format!("{:<10} {:<14} {:<16} {:<8} {:<7} {:<6} {:<24} HEALTH", "VERSION", "WORLD", "SHA256", "INTEGRITY", "ACTIVE", "SHADOW", "SIGNATURE"))?;
+        super::super::emit(&format!(
+            "{:<10} {:<14} {:<16} {:<8} {:<7} {:<6} {:<24} HEALTH",
+            "VERSION", "WORLD", "SHA256", "INTEGRITY", "ACTIVE", "SHADOW", "SIGNATURE"
+        ))?;
         for r in &rows {
             let integrity = if r.integrity == "ok" { "ok" } else { "REFUSED" };
             super::super::emit(&format!(
                 "{:<10} {:<14} {:<16} {:<9} {:<7} {:<6} {:<24} {}",
-                r.version, r.world, &r.sha256[..r.sha256.len().min(16)], integrity,
-                if r.active { "*" } else { "" }, if r.shadow { "*" } else { "" }, r.signature, r.health
+                r.version,
+                r.world,
+                &r.sha256[..r.sha256.len().min(16)],
+                integrity,
+                if r.active { "*" } else { "" },
+                if r.shadow { "*" } else { "" },
+                r.signature,
+                r.health
             ))?;
             if integrity != "ok" {
                 super::super::emit(&format!("    {}", r.integrity))?;
@@ -174,7 +183,13 @@ fn switch_to(config: &Config, target: impl FnOnce(&PolicyState) -> anyhow::Resul
             lifecycle::state::update(&p.state_dir, |s| s.activated(&version))?;
             super::super::emit(&format!(
                 "{why} {version} ({}): verified in {:.1} ms, loaded ({}) in {:.1} ms, self-check {:.1} ms, trial replay of {} ticks {:.1} ms",
-                c.digest, ms(t.verify), c.origin.describe(), ms(t.load), ms(t.checks), t.trial_ticks, ms(t.trial)
+                c.digest,
+                ms(t.verify),
+                c.origin.describe(),
+                ms(t.load),
+                ms(t.checks),
+                t.trial_ticks,
+                ms(t.trial)
             ))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -211,7 +226,12 @@ pub fn shadow_report(config: &Path, version: Option<&str>, json: bool) -> anyhow
     }
     super::super::emit(&format!(
         "shadow {} beside {}: {} ticks, {} divergent ({:.1}%), longest divergent run {} ticks",
-        r.shadow_version, r.active_versions.join(", "), r.ticks, r.divergent_ticks, r.divergence_ratio * 100.0, r.longest_run
+        r.shadow_version,
+        r.active_versions.join(", "),
+        r.ticks,
+        r.divergent_ticks,
+        r.divergence_ratio * 100.0,
+        r.longest_run
     ))?;
     for (field, n) in &r.by_field {
         super::super::emit(&format!("  {field:<10} differed in {n} ticks"))?;
@@ -247,4 +267,3 @@ pub fn export_trace(config: &Path, since: std::time::Duration, out: Option<&Path
     eprintln!("{} recorded ticks exported", records.len());
     Ok(ExitCode::SUCCESS)
 }
-

@@ -94,14 +94,12 @@ impl Preparer {
         self.at_least_minimum(&version)?;
         let mut timings = Timings::default();
         let started = Instant::now();
-        let verified =
-            manifest::verify(entry, &self.trust).map_err(|source| Refused::Integrity { version: version.clone(), source })?;
+        let verified = manifest::verify(entry, &self.trust).map_err(|source| Refused::Integrity { version: version.clone(), source })?;
         timings.verify = started.elapsed();
 
         let started = Instant::now();
         let load = |message: String| Refused::Load { version: version.clone(), message };
-        let (component, origin) =
-            cache::load(self.cache.as_deref(), &self.runtime, &verified).map_err(|e| load(format!("{e:#}")))?;
+        let (component, origin) = cache::load(self.cache.as_deref(), &self.runtime, &verified).map_err(|e| load(format!("{e:#}")))?;
         let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
         let mut policy: Box<dyn Policy> = Box::new(
             ComponentPolicy::from_component(&self.runtime, &entry.component_path, &component, digest.clone(), None)
@@ -121,8 +119,11 @@ impl Preparer {
         timings.checks = started.elapsed();
 
         let started = Instant::now();
-        timings.trial_ticks = checks::trial_replay(policy.as_mut(), records)
-            .map_err(|message| Refused::Trial { version: version.clone(), ticks: records.len(), message })?;
+        timings.trial_ticks = checks::trial_replay(policy.as_mut(), records).map_err(|message| Refused::Trial {
+            version: version.clone(),
+            ticks: records.len(),
+            message,
+        })?;
         timings.trial = started.elapsed();
         Ok(Candidate { policy, version, digest, origin, timings })
     }
@@ -151,4 +152,3 @@ pub fn window(mut newest_first: Vec<(u64, TickRecord)>, window: Duration) -> Vec
 /// Where the trial replay's records come from in a running sentinel: up to a day of minutes.
 pub const TRIAL_WINDOW: Duration = Duration::from_secs(24 * 3600);
 pub const TRIAL_LIMIT: u32 = 24 * 60 + 60;
-

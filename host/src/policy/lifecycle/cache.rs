@@ -84,9 +84,8 @@ pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> any
             }
         }
     }
-    let component = Component::from_binary(runtime.engine(), &verified.bytes).map_err(|e| {
-        anyhow::anyhow!("{} is not a loadable component: {e:#}", verified.entry.component_path.display())
-    })?;
+    let component = Component::from_binary(runtime.engine(), &verified.bytes)
+        .map_err(|e| anyhow::anyhow!("{} is not a loadable component: {e:#}", verified.entry.component_path.display()))?;
     if let Some(artifact) = artifact
         && let Err(e) = store(&artifact, &component, &digest)
     {
@@ -102,7 +101,8 @@ fn authenticated(artifact: &Path, digest: &str) -> Result<Vec<u8>, String> {
     private_dir::check(artifact, false).map_err(|e| e.to_string())?;
     private_dir::check(&record_file, false).map_err(|e| format!("{e} (the artifact's record)"))?;
     let record = std::fs::read_to_string(&record_file).map_err(|e| format!("its record {} is unreadable: {e}", record_file.display()))?;
-    let (recorded, component) = record.trim().split_once(' ').ok_or_else(|| format!("its record {} is malformed", record_file.display()))?;
+    let (recorded, component) =
+        record.trim().split_once(' ').ok_or_else(|| format!("its record {} is malformed", record_file.display()))?;
     if component != digest {
         return Err(format!("its record says it was compiled from component {component}, not {digest}"));
     }

@@ -4,9 +4,9 @@
 
 use crate::bindings::{Decision, DecisionInput, Memory, Reading, Signal, Thresholds};
 use crate::policy::Policy;
-use crate::ports::memory::TickRecord;
-use crate::policy::invariants::Tick;
 use crate::policy::invariants::InvariantChecker;
+use crate::policy::invariants::Tick;
+use crate::ports::memory::TickRecord;
 
 /// The fixed inputs every version decides before it may run: the inputs of the decision
 /// conformance vectors (whose expected outputs belong to 1.0.0), kept with the host so that the
@@ -62,7 +62,8 @@ pub fn self_check(policy: &mut dyn Policy) -> Result<usize, String> {
     let mut checker = InvariantChecker::new(&thresholds);
     let mut memory: Option<Memory> = None;
     for (at, reading) in scenario() {
-        let input = DecisionInput { now: at, signal: Signal::Reading(reading.clone()), memory: memory.take(), pin: None, throttles_enabled: false };
+        let input =
+            DecisionInput { now: at, signal: Signal::Reading(reading.clone()), memory: memory.take(), pin: None, throttles_enabled: false };
         let d = policy.decide(&input).map_err(|e| format!("conformance scenario at {at}: {e}"))?;
         calls += 1;
         if let Some(why) = structural(&d) {

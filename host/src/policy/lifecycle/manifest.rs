@@ -66,10 +66,8 @@ pub fn scan(dir: &Path) -> (Vec<Entry>, Vec<IntegrityError>) {
     let Ok(listing) = std::fs::read_dir(dir) else {
         return (entries, errors);
     };
-    let mut paths: Vec<PathBuf> = listing
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".manifest.json")))
-        .collect();
+    let mut paths: Vec<PathBuf> =
+        listing.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_str().is_some_and(|s| s.ends_with(".manifest.json"))).collect();
     paths.sort();
     for path in paths {
         match read_entry(&path) {
@@ -112,8 +110,11 @@ pub fn find(dir: &Path, version: &str) -> Result<Entry, IntegrityError> {
 /// signature against `trust`. The bytes returned are the ones checked (compile those).
 pub fn verify(entry: &Entry, trust: &Trust) -> Result<Verified, IntegrityError> {
     let (file, manifest) = (entry.component_path.clone(), entry.manifest_path.clone());
-    let bytes = std::fs::read(&file)
-        .map_err(|e| IntegrityError::Missing { file: file.clone(), manifest: manifest.clone(), message: e.to_string() })?;
+    let bytes = std::fs::read(&file).map_err(|e| IntegrityError::Missing {
+        file: file.clone(),
+        manifest: manifest.clone(),
+        message: e.to_string(),
+    })?;
     if bytes.len() as u64 != entry.manifest.size {
         return Err(IntegrityError::Size { file, manifest, expected: entry.manifest.size, actual: bytes.len() as u64 });
     }

@@ -18,12 +18,12 @@ pub mod signing;
 pub mod state;
 pub mod watcher;
 
+use super::SharedPolicy;
 use crate::bindings::{Decision, DecisionInput};
 use crate::config::policies::{PoliciesConfig, Selection};
 use crate::policy::{Policy, PolicyError, Runtime};
 use crate::ports::memory::{MemoryStore, TickRecord};
 use crate::telemetry::Telemetry;
-use super::SharedPolicy;
 use activate::{Candidate, Preparer, Refused};
 pub use record::record_events;
 use state::PolicyState;
@@ -227,7 +227,8 @@ impl Lifecycle {
         let mut desired = state.active.clone().unwrap_or_else(|| current.clone());
         if self.config.active == Selection::Latest
             && self.role == Role::Leader
-            && let Some(newest) = arrived.iter().filter(|v| !state.unhealthy.contains_key(*v)).max_by(|a, b| manifest::compare_versions(a, b))
+            && let Some(newest) =
+                arrived.iter().filter(|v| !state.unhealthy.contains_key(*v)).max_by(|a, b| manifest::compare_versions(a, b))
             && manifest::compare_versions(newest, &current).is_gt()
         {
             desired = newest.clone();
@@ -392,6 +393,6 @@ fn files(dir: &Path) -> Fingerprint {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod fallback_tests;
+#[cfg(test)]
+mod tests;

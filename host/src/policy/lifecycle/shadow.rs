@@ -4,8 +4,8 @@
 //! a JSON Lines log beside it (`shadow/<version>.jsonl`), which `policy shadow-report` reads.
 
 use crate::bindings::{Decision, DecisionInput, Factors, Memory};
-use crate::policy::names;
 use crate::policy::Policy;
+use crate::policy::names;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;

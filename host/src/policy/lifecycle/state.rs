@@ -44,7 +44,8 @@ impl PolicyState {
         if std::fs::symlink_metadata(state_dir).is_err() {
             return Ok(PolicyState::default());
         }
-        private_dir::check(state_dir, true).map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir) is not private: {e}"))?;
+        private_dir::check(state_dir, true)
+            .map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir) is not private: {e}"))?;
         if std::fs::symlink_metadata(&p).is_err() {
             return Ok(PolicyState::default());
         }

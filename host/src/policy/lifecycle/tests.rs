@@ -78,7 +78,8 @@ fn a_signed_manifest_loads_and_a_changed_one_is_refused() {
     let ok = manifest::verify(&manifest::find(dir.path(), "1.0.0").unwrap(), &trust).unwrap();
     assert_eq!(ok.signature, signing::SignatureStatus::Valid);
     // Changing any byte of the signed manifest (here its name) breaks the signature.
-    let text = std::fs::read_to_string(&entry.manifest_path).unwrap().replace("\"name\": \"capacity-policy\"", "\"name\": \"capacity-policx\"");
+    let text =
+        std::fs::read_to_string(&entry.manifest_path).unwrap().replace("\"name\": \"capacity-policy\"", "\"name\": \"capacity-policx\"");
     std::fs::write(&entry.manifest_path, text).unwrap();
     let err = manifest::verify(&manifest::find(dir.path(), "1.0.0").unwrap(), &trust).unwrap_err();
     assert!(matches!(err, IntegrityError::Signature { .. }), "{err}");
@@ -292,7 +293,9 @@ pub(crate) fn trace(dir: &Path, cpu: &[f64]) {
         .map(|(i, c)| {
             let at = crate::instants::format_rfc3339(START + 60 * i as i64);
             let (c, latency) = if *c < 0.0 { (40.0, r#"{"api":"trap","p95_ms":100,"baseline_ms":100}"#) } else { (*c, "") };
-            format!("{{\"at\":\"{at}\",\"reading\":{{\"cpu_pct\":{c},\"connections_pct\":30,\"scaling\":false,\"latency\":[{latency}]}}}}\n")
+            format!(
+                "{{\"at\":\"{at}\",\"reading\":{{\"cpu_pct\":{c},\"connections_pct\":30,\"scaling\":false,\"latency\":[{latency}]}}}}\n"
+            )
         })
         .collect();
     std::fs::write(dir.join("trace.jsonl"), lines).unwrap();
@@ -373,7 +376,6 @@ async fn a_shadow_version_decides_every_tick_unpublished_and_its_divergence_is_c
     assert!(report.by_field.contains_key("state"), "{report:?}");
     assert!(policies.join("shadow/9.0.0.memory.json").is_file(), "the shadow keeps its own memory");
 }
-
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_swap_is_faster_with_the_precompiled_cache() {

@@ -31,15 +31,8 @@ pub fn columns(points: &[Point], range: std::ops::Range<Instant>) -> Vec<Column>
     let span = (range.end - range.start) as i128;
     let edge = |i: usize| range.start + (i as i128 * span / n as i128) as Instant;
     let empty = (f32::INFINITY, f32::NEG_INFINITY, 0.0, 0);
-    let mut out: Vec<Column> = (0..n)
-        .map(|i| Column {
-            from: edge(i),
-            to: edge(i + 1),
-            values: [empty; 3],
-            failed: false,
-            pin: None,
-        })
-        .collect();
+    let mut out: Vec<Column> =
+        (0..n).map(|i| Column { from: edge(i), to: edge(i + 1), values: [empty; 3], failed: false, pin: None }).collect();
     for p in points {
         let c = &mut out[column_of(p.at, &range, n)];
         for (slot, v) in c.values.iter_mut().zip([p.cpu_pct, p.connections_pct, p.latency_ratio]) {
@@ -126,7 +119,13 @@ pub fn time_ticks(range: Range) -> (Vec<Instant>, Stamp) {
     let step = steps.iter().map(|m| m * MINUTE).find(|s| span / s <= 10).unwrap_or(182 * DAY);
     let first = range.start.div_euclid(step) * step + if range.start.rem_euclid(step) == 0 { 0 } else { step };
     let ticks = (0..).map(|i| first + i * step).take_while(|t| *t <= range.end).collect();
-    let format = if span <= DAY { Stamp::Time } else if step < DAY { Stamp::DayTime } else { Stamp::Day };
+    let format = if span <= DAY {
+        Stamp::Time
+    } else if step < DAY {
+        Stamp::DayTime
+    } else {
+        Stamp::Day
+    };
     (ticks, format)
 }
 

@@ -23,8 +23,7 @@ const WIDTH: u32 = 1400;
 const LEFT: u32 = 150;
 const RIGHT: u32 = 80;
 const COLUMNS: usize = (WIDTH - LEFT - RIGHT) as usize;
-const STATE_COLOURS: [RGBColor; 4] =
-    [RGBColor(215, 236, 211), RGBColor(255, 213, 79), RGBColor(251, 140, 0), RGBColor(211, 47, 47)];
+const STATE_COLOURS: [RGBColor; 4] = [RGBColor(215, 236, 211), RGBColor(255, 213, 79), RGBColor(251, 140, 0), RGBColor(211, 47, 47)];
 const STATE_NAMES: [&str; 4] = ["normal", "constrained", "critical", "emergency"];
 const CPU: RGBColor = RGBColor(31, 119, 180);
 const CONNECTIONS: RGBColor = RGBColor(148, 103, 189);
@@ -67,7 +66,10 @@ fn render(trace: &str, labels: &[String], timelines: &[&Timeline], thresholds: &
         title.draw_text(&period, &font(14, HPos::Left, VPos::Center), (LEFT as i32, 44)).map_err(|e| fail(e.into()))?;
         let mut views = vec![("whole trace".to_string(), whole.clone())];
         if let Some(d) = &detail {
-            views.push((format!("detail: {} to {}, where the policies first differ", stamp(d.start, Stamp::Full), stamp(d.end, Stamp::Full)), d.clone()));
+            views.push((
+                format!("detail: {} to {}, where the policies first differ", stamp(d.start, Stamp::Full), stamp(d.end, Stamp::Full)),
+                d.clone(),
+            ));
         }
         for (i, (name, range)) in views.iter().enumerate() {
             let (heading, below) = rest.split_vertically(HEADING);
@@ -106,7 +108,16 @@ fn bold(size: u32, h: HPos, v: VPos) -> TextStyle<'static> {
 /// One view of the trace over `range`: readings above, bands below; `marked` outlines the
 /// detail window on the whole-trace view.
 #[allow(clippy::too_many_arguments)]
-fn view(root: &Area<'_>, readings: &Area<'_>, bands: &Area<'_>, labels: &[String], points: &[&[Point]], thresholds: &[&Thresholds], range: Range, marked: Option<Range>) -> Result<(), Failure> {
+fn view(
+    root: &Area<'_>,
+    readings: &Area<'_>,
+    bands: &Area<'_>,
+    labels: &[String],
+    points: &[&[Point]],
+    thresholds: &[&Thresholds],
+    range: Range,
+    marked: Option<Range>,
+) -> Result<(), Failure> {
     let columns = columns(points[0], range.clone());
     draw_readings(root, readings, labels, points[0], &columns, thresholds, range.clone(), marked)?;
     draw_bands(root, bands, labels, points, &columns, range)?;
@@ -114,7 +125,16 @@ fn view(root: &Area<'_>, readings: &Area<'_>, bands: &Area<'_>, labels: &[String
 }
 
 #[allow(clippy::too_many_arguments)]
-fn draw_readings(root: &Area<'_>, area: &Area<'_>, labels: &[String], points: &[Point], columns: &[Column], thresholds: &[&Thresholds], range: Range, marked: Option<Range>) -> Result<(), Failure> {
+fn draw_readings(
+    root: &Area<'_>,
+    area: &Area<'_>,
+    labels: &[String],
+    points: &[Point],
+    columns: &[Column],
+    thresholds: &[&Thresholds],
+    range: Range,
+    marked: Option<Range>,
+) -> Result<(), Failure> {
     let has = |i: usize| columns.iter().any(|c| c.values[i].3 > 0);
     let max_ratio = columns.iter().map(|c| c.values[2].1).filter(|v| v.is_finite()).fold(3.0f32, f32::max) as f64 * 1.05;
     let mut chart = ChartBuilder::on(area)
@@ -200,7 +220,11 @@ fn draw_readings(root: &Area<'_>, area: &Area<'_>, labels: &[String], points: &[
             let width = if i == 2 { 1 } else { 2 };
             if let [only] = mean.as_slice() {
                 let dot = Circle::new(*only, 2, colour.filled());
-                if i == 2 { chart.draw_secondary_series(std::iter::once(dot))? } else { chart.draw_series(std::iter::once(dot))? };
+                if i == 2 {
+                    chart.draw_secondary_series(std::iter::once(dot))?
+                } else {
+                    chart.draw_series(std::iter::once(dot))?
+                };
                 continue;
             }
             if i == 2 {
@@ -221,7 +245,9 @@ fn draw_readings(root: &Area<'_>, area: &Area<'_>, labels: &[String], points: &[
         let (x, y) = chart.backend_coord(&(m.start, 104.5));
         root.draw_text("detail", &font(11, HPos::Right, VPos::Top), (x - 3, y + 2))?;
     }
-    chart.draw_series(columns.iter().filter(|c| c.failed).map(|c| PathElement::new(vec![(mid(c), 0.0), (mid(c), 7.0)], FAILED.stroke_width(2))))?;
+    chart.draw_series(
+        columns.iter().filter(|c| c.failed).map(|c| PathElement::new(vec![(mid(c), 0.0), (mid(c), 7.0)], FAILED.stroke_width(2))),
+    )?;
     Ok(())
 }
 
@@ -243,7 +269,14 @@ fn time_grid<Y: plotters::coord::ranged1d::Ranged<ValueType = f64>>(
     Ok(())
 }
 
-fn draw_bands(root: &Area<'_>, area: &Area<'_>, labels: &[String], points: &[&[Point]], columns: &[Column], range: Range) -> Result<(), Failure> {
+fn draw_bands(
+    root: &Area<'_>,
+    area: &Area<'_>,
+    labels: &[String],
+    points: &[&[Point]],
+    columns: &[Column],
+    range: Range,
+) -> Result<(), Failure> {
     let two = points.len() == 2;
     let rows = points.len() + usize::from(two);
     let mut chart = ChartBuilder::on(area)
@@ -278,7 +311,9 @@ fn draw_bands(root: &Area<'_>, area: &Area<'_>, labels: &[String], points: &[&[P
                 chart.draw_series(std::iter::once(Rectangle::new([(from, bottom), (to, bottom + 0.14)], BLACK.filled())))?;
             }
         }
-        chart.draw_series(columns.iter().zip(band).filter(|(_, b)| b.1).map(|(c, _)| TriangleMarker::new((mid(c), top - 0.12), 5, BLACK.filled())))?;
+        chart.draw_series(
+            columns.iter().zip(band).filter(|(_, b)| b.1).map(|(c, _)| TriangleMarker::new((mid(c), top - 0.12), 5, BLACK.filled())),
+        )?;
         let (x, y) = chart.backend_coord(&(range.start, (top + bottom) / 2.0));
         root.draw_text(&labels[i], &font(14, HPos::Right, VPos::Center), (x - 8, y))?;
     }
@@ -312,8 +347,7 @@ fn draw_legend(area: &Area<'_>, two: bool) -> Result<(), Failure> {
     let swatch = |colour: RGBColor| -> Mark<'_> {
         Box::new(move |x, y| Ok(area.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.filled()))?))
     };
-    let mut states: Vec<(Mark<'_>, &str)> =
-        STATE_COLOURS.iter().zip(STATE_NAMES).map(|(c, n)| (swatch(*c), n)).collect();
+    let mut states: Vec<(Mark<'_>, &str)> = STATE_COLOURS.iter().zip(STATE_NAMES).map(|(c, n)| (swatch(*c), n)).collect();
     states.push((Box::new(|x, y| Ok(area.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], BLACK.mix(0.1).filled()))?)), "pinned"));
     if two {
         states.push((swatch(MORE), "candidate more protective"));
@@ -329,11 +363,13 @@ fn draw_legend(area: &Area<'_>, two: bool) -> Result<(), Failure> {
             (line(CPU), "CPU %"),
             (line(CONNECTIONS), "connections %"),
             (line(LATENCY), "latency ratio (right axis)"),
-            (Box::new(|x, y| Ok(area.draw(&PathElement::new(vec![(x + 7, y - 7), (x + 7, y + 7)], FAILED.stroke_width(2)))?)), "failed read"),
+            (
+                Box::new(|x, y| Ok(area.draw(&PathElement::new(vec![(x + 7, y - 7), (x + 7, y + 7)], FAILED.stroke_width(2)))?)),
+                "failed read",
+            ),
             (Box::new(|x, y| Ok(area.draw(&TriangleMarker::new((x + 7, y), 5, BLACK.filled()))?)), "throttles engage"),
             (Box::new(|x, y| Ok(area.draw(&Rectangle::new([(x, y + 2), (x + 14, y + 6)], BLACK.filled()))?)), "throttles engaged"),
         ],
     )?;
     Ok(())
 }
-
