@@ -4,6 +4,9 @@
 //! documented JSON, 415 for one that is not JSON, 413 for one too large). A valid pin exists
 //! first; each refusal names the field, and the stored pin, the audit and everything else
 //! stored or published stay byte for byte as they were.
+//!
+//! Longer than 400 lines: the same table of invalid pins through three entry points (CLI on
+//! SQLite, CLI on PostgreSQL, HTTP), which share its snapshot checks.
 
 use capacity_tests::bad_input::{Sandbox, Snapshot, embedded_config, http, policy};
 use capacity_tests::servers::postgres::Postgres;

@@ -1,6 +1,9 @@
 //! The shared store on a real PostgreSQL: the SQLite store's semantics, several processes
 //! (separate `PostgresStore`s) at once, and servers down, hung, or killed and restarted. One
 //! server per test binary (see `postgres_common`), one database per test.
+//!
+//! Longer than 400 lines: the SQLite store's semantics replayed on PostgreSQL one test per
+//! rule, beside the server faults, against one server per test binary.
 
 #[allow(dead_code)]
 mod postgres_common;

@@ -1,5 +1,5 @@
-//! The rollback record of a version that fails during a tick: written off the tick's thread,
-//! never over a state file it cannot read.
+//! A version that fails during a tick: rolled back to the last good one, recorded off the
+//! tick's thread, never over a state file it cannot read.
 
 use super::state::{self, PolicyState};
 use super::tests::{START, TRAP, V1, config, install, trace};
@@ -27,4 +27,32 @@ async fn a_rollback_never_replaces_an_unreadable_state_file_and_still_takes_effe
     assert_eq!(std::fs::read(state::path(&state_dir)).unwrap(), damaged, "the unreadable state is left for the operator");
     assert!(PolicyState::load(&state_dir).is_err());
     assert_eq!(sentinel.tick(START + 120).await.unwrap().document.policy.version, "1.0.0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_that_traps_during_a_tick_is_rolled_back_and_the_old_one_publishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let policies = dir.path().join("policies");
+    install(&policies, &[V1, TRAP]);
+    let mut state = PolicyState::default();
+    state.activated("1.0.0");
+    state.activated("9.3.0");
+    state.save(&dir.path().join("sentinel-state")).unwrap();
+    trace(dir.path(), &[40.0, -1.0, 40.0]);
+    let config = config(dir.path(), "active = \"9.3.0\"\n");
+    let (sentinel, _) = crate::setup::sentinel(&config, START, None).await.unwrap();
+    assert_eq!(sentinel.tick(START).await.unwrap().document.policy.version, "9.3.0");
+    let report = sentinel.tick(START + 60).await.unwrap();
+    assert_eq!(report.document.policy.version, "1.0.0", "the tick reran with the last good version");
+    assert!(report.notes.iter().any(|n| n.contains("trapped")), "{:?}", report.notes);
+    assert_eq!(sentinel.telemetry.policy_rollbacks.get(), 1);
+    assert!(sentinel.telemetry.render().contains("sentinel_policy_rollbacks_total 1"));
+    sentinel.policy.lifecycle().unwrap().settle().await;
+    let state = PolicyState::load(&dir.path().join("sentinel-state")).unwrap();
+    assert_eq!(state.active.as_deref(), Some("1.0.0"));
+    assert!(state.unhealthy.get("9.3.0").is_some_and(|why| why.contains("trapped")), "{state:?}");
+    assert_eq!(sentinel.tick(START + 120).await.unwrap().document.policy.version, "1.0.0");
+    // The unhealthy version is not picked again on restart.
+    let (restarted, _) = crate::setup::sentinel(&config, START + 180, None).await.unwrap();
+    assert_eq!(restarted.policy.lifecycle().unwrap().active_version().0, "1.0.0");
 }
