@@ -4,6 +4,7 @@
 //! server for the AWS APIs. `.ci/run` installs them; a missing binary fails with what to install.
 
 pub mod hung;
+pub mod lossy;
 pub mod moto;
 pub mod postgres;
 pub mod prometheus;
