@@ -1,4 +1,5 @@
-//! Small rooms: no source file of the repository (Rust, Python, JavaScript, shell) is longer
+//! Small rooms: no source file of the repository (Rust, Python, JavaScript and TypeScript,
+//! shell, and scripts without an extension that start with `#!`) is longer
 //! than 400 lines unless it says why near its top, in a line starting `Longer than 400 lines:`.
 
 use capacity_tests::paths::workspace;
@@ -16,7 +17,9 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
             if !SKIP.contains(&name.as_str()) && !name.starts_with('.') || name == ".ci" {
                 sources(&path, out);
             }
-        } else if ["rs", "py", "js", "mjs", "sh"].iter().any(|e| path.extension().is_some_and(|x| x == *e)) {
+        } else if ["rs", "py", "js", "mjs", "ts", "sh"].iter().any(|e| path.extension().is_some_and(|x| x == *e))
+            || path.extension().is_none() && std::fs::read(&path).is_ok_and(|b| b.starts_with(b"#!"))
+        {
             out.push(path);
         }
     }
@@ -31,7 +34,7 @@ fn no_source_file_is_longer_than_400_lines_without_saying_why() {
     let long: Vec<String> = files
         .iter()
         .filter_map(|f| {
-            let text = std::fs::read_to_string(f).ok()?;
+            let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("cannot read {}: {e}", f.display()));
             let lines = text.lines().count();
             let says_why =
                 text.lines().take(20).any(|l| l.trim_start_matches(['/', '!', '#', '*', ' ']).starts_with("Longer than 400 lines:"));

@@ -22,10 +22,32 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without its tests (from the first `#[cfg(test)]`) and comments.
+/// The code of a file without its comments and its test items: the item after each
+/// `#[cfg(test)]` (a `mod tests;` line, or a block up to its closing brace at the same indent).
 fn code(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-    text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n")
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        if trimmed.starts_with("#[cfg(test)]") {
+            let indent = line.len() - trimmed.len();
+            let Some(item) = lines.next() else { break };
+            if item.trim_end().ends_with('{') {
+                let close = format!("{}}}", " ".repeat(indent));
+                for inner in lines.by_ref() {
+                    if inner.trim_end() == close {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(line);
+    }
+    out.join("\n")
 }
 
 fn ident(text: &str) -> String {
@@ -162,7 +184,11 @@ fn the_reader_sees_an_import_cycle_when_there_is_one() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("a")).unwrap();
     std::fs::write(dir.path().join("a/mod.rs"), "use crate::b::Thing;\n// crate::c in a comment\n").unwrap();
-    std::fs::write(dir.path().join("b.rs"), "fn f() { crate::a::g() }\n#[cfg(test)]\nmod tests { use crate::c; }\n").unwrap();
+    std::fs::write(
+        dir.path().join("b.rs"),
+        "#[cfg(test)]\nmod tests;\nfn f() { crate::a::g() }\n#[cfg(test)]\nmod more {\n    use crate::c;\n}\n",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("c.rs"), "").unwrap();
     let g = graph(dir.path(), 1);
     assert!(reachable(&g, "a").contains("a"), "{g:?}");

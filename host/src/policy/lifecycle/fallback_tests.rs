@@ -56,3 +56,41 @@ async fn a_version_that_traps_during_a_tick_is_rolled_back_and_the_old_one_publi
     let (restarted, _) = crate::setup::sentinel(&config, START + 180, None).await.unwrap();
     assert_eq!(restarted.policy.lifecycle().unwrap().active_version().0, "1.0.0");
 }
+
+/// While a rollback's record waits (here: behind a job that holds the background thread), the
+/// state file still names the failed version as active; a look at the directory in that gap
+/// keeps the good version and prepares nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_look_at_the_directory_before_the_rollback_is_recorded_keeps_the_good_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let state_dir = dir.path().join("sentinel-state");
+    let policies = dir.path().join("policies");
+    install(&policies, &[V1, TRAP]);
+    state::update(&state_dir, |s| {
+        s.activated("1.0.0");
+        s.activated("9.3.0");
+    })
+    .unwrap();
+    trace(dir.path(), &[40.0, -1.0, 40.0]);
+    let (sentinel, _) = crate::setup::sentinel(&config(dir.path(), "active = \"9.3.0\"\n"), START, None).await.unwrap();
+    let lifecycle = sentinel.policy.lifecycle().cloned().unwrap();
+    assert_eq!(sentinel.tick(START).await.unwrap().document.policy.version, "9.3.0");
+
+    let (release, hold) = std::sync::mpsc::channel::<()>();
+    lifecycle.background.run(move || {
+        let _ = hold.recv();
+    });
+    assert_eq!(sentinel.tick(START + 60).await.unwrap().document.policy.version, "1.0.0");
+    assert_eq!(PolicyState::load(&state_dir).unwrap().active.as_deref(), Some("9.3.0"), "the record is still waiting");
+    std::fs::write(policies.join("README.txt"), "a change in the directory").unwrap();
+    let refusals = sentinel.telemetry.policy_refusals.get();
+    assert_eq!(lifecycle.sync().await.unwrap(), None);
+    assert_eq!(lifecycle.active_version().0, "1.0.0");
+    assert_eq!(sentinel.telemetry.policy_refusals.get(), refusals, "the failed version was not prepared again");
+
+    release.send(()).unwrap();
+    lifecycle.settle().await;
+    let recorded = PolicyState::load(&state_dir).unwrap();
+    assert_eq!(recorded.active.as_deref(), Some("1.0.0"));
+    assert!(recorded.unhealthy.contains_key("9.3.0"), "{recorded:?}");
+}

@@ -10,6 +10,7 @@ pub mod activate;
 mod background;
 pub mod cache;
 pub mod checks;
+mod fingerprint;
 pub mod manifest;
 pub mod private_dir;
 mod record;
@@ -25,12 +26,13 @@ use crate::policy::{Policy, PolicyError, Runtime};
 use crate::ports::memory::{MemoryStore, TickRecord};
 use crate::telemetry::Telemetry;
 use activate::{Candidate, Preparer, Refused};
+use fingerprint::{Fingerprint, fingerprint};
 pub use record::record_events;
 use state::PolicyState;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 /// The trust a `[policies]` table configures.
 pub fn trust(config: &PoliciesConfig) -> anyhow::Result<signing::Trust> {
@@ -86,9 +88,13 @@ pub struct Lifecycle {
     telemetry: Arc<Telemetry>,
     /// The version active before the current one, loaded and checked: the runtime fallback.
     last_good: Mutex<Option<Box<dyn Policy>>>,
-    shadow: Arc<Mutex<Option<shadow::Shadow>>>,
+    /// Set once, when a shadow is configured and loads; checked by the tick without a lock.
+    shadow: std::sync::OnceLock<Arc<Mutex<shadow::Shadow>>>,
     /// Rollback records and shadow steps, off the tick's thread, in order.
     background: Arc<background::Background>,
+    /// Versions rolled back in this process whose record is not written yet: never activated
+    /// again from a state file that still names them.
+    unrecorded_rollbacks: Arc<Mutex<BTreeSet<String>>>,
     seen: Mutex<(Fingerprint, BTreeSet<String>)>,
     syncing: tokio::sync::Mutex<()>,
 }
@@ -167,7 +173,8 @@ impl Lifecycle {
         let lifecycle = Arc::new(Lifecycle {
             active: Arc::new(Mutex::new(candidate.policy)),
             last_good: Mutex::new(last_good),
-            shadow: Arc::new(Mutex::new(None)),
+            shadow: std::sync::OnceLock::new(),
+            unrecorded_rollbacks: Arc::new(Mutex::new(BTreeSet::new())),
             background: Arc::new(background::Background::start()),
             seen: Mutex::new((fingerprint(&config), entries.iter().map(|e| e.manifest.version.clone()).collect())),
             syncing: tokio::sync::Mutex::new(()),
@@ -198,7 +205,7 @@ impl Lifecycle {
         match prepare(&self.preparer, &version, records).await {
             Ok(c) => {
                 tracing::info!(version = %version, "shadow policy loaded: decides every tick, never published");
-                *self.shadow.lock().expect("shadow lock") = Some(shadow::Shadow::open(&self.config.dir, &version, c.policy));
+                let _ = self.shadow.set(Arc::new(Mutex::new(shadow::Shadow::open(&self.config.dir, &version, c.policy))));
             }
             Err(e) => tracing::error!("shadow not loaded: {e}"),
         }
@@ -235,6 +242,13 @@ impl Lifecycle {
         }
         let unchanged = entries.iter().any(|e| e.manifest.version == desired && e.manifest.sha256.eq_ignore_ascii_case(&digest));
         if desired == current && unchanged {
+            return Ok(None);
+        }
+        // A version that failed during a tick stays out, also while its rollback is still being
+        // recorded (the state file names it as active until then).
+        let rolled_back = self.unrecorded_rollbacks.lock().unwrap_or_else(PoisonError::into_inner).contains(&desired);
+        if desired != current && (rolled_back || state.unhealthy.contains_key(&desired)) {
+            tracing::debug!("policy {desired} failed during a tick (unhealthy); {current} stays active");
             return Ok(None);
         }
         let records = match &self.memory {
@@ -282,14 +296,22 @@ impl Lifecycle {
         self.telemetry.policy_rollbacks.inc();
         tracing::error!(failing = %bad, now_active = %good, "policy {bad} failed during a tick ({error}); marked unhealthy, the tick reruns with {good}");
         let (role, state_dir, why) = (self.role, self.config.state_dir.clone(), format!("failed during a tick: {error}"));
+        let unrecorded = self.unrecorded_rollbacks.clone();
+        unrecorded.lock().unwrap_or_else(PoisonError::into_inner).insert(bad.clone());
         self.background.run(move || {
             let recorded = role.update(&state_dir, |s| {
                 s.mark_unhealthy(&bad, why);
-                s.history.retain(|v| v != &good);
-                s.active = Some(good.clone());
+                // An operator's `policy activate` since then is theirs to keep.
+                if s.active.is_none() || s.active.as_deref() == Some(bad.as_str()) {
+                    s.history.retain(|v| v != &good);
+                    s.active = Some(good.clone());
+                }
             });
-            if let Err(e) = recorded {
-                tracing::error!("the rollback from {bad} to {good} is in effect but not recorded: {e:#}");
+            match recorded {
+                Ok(()) => {
+                    unrecorded.lock().unwrap_or_else(PoisonError::into_inner).remove(&bad);
+                }
+                Err(e) => tracing::error!("the rollback from {bad} to {good} is in effect but not recorded: {e:#}"),
             }
         });
         true
@@ -298,14 +320,11 @@ impl Lifecycle {
     /// Gives the shadow this tick's input and the active decision; it decides on the
     /// background thread, never affecting the tick.
     pub fn shadow_step(&self, input: &DecisionInput, active: &Decision, active_version: &str) {
-        if self.shadow.lock().expect("shadow lock").is_none() {
-            return;
-        }
-        let (shadow, telemetry) = (self.shadow.clone(), self.telemetry.clone());
+        let Some(shadow) = self.shadow.get().cloned() else { return };
+        let telemetry = self.telemetry.clone();
         let (input, active, active_version) = (input.clone(), active.clone(), active_version.to_string());
-        self.background.run(move || {
-            let mut guard = shadow.lock().expect("shadow lock");
-            let Some(shadow) = guard.as_mut() else { return };
+        let queued = self.background.try_run(move || {
+            let mut shadow = shadow.lock().unwrap_or_else(PoisonError::into_inner);
             match shadow.step(&input, &active, &active_version) {
                 Ok(line) => {
                     telemetry.shadow_decisions.inc();
@@ -321,6 +340,10 @@ impl Lifecycle {
                 }
             }
         });
+        if !queued {
+            self.telemetry.shadow_failures.inc();
+            tracing::warn!("the shadow's step of this tick was dropped: the shadow is behind (the tick is unaffected)");
+        }
     }
 
     /// Waits until the rollback records and shadow steps given so far are done.
@@ -361,35 +384,6 @@ fn log_activation(c: &Candidate, why: &str) {
         checks_ms = t.checks.as_secs_f64() * 1e3, trial_ms = t.trial.as_secs_f64() * 1e3, trial_ticks = t.trial_ticks,
         "policy {} activated ({why})", c.version
     );
-}
-
-type Fingerprint = Vec<(String, SystemTime, u64)>;
-
-/// Names, modification times and sizes of the policy directory's files (its shadow logs
-/// aside) and of the persisted state: a change in any means a look.
-fn fingerprint(config: &PoliciesConfig) -> Fingerprint {
-    let mut out = files(&config.dir);
-    let state = state::path(&config.state_dir);
-    if let Ok(meta) = std::fs::metadata(&state)
-        && let Ok(modified) = meta.modified()
-    {
-        out.push((state.display().to_string(), modified, meta.len()));
-    }
-    out
-}
-
-fn files(dir: &Path) -> Fingerprint {
-    let mut out: Vec<_> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let meta = e.metadata().ok().filter(|m| m.is_file())?;
-            Some((e.file_name().to_string_lossy().into_owned(), meta.modified().ok()?, meta.len()))
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ impl Watcher {
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
+                    biased;
                     _ = stopped.changed() => break,
                     _ = interval.tick() => {}
                 }
