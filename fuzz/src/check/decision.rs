@@ -1,6 +1,6 @@
 //! What must hold of one decision, from its input alone (docs/behaviour.md §3 to §5), computed here
 //! rather than by the guest: the level by the host's own assessment
-//! (`sentinel::replay::invariants::assess`), the next `recent` list, which automatic change
+//! (`sentinel::policy::invariants::assess`), the next `recent` list, which automatic change
 //! qualifies, spacing, the cause's precedence, and the throttle intent. Each violation is one
 //! line naming the rule.
 
@@ -8,8 +8,8 @@ use super::Findings;
 use sentinel::bindings::{
     Cause, Decision, DecisionInput, Factors, Instant, Level, Memory, ProtectionState as S, RecentEntry, Signal, Thresholds, ThrottleIntent,
 };
-use sentinel::names::{level_rank, rank};
-use sentinel::replay::invariants::assess;
+use sentinel::policy::invariants::assess;
+use sentinel::policy::names::{level_rank, rank};
 
 pub fn violations(input: &DecisionInput, d: &Decision, t: &Thresholds) -> Vec<String> {
     let now = input.now;

@@ -170,7 +170,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     pub fn state(&mut self) -> Result<ProtectionState> {
-        self.pick(&sentinel::names::STATES)
+        self.pick(&sentinel::policy::names::STATES)
     }
 }
 
