@@ -29,8 +29,6 @@ pub enum Channel {
 }
 
 impl Channel {
-    pub const BOTH: [Channel; 2] = [Channel::Cache, Channel::Parameter];
-
     /// `cache` or `parameter`: in logs, metrics labels, stored outcomes and config keys.
     pub fn name(self) -> &'static str {
         match self {

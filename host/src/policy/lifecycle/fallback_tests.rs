@@ -3,19 +3,27 @@
 
 use super::state::{self, PolicyState};
 use super::tests::{START, TRAP, V1, config, install, trace};
+use crate::tick::Sentinel;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_rollback_never_replaces_an_unreadable_state_file_and_still_takes_effect() {
+/// A sentinel whose state names 1.0.0 then 9.3.0 (which traps on the trace's second minute),
+/// running 9.3.0 with 1.0.0 as its last good version.
+async fn on_the_trapping_version() -> (tempfile::TempDir, Sentinel) {
     let dir = tempfile::tempdir().unwrap();
-    let state_dir = dir.path().join("sentinel-state");
     install(&dir.path().join("policies"), &[V1, TRAP]);
-    state::update(&state_dir, |s| {
+    state::update(&dir.path().join("sentinel-state"), |s| {
         s.activated("1.0.0");
         s.activated("9.3.0");
     })
     .unwrap();
     trace(dir.path(), &[40.0, -1.0, 40.0]);
     let (sentinel, _) = crate::setup::sentinel(&config(dir.path(), "active = \"9.3.0\"\n"), START, None).await.unwrap();
+    (dir, sentinel)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollback_never_replaces_an_unreadable_state_file_and_still_takes_effect() {
+    let (dir, sentinel) = on_the_trapping_version().await;
+    let state_dir = dir.path().join("sentinel-state");
     assert_eq!(sentinel.tick(START).await.unwrap().document.policy.version, "9.3.0");
 
     // The state file is damaged while the sentinel runs (a full disk, a bad edit).
@@ -62,17 +70,8 @@ async fn a_version_that_traps_during_a_tick_is_rolled_back_and_the_old_one_publi
 /// keeps the good version and prepares nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_look_at_the_directory_before_the_rollback_is_recorded_keeps_the_good_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let state_dir = dir.path().join("sentinel-state");
-    let policies = dir.path().join("policies");
-    install(&policies, &[V1, TRAP]);
-    state::update(&state_dir, |s| {
-        s.activated("1.0.0");
-        s.activated("9.3.0");
-    })
-    .unwrap();
-    trace(dir.path(), &[40.0, -1.0, 40.0]);
-    let (sentinel, _) = crate::setup::sentinel(&config(dir.path(), "active = \"9.3.0\"\n"), START, None).await.unwrap();
+    let (dir, sentinel) = on_the_trapping_version().await;
+    let (state_dir, policies) = (dir.path().join("sentinel-state"), dir.path().join("policies"));
     let lifecycle = sentinel.policy.lifecycle().cloned().unwrap();
     assert_eq!(sentinel.tick(START).await.unwrap().document.policy.version, "9.3.0");
 
