@@ -67,7 +67,9 @@ impl Postgres {
             "-c",
             "max_connections=100",
         ]);
-        ServerProcess::spawn("postgres", cmd, port, dir, Duration::from_secs(30))
+        let mut server = ServerProcess::spawn("postgres", cmd, port, dir, Duration::from_secs(30));
+        wait_until_accepting(&mut server, Duration::from_secs(30));
+        server
     }
 
     /// Kills the server (SIGKILL, as a crash would).
@@ -95,6 +97,29 @@ impl Postgres {
 
     pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.process.port)
+    }
+}
+
+/// PostgreSQL listens before it accepts sessions: while it starts or recovers from a crash it
+/// answers "the database system is starting up". `pg_isready` exits 0 once it accepts them.
+fn wait_until_accepting(server: &mut ServerProcess, within: Duration) {
+    let pg_isready = binary("pg_isready", "apt-get install postgresql");
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let status = Command::new(&pg_isready)
+            .args(["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", "postgres", "-t", "1", "-q"])
+            .status()
+            .expect("running pg_isready");
+        if status.success() {
+            return;
+        }
+        assert!(server.is_running(), "postgres exited while starting; its log:\n{}", server.log_text());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "postgres did not accept sessions within {within:?} (pg_isready: {status}); its log:\n{}",
+            server.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
