@@ -1,12 +1,8 @@
 //! Bakes one policy version's thresholds into the crate as a constant.
 //!
 //! `CAPACITY_POLICY` names a `policies/<version>/policy.toml` (default: 1.0.0). The file is
-//! read into the same types the crate uses (`src/thresholds.rs` is included here), checked,
+//! read into the vocabulary's `PolicyDescription` (the type every reader of these files uses), checked,
 //! and written out as Rust, so a component carries its numbers without parsing anything.
-
-#[path = "src/thresholds.rs"]
-#[allow(dead_code)]
-mod thresholds;
 
 use std::path::PathBuf;
 
@@ -19,7 +15,7 @@ fn main() {
     };
     println!("cargo:rerun-if-changed={}", path.display());
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read policy file {}: {e}", path.display()));
-    let file: thresholds::PolicyFile = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file: vocabulary::PolicyDescription = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     if let Err(e) = file.check() {
         panic!("{}: {e}", path.display());
     }

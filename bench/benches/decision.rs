@@ -10,9 +10,9 @@ use capacity_bench::noop::{EmptyCall, echo};
 use capacity_bench::results::Note;
 use capacity_tests::{component, native, runtime};
 use criterion::Criterion;
-use sentinel::bindings::{ApiSamples, LatencySample};
 use std::hint::black_box;
 use std::time::Duration;
+use vocabulary::{ApiSamples, LatencySample};
 
 fn decision(c: &mut Criterion) {
     let mut native = native("1.0.0");

@@ -12,12 +12,12 @@ use capacity_tests::paths::component_path;
 use capacity_tests::policies::component_file;
 use criterion::Criterion;
 use sentinel::adapters::ssm_publisher::SsmPublisher;
-use sentinel::bindings::{LatencySample, Signal};
 use sentinel::config::Config;
 use sentinel::ports::memory::{TickCommit, TickRecord};
 use sentinel::ports::publisher::{Channel, Publisher};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use vocabulary::{LatencySample, Signal};
 
 fn live_tick(c: &mut Criterion, backends: &Backends) {
     let config = Config::load(Some(&backends.config_file(&component_path(&component_file("1.0.0"))))).expect("config");

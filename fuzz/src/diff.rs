@@ -66,7 +66,7 @@ fn key_name(key: &Value) -> String {
 
 /// Proves at start that this comparison can fail (a check that cannot fail is no check).
 pub fn self_check() {
-    use sentinel::bindings::Factors;
+    use vocabulary::Factors;
     let factors = |bulk: f64| Factors { bulk, heavy: 1.0, write: 1.0, read: 1.0 };
     assert!(differences(&factors(f64::NAN), &factors(f64::NAN)).is_empty(), "NaN must equal NaN");
     assert_eq!(differences(&factors(0.5), &factors(f64::NAN)), ["bulk: expected 0.5, got NaN"]);

@@ -5,7 +5,7 @@
 //! - [`policies`]: the built 1.0.0 and 2.0.0 components (long-lived instances, loaded as the
 //!   host loads them) beside the native modules of the same versions, opened once per process.
 //! - [`diff`]: a NaN-aware, field-by-field comparison of any two values of a generated type.
-//! - [`inputs`]: generated WIT values (`sentinel::bindings`) from fuzzer bytes, biased toward the
+//! - [`inputs`]: vocabulary values (`vocabulary`) from fuzzer bytes, biased toward the
 //!   boundaries the rules care about, with the conformance vectors as starting points.
 //! - [`check`]: what must hold of each output, stated from docs/behaviour.md §3 to §5, §9 and §10
 //!   and computed independently of the guest's code.

@@ -4,10 +4,10 @@
 //! epoch deadline and memory cap as in the sentinel, in one long-lived instance; and the native
 //! modules from `policies/<v>/policy.toml`.
 
-use sentinel::bindings::Thresholds;
 use sentinel::policy::{self, Limits, Policy, Runtime};
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
+use vocabulary::Thresholds;
 
 /// The versions every structured target runs through.
 pub const VERSIONS: [&str; 2] = ["1.0.0", "2.0.0"];

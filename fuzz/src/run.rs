@@ -8,9 +8,9 @@ use crate::diff::differences;
 use crate::fail;
 use crate::inputs::vectors;
 use crate::policies::{Pair, pairs};
-use sentinel::bindings::{AdmissionOutcome, DecisionInput, ProtectionState, ThrottleIntent};
 use sentinel::policy::Policy;
 use std::fmt::Debug;
+use vocabulary::{AdmissionOutcome, DecisionInput, ProtectionState, ThrottleIntent};
 
 /// Calls `call` on the component (it must not trap or time out) and on the native modules,
 /// and returns the component's answer with every difference between the two.
@@ -37,7 +37,7 @@ pub fn decide(input: &DecisionInput) {
     }
 }
 
-pub fn admission(request: &sentinel::bindings::AdmissionRequest) {
+pub fn admission(request: &vocabulary::AdmissionRequest) {
     for pair in pairs().iter_mut() {
         let (r, mut problems) = both(pair, "resolve-budget", |p| p.resolve_budget(request));
         problems.extend(check::admission::violations(request, &r));
@@ -45,7 +45,7 @@ pub fn admission(request: &sentinel::bindings::AdmissionRequest) {
     }
 }
 
-pub fn planner(request: &sentinel::bindings::PlanRequest) {
+pub fn planner(request: &vocabulary::PlanRequest) {
     for pair in pairs().iter_mut() {
         let (plan, mut problems) = both(pair, "plan", |p| p.plan(request));
         let again = pair.component.plan(request).unwrap_or_else(|e| panic!("{} plan: {e}", pair.version));
@@ -74,7 +74,7 @@ pub fn self_check_decide() {
             let mut broken = [d.clone(), d.clone(), d.clone()];
             broken[0].state = if d.state == ProtectionState::Critical { ProtectionState::Normal } else { ProtectionState::Critical };
             broken[1].throttles = if d.throttles == ThrottleIntent::Engage { ThrottleIntent::None } else { ThrottleIntent::Engage };
-            broken[2].memory.recent.push(sentinel::bindings::RecentEntry { at: input.now, level: sentinel::bindings::Level::Critical });
+            broken[2].memory.recent.push(vocabulary::RecentEntry { at: input.now, level: vocabulary::Level::Critical });
             for b in &broken {
                 assert!(!check::decision::violations(input, b, &t).is_empty(), "the decision checks miss {b:?} for {input:?}");
             }

@@ -2,37 +2,7 @@
 //! Budgets never reach zero while the factor is above zero, a workspace never takes a whole
 //! service share above one, a share of one stays usable, and a zero factor is a wait (INV-06).
 
-/// What one service asks.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AdmissionRequest {
-    pub factor: Option<f64>,
-    pub cluster_batches: u32,
-    pub service_batches: u32,
-    pub share: u32,
-    pub cluster_in_flight: u32,
-    pub service_in_flight: u32,
-    pub workspace_in_flight: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Admit,
-    WaitClusterFull,
-    WaitServiceFull,
-    WaitWorkspaceFull,
-    WaitCapacityZero,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AdmissionResult {
-    pub admit: u32,
-    pub outcome: Outcome,
-    pub factor_used: f64,
-    pub factor_read_failed: bool,
-    pub cluster_budget: u32,
-    pub service_budget: u32,
-    pub workspace_ceiling: u32,
-}
+use vocabulary::{AdmissionOutcome, AdmissionRequest, AdmissionResult};
 
 /// The factor to compute with: an absent, non-finite or out-of-range factor means full
 /// capacity, reported as a read failure.
@@ -68,15 +38,15 @@ pub fn room(limit: u32, in_flight: u32) -> u32 {
 }
 
 /// The first full limit in the order cluster, service, workspace.
-pub fn first_full(cluster_room: u32, service_room: u32, workspace_room: u32) -> Outcome {
+pub fn first_full(cluster_room: u32, service_room: u32, workspace_room: u32) -> AdmissionOutcome {
     if cluster_room == 0 {
-        Outcome::WaitClusterFull
+        AdmissionOutcome::WaitClusterFull
     } else if service_room == 0 {
-        Outcome::WaitServiceFull
+        AdmissionOutcome::WaitServiceFull
     } else if workspace_room == 0 {
-        Outcome::WaitWorkspaceFull
+        AdmissionOutcome::WaitWorkspaceFull
     } else {
-        Outcome::Admit
+        AdmissionOutcome::Admit
     }
 }
 
@@ -95,7 +65,7 @@ pub fn resolve_budget(r: &AdmissionRequest) -> AdmissionResult {
         workspace_ceiling,
     };
     if f <= 0.0 {
-        return result(0, Outcome::WaitCapacityZero);
+        return result(0, AdmissionOutcome::WaitCapacityZero);
     }
     let rooms = (
         room(cluster_budget, r.cluster_in_flight),
@@ -103,5 +73,5 @@ pub fn resolve_budget(r: &AdmissionRequest) -> AdmissionResult {
         room(workspace_ceiling, r.workspace_in_flight),
     );
     let admit = rooms.0.min(rooms.1).min(rooms.2);
-    if admit > 0 { result(admit, Outcome::Admit) } else { result(0, first_full(rooms.0, rooms.1, rooms.2)) }
+    if admit > 0 { result(admit, AdmissionOutcome::Admit) } else { result(0, first_full(rooms.0, rooms.1, rooms.2)) }
 }

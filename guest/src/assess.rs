@@ -1,7 +1,7 @@
 //! docs/behaviour.md §3: the level of one reading is the highest of its signals' levels.
 
-use crate::model::{Level, Reading};
-use crate::thresholds::{LevelThresholds, Thresholds};
+use vocabulary::{Level, Reading};
+use vocabulary::{LevelThresholds, Thresholds};
 
 /// The level of one reading. Absent or non-finite values contribute nothing; scaling alone is
 /// never above constrained (INV-02).

@@ -1,9 +1,9 @@
 //! docs/behaviour.md §8: the hourly latency baseline, the median of the window that leaves the
 //! newest hour out so an incident does not teach its own baseline.
 
-use crate::model::{ApiBaseline, ApiSamples, Instant};
-use crate::thresholds::Thresholds;
 use std::collections::BTreeMap;
+use vocabulary::Thresholds;
+use vocabulary::{ApiBaseline, ApiSamples, Instant};
 
 const HOUR: i64 = 3600;
 

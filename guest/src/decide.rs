@@ -6,8 +6,8 @@
 //! hands in, however odd, can make the decision trap.
 
 use crate::assess::assess;
-use crate::model::{Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, RecentEntry, Signal, State, ThrottleIntent};
-use crate::thresholds::{Factors, Thresholds};
+use vocabulary::{Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, ProtectionState, RecentEntry, Signal, ThrottleIntent};
+use vocabulary::{Factors, Thresholds};
 
 /// One tick. Pure: the same input gives the same decision.
 pub fn decide(input: &DecisionInput, t: &Thresholds) -> Decision {
@@ -67,19 +67,19 @@ pub fn decide(input: &DecisionInput, t: &Thresholds) -> Decision {
 }
 
 /// The factors of a state under these thresholds.
-pub fn factors_of(state: State, t: &Thresholds) -> Factors {
+pub fn factors_of(state: ProtectionState, t: &Thresholds) -> Factors {
     match state {
-        State::Normal => t.factors.normal,
-        State::Constrained => t.factors.constrained,
-        State::Critical => t.factors.critical,
-        State::Emergency => t.factors.emergency,
+        ProtectionState::Normal => t.factors.normal,
+        ProtectionState::Constrained => t.factors.constrained,
+        ProtectionState::Critical => t.factors.critical,
+        ProtectionState::Emergency => t.factors.emergency,
     }
 }
 
 /// What the rules of this tick concluded, before the throttles.
 struct Step {
     cause: Cause,
-    pending: Option<State>,
+    pending: Option<ProtectionState>,
     supporting: Vec<RecentEntry>,
     /// This tick asks for the throttles to be released whatever the state.
     release_throttles: bool,
@@ -120,8 +120,8 @@ fn signal_lost(memory: &mut Memory, now: Instant, t: &Thresholds) -> Step {
     if memory.failed_reads < t.release_after_failed_reads {
         return Step::new(Cause::SignalHeld);
     }
-    if memory.state != State::Normal {
-        memory.state = State::Normal;
+    if memory.state != ProtectionState::Normal {
+        memory.state = ProtectionState::Normal;
         memory.state_since = now;
         memory.last_auto_change = Some(now);
     }
@@ -148,7 +148,7 @@ fn automatic(memory: &mut Memory, now: Instant, t: &Thresholds) -> Step {
     if !spacing_ok {
         return Step { pending: Some(target), supporting, ..Step::new(Cause::SpacingWait) };
     }
-    if cause == Cause::Recover && state == State::Emergency && memory.throttles_engaged {
+    if cause == Cause::Recover && state == ProtectionState::Emergency && memory.throttles_engaged {
         return Step { supporting, release_throttles: true, ..Step::new(Cause::RestoreThrottlesFirst) };
     }
     memory.state = target;
@@ -160,34 +160,34 @@ fn automatic(memory: &mut Memory, now: Instant, t: &Thresholds) -> Step {
 /// Escalation (straight to the lowest level of the newest readings) or emergency (critical
 /// held long enough, with critical readings). Never from emergency; never to emergency except
 /// from critical (INV-02).
-fn escalation(memory: &Memory, now: Instant, t: &Thresholds) -> Option<(Cause, State, Vec<RecentEntry>)> {
+fn escalation(memory: &Memory, now: Instant, t: &Thresholds) -> Option<(Cause, ProtectionState, Vec<RecentEntry>)> {
     let window = newest(&memory.recent, t.escalate_readings)?;
     let lowest = window.iter().map(|e| e.level).min()?;
     match memory.state {
-        State::Emergency => None,
-        State::Critical => (lowest == Level::Critical && elapsed(now, memory.state_since) >= i64::from(t.emergency_after_s))
-            .then(|| (Cause::Emergency, State::Emergency, window.to_vec())),
+        ProtectionState::Emergency => None,
+        ProtectionState::Critical => (lowest == Level::Critical && elapsed(now, memory.state_since) >= i64::from(t.emergency_after_s))
+            .then(|| (Cause::Emergency, ProtectionState::Emergency, window.to_vec())),
         state => (lowest.as_state() > state).then(|| (Cause::Escalate, lowest.as_state(), window.to_vec())),
     }
 }
 
 /// Recovery by one rank when every one of the newest readings is below min(state, critical).
-fn recovery(memory: &Memory, t: &Thresholds) -> Option<(Cause, State, Vec<RecentEntry>)> {
+fn recovery(memory: &Memory, t: &Thresholds) -> Option<(Cause, ProtectionState, Vec<RecentEntry>)> {
     let window = newest(&memory.recent, t.recover_readings)?;
-    let bar = memory.state.min(State::Critical).rank();
+    let bar = memory.state.min(ProtectionState::Critical).rank();
     window.iter().all(|e| e.level.rank() < bar).then(|| (Cause::Recover, memory.state.step_down(), window.to_vec()))
 }
 
 fn throttle_intent(memory: &mut Memory, step: &Step, pinned: bool, enabled: bool, now: Instant, t: &Thresholds) -> ThrottleIntent {
     if memory.throttles_engaged {
-        let release = step.release_throttles || !enabled || memory.state != State::Emergency;
+        let release = step.release_throttles || !enabled || memory.state != ProtectionState::Emergency;
         if release {
             memory.throttles_engaged = false;
             return ThrottleIntent::Release;
         }
         return ThrottleIntent::None;
     }
-    let sustained = memory.state == State::Emergency && elapsed(now, memory.state_since) >= i64::from(t.throttle_after_s);
+    let sustained = memory.state == ProtectionState::Emergency && elapsed(now, memory.state_since) >= i64::from(t.throttle_after_s);
     let pressured = pinned || newest(&memory.recent, t.escalate_readings).is_some_and(|w| w.iter().all(|e| e.level == Level::Critical));
     if enabled && sustained && pressured && !step.release_throttles {
         memory.throttles_engaged = true;
@@ -200,8 +200,8 @@ fn throttle_intent(memory: &mut Memory, step: &Step, pinned: bool, enabled: bool
 /// on a replay of a year of minutes its formatting machinery was a visible share of the guest.
 fn explain(
     step: &Step,
-    previous: State,
-    state: State,
+    previous: ProtectionState,
+    state: ProtectionState,
     level: Option<Level>,
     throttles: ThrottleIntent,
     pin: Option<&Pin>,

@@ -11,17 +11,15 @@ pub mod admission;
 pub mod assess;
 pub mod baseline;
 pub mod decide;
-pub mod model;
 pub mod pin;
 pub mod planner;
-pub mod thresholds;
 
 /// The version of these rules (names the admission component).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The policy version this build carries, baked in by `build.rs` from `CAPACITY_POLICY`.
 pub mod embedded {
-    use crate::thresholds::*;
+    use vocabulary::{Factors, LevelThresholds, StateFactors, Thresholds};
     include!(concat!(env!("OUT_DIR"), "/embedded_policy.rs"));
 }
 

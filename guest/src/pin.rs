@@ -1,53 +1,12 @@
 //! docs/behaviour.md §6: the one validation every pin entry point uses.
 
-use crate::model::{Instant, Pin, State};
-use crate::thresholds::Thresholds;
-
-/// A pin as an operator typed it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PinRequest {
-    pub state: String,
-    pub reason: String,
-    pub expires_at: Instant,
-    pub actor: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PinField {
-    State,
-    Reason,
-    ExpiresAt,
-    Actor,
-}
-
-impl PinField {
-    pub fn name(self) -> &'static str {
-        match self {
-            PinField::State => "state",
-            PinField::Reason => "reason",
-            PinField::ExpiresAt => "expires_at",
-            PinField::Actor => "actor",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PinError {
-    pub field: PinField,
-    pub message: String,
-}
-
-impl core::fmt::Display for PinError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.field.name(), self.message)
-    }
-}
+use vocabulary::{Instant, Pin, PinError, PinField, PinRequest, ProtectionState, Thresholds};
 
 /// Accepts the request as a pin, or names the first field that is wrong (in the order state,
 /// reason, expires_at, actor).
 pub fn validate(request: &PinRequest, now: Instant, t: &Thresholds) -> Result<Pin, PinError> {
     let refuse = |field, message: String| Err(PinError { field, message });
-    let Some(state) = State::parse(request.state.trim()) else {
+    let Some(state) = ProtectionState::parse(request.state.trim()) else {
         return refuse(
             PinField::State,
             format!("must be one of normal, constrained, critical, emergency (got `{}`)", truncate(&request.state, 40)),

@@ -2,53 +2,11 @@
 //! their oldest waiting batch, each within its ceiling, all within the service and cluster
 //! room. Ties break by workspace name and batch id, so the plan is deterministic.
 
-use crate::admission::{Outcome, budgets, first_full, room, usable_factor, workspace_ceiling};
-use crate::model::Instant;
+use crate::admission::{budgets, first_full, room, usable_factor, workspace_ceiling};
 use std::collections::BTreeMap;
+use vocabulary::{AdmissionOutcome, AdmissionPlan, PlanRequest, QueuedBatch, WaitingBatch};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueuedBatch {
-    pub id: String,
-    pub workspace: String,
-    pub enqueued_at: Instant,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkspaceLoad {
-    pub workspace: String,
-    pub share: u32,
-    pub in_flight: u32,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanRequest {
-    pub factor: Option<f64>,
-    pub cluster_batches: u32,
-    pub service_batches: u32,
-    pub cluster_in_flight: u32,
-    pub service_in_flight: u32,
-    /// A workspace listed twice counts by its first entry; one not listed admits nothing.
-    pub workspaces: Vec<WorkspaceLoad>,
-    pub queue: Vec<QueuedBatch>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WaitingBatch {
-    pub id: String,
-    pub outcome: Outcome,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub admitted: Vec<String>,
-    pub waiting: Vec<WaitingBatch>,
-    pub factor_used: f64,
-    pub factor_read_failed: bool,
-    pub cluster_budget: u32,
-    pub service_budget: u32,
-}
-
-pub fn plan(r: &PlanRequest) -> Plan {
+pub fn plan(r: &PlanRequest) -> AdmissionPlan {
     let (f, factor_read_failed) = usable_factor(r.factor);
     let (cluster_budget, service_budget) = budgets(f, r.cluster_batches, r.service_batches);
     let mut cluster_room = room(cluster_budget, r.cluster_in_flight);
@@ -104,7 +62,7 @@ pub fn plan(r: &PlanRequest) -> Plan {
         .filter(|(i, _)| !admitted_index[*i])
         .map(|(_, b)| {
             let outcome = if f <= 0.0 {
-                Outcome::WaitCapacityZero
+                AdmissionOutcome::WaitCapacityZero
             } else {
                 let ws = workspace_room.get(b.workspace.as_str()).copied().unwrap_or(0);
                 first_full(cluster_room, service_room, ws)
@@ -112,5 +70,5 @@ pub fn plan(r: &PlanRequest) -> Plan {
             WaitingBatch { id: b.id.clone(), outcome }
         })
         .collect();
-    Plan { admitted, waiting, factor_used: f, factor_read_failed, cluster_budget, service_budget }
+    AdmissionPlan { admitted, waiting, factor_used: f, factor_read_failed, cluster_budget, service_budget }
 }

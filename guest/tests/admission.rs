@@ -1,6 +1,7 @@
 //! docs/behaviour.md §9: the admission math every adopting service computes from the bulk factor.
 
-use capacity_guest::admission::{AdmissionRequest, Outcome, budgets, first_full, resolve_budget, room, usable_factor, workspace_ceiling};
+use capacity_guest::admission::{budgets, first_full, resolve_budget, room, usable_factor, workspace_ceiling};
+use vocabulary::{AdmissionOutcome, AdmissionRequest};
 
 fn request(factor: Option<f64>) -> AdmissionRequest {
     AdmissionRequest {
@@ -19,7 +20,7 @@ fn full_factor_admits_up_to_the_workspace_ceiling() {
     let r = resolve_budget(&request(Some(1.0)));
     assert_eq!((r.cluster_budget, r.service_budget, r.workspace_ceiling), (20, 10, 4));
     assert_eq!(r.admit, 4);
-    assert_eq!(r.outcome, Outcome::Admit);
+    assert_eq!(r.outcome, AdmissionOutcome::Admit);
     assert_eq!(r.factor_used, 1.0);
     assert!(!r.factor_read_failed);
 }
@@ -39,7 +40,7 @@ fn a_non_finite_or_out_of_range_factor_means_full_capacity_and_a_read_failure() 
         assert_eq!(r.factor_used, 1.0, "factor {f}");
         assert!(r.factor_read_failed, "factor {f}");
         assert_eq!((r.cluster_budget, r.service_budget), (20, 10));
-        assert_eq!(r.outcome, Outcome::Admit);
+        assert_eq!(r.outcome, AdmissionOutcome::Admit);
     }
 }
 
@@ -55,7 +56,7 @@ fn the_range_ends_zero_and_one_are_valid_factors() {
 fn a_zero_factor_is_a_wait_for_capacity_not_an_error() {
     let r = resolve_budget(&request(Some(0.0)));
     assert_eq!(r.admit, 0);
-    assert_eq!(r.outcome, Outcome::WaitCapacityZero);
+    assert_eq!(r.outcome, AdmissionOutcome::WaitCapacityZero);
     assert!(!r.factor_read_failed);
     assert_eq!((r.cluster_budget, r.service_budget, r.workspace_ceiling), (0, 0, 0));
 }
@@ -64,7 +65,7 @@ fn a_zero_factor_is_a_wait_for_capacity_not_an_error() {
 fn a_zero_factor_waits_for_capacity_even_with_everything_full() {
     let r =
         resolve_budget(&AdmissionRequest { cluster_in_flight: 99, service_in_flight: 99, workspace_in_flight: 99, ..request(Some(0.0)) });
-    assert_eq!(r.outcome, Outcome::WaitCapacityZero);
+    assert_eq!(r.outcome, AdmissionOutcome::WaitCapacityZero);
 }
 
 #[test]
@@ -132,30 +133,30 @@ fn admit_is_never_below_zero_when_over_budget() {
 fn a_full_cluster_is_reported_first() {
     let r =
         resolve_budget(&AdmissionRequest { cluster_in_flight: 20, service_in_flight: 10, workspace_in_flight: 4, ..request(Some(1.0)) });
-    assert_eq!(r.outcome, Outcome::WaitClusterFull);
+    assert_eq!(r.outcome, AdmissionOutcome::WaitClusterFull);
 }
 
 #[test]
 fn a_full_service_is_reported_before_a_full_workspace() {
     let r = resolve_budget(&AdmissionRequest { service_in_flight: 10, workspace_in_flight: 4, ..request(Some(1.0)) });
-    assert_eq!(r.outcome, Outcome::WaitServiceFull);
+    assert_eq!(r.outcome, AdmissionOutcome::WaitServiceFull);
 }
 
 #[test]
 fn a_full_workspace_is_reported_last() {
     let r = resolve_budget(&AdmissionRequest { workspace_in_flight: 4, ..request(Some(1.0)) });
-    assert_eq!(r.outcome, Outcome::WaitWorkspaceFull);
+    assert_eq!(r.outcome, AdmissionOutcome::WaitWorkspaceFull);
     assert_eq!(r.admit, 0);
     let r = resolve_budget(&AdmissionRequest { share: 0, ..request(Some(1.0)) });
-    assert_eq!(r.outcome, Outcome::WaitWorkspaceFull, "a share of zero never admits");
+    assert_eq!(r.outcome, AdmissionOutcome::WaitWorkspaceFull, "a share of zero never admits");
 }
 
 #[test]
 fn first_full_follows_cluster_service_workspace_order() {
-    assert_eq!(first_full(0, 0, 0), Outcome::WaitClusterFull);
-    assert_eq!(first_full(1, 0, 0), Outcome::WaitServiceFull);
-    assert_eq!(first_full(1, 1, 0), Outcome::WaitWorkspaceFull);
-    assert_eq!(first_full(1, 1, 1), Outcome::Admit);
+    assert_eq!(first_full(0, 0, 0), AdmissionOutcome::WaitClusterFull);
+    assert_eq!(first_full(1, 0, 0), AdmissionOutcome::WaitServiceFull);
+    assert_eq!(first_full(1, 1, 0), AdmissionOutcome::WaitWorkspaceFull);
+    assert_eq!(first_full(1, 1, 1), AdmissionOutcome::Admit);
 }
 
 #[test]

@@ -5,8 +5,8 @@
 mod common;
 
 use capacity_guest::assess::{assess, worst_latency_ratio};
-use capacity_guest::model::{Level, Reading};
 use common::{T, cpu, latency};
+use vocabulary::{Level, Reading};
 
 fn conn(pct: f64) -> Reading {
     Reading { connections_pct: Some(pct), ..Reading::default() }

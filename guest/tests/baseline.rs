@@ -6,8 +6,8 @@ mod common;
 
 use capacity_guest::assess::assess;
 use capacity_guest::baseline::{compute, hour_of};
-use capacity_guest::model::{ApiBaseline, ApiSamples, Instant, LatencySample, Level, Reading};
 use common::{HOUR, MIN, T, T0, latency};
+use vocabulary::{ApiBaseline, ApiSamples, Instant, LatencySample, Level, Reading};
 
 /// `values` as one sample a minute, starting at `from`.
 fn samples(api: &str, from: Instant, values: &[f64]) -> ApiSamples {

@@ -4,17 +4,17 @@
 mod common;
 
 use capacity_guest::decide::{decide, factors_of};
-use capacity_guest::model::{Cause, DecisionInput, Level, Memory, State, ThrottleIntent};
 use common::*;
+use vocabulary::{Cause, DecisionInput, Level, Memory, ProtectionState, ThrottleIntent};
 
 #[test]
 fn absent_memory_starts_fresh_in_normal() {
     let d = decide_once(T0, signal(Level::Normal), None, None, false);
     assert_eq!(d.cause, Cause::Fresh);
-    assert_eq!(d.state, State::Normal);
-    assert_eq!(d.previous, State::Normal);
+    assert_eq!(d.state, ProtectionState::Normal);
+    assert_eq!(d.previous, ProtectionState::Normal);
     assert!(!d.changed);
-    assert_eq!(d.factors, factors_of(State::Normal, &T));
+    assert_eq!(d.factors, factors_of(ProtectionState::Normal, &T));
     assert_eq!(d.throttles, ThrottleIntent::None);
     assert_eq!(d.memory.state_since, T0);
     assert_eq!(d.memory.last_auto_change, None);
@@ -28,7 +28,7 @@ fn absent_memory_starts_fresh_in_normal() {
 #[test]
 fn fresh_memory_matches_the_documented_start() {
     let m = Memory::fresh(T0);
-    assert_eq!(m.state, State::Normal);
+    assert_eq!(m.state, ProtectionState::Normal);
     assert_eq!(m.state_since, T0);
     assert_eq!(m.last_auto_change, None);
     assert!(m.recent.is_empty());
@@ -41,7 +41,7 @@ fn fresh_is_reported_even_when_the_first_reading_is_critical() {
     // One reading cannot escalate, so nothing but "fresh" applies.
     let d = decide_once(T0, signal(Level::Critical), None, None, true);
     assert_eq!(d.cause, Cause::Fresh);
-    assert_eq!(d.state, State::Normal);
+    assert_eq!(d.state, ProtectionState::Normal);
     assert_eq!(d.level, Some(Level::Critical));
 }
 
@@ -56,7 +56,7 @@ fn the_second_tick_after_fresh_is_hold() {
 
 #[test]
 fn hold_keeps_every_state_when_nothing_qualifies() {
-    for state in State::ALL {
+    for state in ProtectionState::ALL {
         let mut sim = Sim::in_state(state, &[]);
         let d = sim.read(Level::Constrained);
         assert_eq!(d.cause, Cause::Hold, "{state:?}");
@@ -71,7 +71,7 @@ fn hold_keeps_every_state_when_nothing_qualifies() {
 
 #[test]
 fn every_tick_publishes_the_factors_of_its_state() {
-    for state in State::ALL {
+    for state in ProtectionState::ALL {
         let mut sim = Sim::in_state(state, &[]);
         for d in sim.repeat(Level::Constrained, 3) {
             assert_eq!(d.factors, factors_of(d.state, &T));
@@ -82,7 +82,7 @@ fn every_tick_publishes_the_factors_of_its_state() {
 
 #[test]
 fn a_reading_records_its_level_and_resets_failed_reads() {
-    let mut m = memory_in(State::Critical);
+    let mut m = memory_in(ProtectionState::Critical);
     m.failed_reads = 1;
     let d = decide_once(T0, signal(Level::Constrained), Some(m), None, false);
     assert_eq!(d.level, Some(Level::Constrained));
@@ -92,13 +92,13 @@ fn a_reading_records_its_level_and_resets_failed_reads() {
 
 #[test]
 fn a_failed_read_has_no_level() {
-    let d = decide_once(T0, failed(), Some(memory_in(State::Normal)), None, false);
+    let d = decide_once(T0, failed(), Some(memory_in(ProtectionState::Normal)), None, false);
     assert_eq!(d.level, None);
 }
 
 #[test]
 fn the_same_input_gives_the_same_decision() {
-    let mut m = memory_in(State::Critical);
+    let mut m = memory_in(ProtectionState::Critical);
     m.recent = recent_before(T0, &[Level::Critical, Level::Critical]);
     let input = DecisionInput { now: T0, signal: signal(Level::Critical), memory: Some(m), pin: None, throttles_enabled: true };
     let a = decide(&input, &T);
@@ -123,8 +123,8 @@ fn the_decision_threads_memory_into_the_next_tick() {
     sim.repeat(Level::Constrained, 2);
     assert_eq!(sim.mem().recent.len(), 2);
     let d = sim.read(Level::Constrained);
-    assert_eq!(d.previous, State::Normal);
-    assert_eq!(d.state, State::Constrained);
-    assert_eq!(sim.mem().state, State::Constrained);
+    assert_eq!(d.previous, ProtectionState::Normal);
+    assert_eq!(d.state, ProtectionState::Constrained);
+    assert_eq!(sim.mem().state, ProtectionState::Constrained);
     assert_eq!(sim.mem().last_auto_change, Some(T0 + 2 * MIN));
 }

@@ -5,14 +5,14 @@
 
 mod common;
 
-use capacity_guest::model::{Cause, Level, Memory, State, ThrottleIntent};
 use common::*;
+use vocabulary::{Cause, Level, Memory, ProtectionState, ThrottleIntent};
 
 use Level::{Constrained as C, Critical as X, Normal as N};
 
 /// Emergency entered `ago` seconds before `T0`, with these levels recent.
 fn emergency(ago: i64, levels: &[Level], engaged: bool) -> Memory {
-    let mut m = memory_in(State::Emergency);
+    let mut m = memory_in(ProtectionState::Emergency);
     m.state_since = T0 - ago;
     m.last_auto_change = Some(T0 - ago);
     m.recent = recent_before(T0, levels);
@@ -29,7 +29,7 @@ fn throttles_engage_after_five_more_minutes_of_emergency_with_three_critical_rea
     let d = decide_once(T0, signal(X), Some(emergency(5 * MIN, &[X, X], false)), None, true);
     assert_eq!(d.throttles, ThrottleIntent::Engage);
     assert!(d.memory.throttles_engaged);
-    assert_eq!(d.state, State::Emergency);
+    assert_eq!(d.state, ProtectionState::Emergency);
     assert!(!d.changed);
     assert_eq!(d.cause, Cause::Hold);
     assert!(d.explanation.contains("engage"), "{}", d.explanation);
@@ -57,7 +57,7 @@ fn throttles_never_engage_with_the_switch_off() {
     for d in sim.repeat(X, 30) {
         assert_eq!(d.throttles, ThrottleIntent::None);
         assert!(!d.memory.throttles_engaged);
-        assert_eq!(d.state, State::Emergency);
+        assert_eq!(d.state, ProtectionState::Emergency);
     }
 }
 
@@ -82,11 +82,11 @@ fn from_fresh_sustained_critical_pressure_engages_five_minutes_after_emergency()
 
 #[test]
 fn pinned_emergency_engages_without_readings() {
-    let mut sim = Sim::from(memory_in(State::Normal)).throttles(true);
-    sim.pin = Some(pin(State::Emergency, T0 + HOUR));
+    let mut sim = Sim::from(memory_in(ProtectionState::Normal)).throttles(true);
+    sim.pin = Some(pin(ProtectionState::Emergency, T0 + HOUR));
     let mut ds = vec![sim.fail(), sim.fail(), sim.read(N), sim.fail(), sim.read(N)];
     ds.push(sim.fail());
-    assert_eq!(ds[0].state, State::Emergency);
+    assert_eq!(ds[0].state, ProtectionState::Emergency);
     assert_eq!(ds[0].memory.state_since, T0);
     assert!(ds[..5].iter().all(|d| d.throttles == ThrottleIntent::None));
     assert_eq!(ds[5].throttles, ThrottleIntent::Engage, "{}", ds[5].explanation);
@@ -96,17 +96,17 @@ fn pinned_emergency_engages_without_readings() {
 
 #[test]
 fn pinned_emergency_with_the_switch_off_never_engages() {
-    let mut sim = Sim::from(memory_in(State::Normal));
-    sim.pin = Some(pin(State::Emergency, T0 + HOUR));
+    let mut sim = Sim::from(memory_in(ProtectionState::Normal));
+    sim.pin = Some(pin(ProtectionState::Emergency, T0 + HOUR));
     assert!(sim.repeat(X, 20).iter().all(|d| d.throttles == ThrottleIntent::None));
 }
 
 #[test]
 fn throttles_release_on_leaving_emergency_by_a_pin() {
     let mut sim = engaged_sim();
-    sim.pin = Some(pin(State::Critical, T0 + HOUR));
+    sim.pin = Some(pin(ProtectionState::Critical, T0 + HOUR));
     let d = sim.read(X);
-    assert_eq!(d.state, State::Critical);
+    assert_eq!(d.state, ProtectionState::Critical);
     assert_eq!(d.throttles, ThrottleIntent::Release);
     assert!(!d.memory.throttles_engaged);
 }
@@ -118,7 +118,7 @@ fn throttles_release_when_the_switch_is_turned_off() {
     sim.throttles = false;
     let d = sim.read(X);
     assert_eq!(d.throttles, ThrottleIntent::Release);
-    assert_eq!(d.state, State::Emergency);
+    assert_eq!(d.state, ProtectionState::Emergency);
     assert!(!d.memory.throttles_engaged);
     assert_eq!(sim.read(X).throttles, ThrottleIntent::None);
 }
@@ -137,12 +137,12 @@ fn a_first_failed_read_keeps_the_throttles_and_the_second_releases_them() {
     let mut sim = engaged_sim();
     let held = sim.fail();
     assert_eq!(held.cause, Cause::SignalHeld);
-    assert_eq!(held.state, State::Emergency);
+    assert_eq!(held.state, ProtectionState::Emergency);
     assert_eq!(held.throttles, ThrottleIntent::None);
     assert!(held.memory.throttles_engaged);
     let released = sim.fail();
     assert_eq!(released.cause, Cause::SignalLostRelease);
-    assert_eq!(released.state, State::Normal);
+    assert_eq!(released.state, ProtectionState::Normal);
     assert_eq!(released.throttles, ThrottleIntent::Release);
     assert!(!released.memory.throttles_engaged);
 }
@@ -152,7 +152,7 @@ fn restore_throttles_first_before_stepping_down_from_emergency() {
     let mut sim = Sim::from(emergency(HOUR, &[N, N, N, N], true)).throttles(true);
     let restore = sim.read(N);
     assert_eq!(restore.cause, Cause::RestoreThrottlesFirst);
-    assert_eq!(restore.state, State::Emergency);
+    assert_eq!(restore.state, ProtectionState::Emergency);
     assert!(!restore.changed);
     assert_eq!(restore.throttles, ThrottleIntent::Release);
     assert!(!restore.memory.throttles_engaged);
@@ -160,7 +160,7 @@ fn restore_throttles_first_before_stepping_down_from_emergency() {
     assert_eq!(restore.supporting.len(), 5);
     let step = sim.read(N);
     assert_eq!(step.cause, Cause::Recover);
-    assert_eq!((step.previous, step.state), (State::Emergency, State::Critical));
+    assert_eq!((step.previous, step.state), (ProtectionState::Emergency, ProtectionState::Critical));
     assert_eq!(step.throttles, ThrottleIntent::None);
 }
 
@@ -169,13 +169,13 @@ fn after_restoring_the_step_down_waits_for_a_tick_that_qualifies_again() {
     let mut sim = Sim::from(emergency(HOUR, &[C, C, C, C], true)).throttles(true);
     assert_eq!(sim.read(C).cause, Cause::RestoreThrottlesFirst);
     let d = sim.read(X);
-    assert_eq!(d.state, State::Emergency);
+    assert_eq!(d.state, ProtectionState::Emergency);
     // Critical pressure is back, but five more minutes of emergency have passed long ago.
     assert_eq!(d.throttles, ThrottleIntent::None, "one critical reading is not three");
     let ds = sim.repeat(C, 5);
-    assert!(ds[..4].iter().all(|d| d.state == State::Emergency));
+    assert!(ds[..4].iter().all(|d| d.state == ProtectionState::Emergency));
     assert_eq!(ds[4].cause, Cause::Recover);
-    assert_eq!(ds[4].state, State::Critical);
+    assert_eq!(ds[4].state, ProtectionState::Critical);
 }
 
 #[test]
@@ -184,7 +184,7 @@ fn restoring_also_happens_with_the_switch_already_off() {
     let d = sim.read(N);
     assert_eq!(d.cause, Cause::RestoreThrottlesFirst);
     assert_eq!(d.throttles, ThrottleIntent::Release);
-    assert_eq!(d.state, State::Emergency);
+    assert_eq!(d.state, ProtectionState::Emergency);
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn restoring_waits_for_spacing_like_the_step_it_precedes() {
     m.last_auto_change = Some(T0 - MIN);
     let d = decide_once(T0, signal(N), Some(m), None, true);
     assert_eq!(d.cause, Cause::SpacingWait);
-    assert_eq!(d.pending, Some(State::Critical));
+    assert_eq!(d.pending, Some(ProtectionState::Critical));
     assert_eq!(d.throttles, ThrottleIntent::None);
     assert!(d.memory.throttles_engaged);
 }
@@ -201,7 +201,7 @@ fn restoring_waits_for_spacing_like_the_step_it_precedes() {
 #[test]
 fn throttles_stay_engaged_through_a_pinned_emergency_whatever_the_readings() {
     let mut sim = engaged_sim();
-    sim.pin = Some(pin(State::Emergency, T0 + HOUR));
+    sim.pin = Some(pin(ProtectionState::Emergency, T0 + HOUR));
     for d in sim.repeat(N, 10) {
         assert_eq!(d.cause, Cause::Pinned);
         assert_eq!(d.throttles, ThrottleIntent::None);
@@ -211,7 +211,7 @@ fn throttles_stay_engaged_through_a_pinned_emergency_whatever_the_readings() {
 
 #[test]
 fn engaged_throttles_outside_emergency_are_released() {
-    for state in [State::Normal, State::Constrained, State::Critical] {
+    for state in [ProtectionState::Normal, ProtectionState::Constrained, ProtectionState::Critical] {
         let mut m = memory_in(state);
         m.throttles_engaged = true;
         let d = decide_once(T0, signal(C), Some(m), None, true);
@@ -222,7 +222,7 @@ fn engaged_throttles_outside_emergency_are_released() {
 
 #[test]
 fn no_throttle_intent_outside_emergency() {
-    for state in [State::Normal, State::Constrained, State::Critical] {
+    for state in [ProtectionState::Normal, ProtectionState::Constrained, ProtectionState::Critical] {
         let mut sim = Sim::in_state(state, &[]).throttles(true);
         sim.now = T0;
         let d = sim.read(X);

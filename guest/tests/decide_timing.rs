@@ -4,8 +4,8 @@
 
 mod common;
 
-use capacity_guest::model::{Cause, Level, State};
 use common::*;
+use vocabulary::{Cause, Level, ProtectionState};
 
 use Level::{Constrained as C, Critical as X, Normal as N};
 
@@ -18,17 +18,17 @@ fn no_second_automatic_change_within_five_minutes_of_the_last() {
     assert_eq!(ds[0].cause, Cause::Hold);
     assert_eq!(ds[1].cause, Cause::Hold);
     assert_eq!(ds[2].cause, Cause::SpacingWait);
-    assert_eq!(ds[2].pending, Some(State::Critical));
-    assert_eq!(ds[2].state, State::Constrained);
+    assert_eq!(ds[2].pending, Some(ProtectionState::Critical));
+    assert_eq!(ds[2].state, ProtectionState::Constrained);
     assert_eq!(ds[3].cause, Cause::SpacingWait);
     assert_eq!(ds[4].cause, Cause::Escalate);
-    assert_eq!(ds[4].state, State::Critical);
+    assert_eq!(ds[4].state, ProtectionState::Critical);
     assert_eq!(ds[4].memory.last_auto_change, Some(T0 + 7 * MIN));
 }
 
 #[test]
 fn spacing_allows_a_change_at_exactly_five_minutes() {
-    let mut m = memory_in(State::Normal);
+    let mut m = memory_in(ProtectionState::Normal);
     m.recent = recent_before(T0, &[X, X]);
     m.last_auto_change = Some(T0 - 5 * MIN);
     let d = decide_once(T0, signal(X), Some(m.clone()), None, false);
@@ -36,17 +36,17 @@ fn spacing_allows_a_change_at_exactly_five_minutes() {
     m.last_auto_change = Some(T0 - 5 * MIN + 1);
     let d = decide_once(T0, signal(X), Some(m), None, false);
     assert_eq!(d.cause, Cause::SpacingWait);
-    assert_eq!(d.state, State::Normal);
+    assert_eq!(d.state, ProtectionState::Normal);
 }
 
 #[test]
 fn spacing_wait_names_the_pending_target_and_its_supporting_readings() {
-    let mut m = memory_in(State::Normal);
+    let mut m = memory_in(ProtectionState::Normal);
     m.recent = recent_before(T0, &[X, C]);
     m.last_auto_change = Some(T0 - MIN);
     let d = decide_once(T0, signal(X), Some(m), None, false);
     assert_eq!(d.cause, Cause::SpacingWait);
-    assert_eq!(d.pending, Some(State::Constrained));
+    assert_eq!(d.pending, Some(ProtectionState::Constrained));
     assert_eq!(d.supporting.len(), 3);
     assert!(!d.changed);
     assert_eq!(d.memory.last_auto_change, Some(T0 - MIN));
@@ -55,7 +55,7 @@ fn spacing_wait_names_the_pending_target_and_its_supporting_readings() {
 
 #[test]
 fn no_automatic_change_yet_means_spacing_is_satisfied() {
-    let mut m = memory_in(State::Normal);
+    let mut m = memory_in(ProtectionState::Normal);
     m.last_auto_change = None;
     m.state_since = T0 - 1;
     m.recent = recent_before(T0, &[X, X]);
@@ -65,28 +65,28 @@ fn no_automatic_change_yet_means_spacing_is_satisfied() {
 
 #[test]
 fn recovery_waits_for_spacing_too() {
-    let mut m = memory_in(State::Constrained);
+    let mut m = memory_in(ProtectionState::Constrained);
     m.last_auto_change = Some(T0 - 4 * MIN);
     m.recent = recent_before(T0, &[N, N, N, N]);
     let d = decide_once(T0, signal(N), Some(m), None, false);
     assert_eq!(d.cause, Cause::SpacingWait);
-    assert_eq!(d.pending, Some(State::Normal));
+    assert_eq!(d.pending, Some(ProtectionState::Normal));
 }
 
 #[test]
 fn emergency_waits_for_spacing_too() {
-    let mut m = memory_in(State::Critical);
+    let mut m = memory_in(ProtectionState::Critical);
     m.state_since = T0 - HOUR;
     m.last_auto_change = Some(T0 - MIN);
     m.recent = recent_before(T0, &[X, X]);
     let d = decide_once(T0, signal(X), Some(m), None, false);
     assert_eq!(d.cause, Cause::SpacingWait);
-    assert_eq!(d.pending, Some(State::Emergency));
+    assert_eq!(d.pending, Some(ProtectionState::Emergency));
 }
 
 #[test]
 fn a_last_change_in_the_future_forbids_automatic_changes() {
-    let mut m = memory_in(State::Normal);
+    let mut m = memory_in(ProtectionState::Normal);
     m.last_auto_change = Some(T0 + HOUR);
     m.recent = recent_before(T0, &[X, X]);
     let d = decide_once(T0, signal(X), Some(m), None, false);
@@ -109,11 +109,11 @@ fn repeated_ticks_count_once_toward_a_streak() {
     let mut sim = Sim::fresh();
     for at in [T0, T0 + 10, T0 + 30, T0 + MIN, T0 + MIN + 5] {
         let d = sim.tick_at(at, signal(X));
-        assert_eq!(d.state, State::Normal, "at +{}s", at - T0);
+        assert_eq!(d.state, ProtectionState::Normal, "at +{}s", at - T0);
     }
     assert_eq!(sim.mem().recent.len(), 2);
     let d = sim.tick_at(T0 + 2 * MIN, signal(X));
-    assert_eq!(d.state, State::Critical);
+    assert_eq!(d.state, ProtectionState::Critical);
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn a_gap_of_more_than_90_seconds_clears_recent() {
     sim.tick_at(T0 + MIN, signal(X));
     let d = sim.tick_at(T0 + MIN + 91, signal(X));
     assert_eq!(d.memory.recent.len(), 1);
-    assert_eq!(d.state, State::Normal, "a missed tick breaks the streak");
+    assert_eq!(d.state, ProtectionState::Normal, "a missed tick breaks the streak");
 }
 
 #[test]
@@ -141,25 +141,25 @@ fn a_gap_of_exactly_90_seconds_keeps_the_streak() {
     sim.tick_at(T0 + MIN, signal(X));
     let d = sim.tick_at(T0 + MIN + 90, signal(X));
     assert_eq!(d.memory.recent.len(), 3);
-    assert_eq!(d.state, State::Critical);
+    assert_eq!(d.state, ProtectionState::Critical);
 }
 
 #[test]
 fn a_missed_tick_breaks_a_recovery_streak() {
-    let mut sim = Sim::in_state(State::Critical, &[N, N, N]);
+    let mut sim = Sim::in_state(ProtectionState::Critical, &[N, N, N]);
     sim.read(N);
     sim.now += 2 * MIN;
     let ds = sim.repeat(N, 5);
-    assert!(ds[..4].iter().all(|d| d.state == State::Critical));
-    assert_eq!(ds[4].state, State::Constrained);
+    assert!(ds[..4].iter().all(|d| d.state == ProtectionState::Critical));
+    assert_eq!(ds[4].state, ProtectionState::Constrained);
 }
 
 #[test]
 fn time_going_backwards_clears_recent() {
-    let mut sim = Sim::in_state(State::Normal, &[X, X]);
+    let mut sim = Sim::in_state(ProtectionState::Normal, &[X, X]);
     let d = sim.tick_at(T0 - 10 * MIN, signal(X));
     assert_eq!(d.memory.recent.len(), 1);
-    assert_eq!(d.state, State::Normal);
+    assert_eq!(d.state, ProtectionState::Normal);
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn recent_keeps_only_the_newest_five_entries() {
 
 #[test]
 fn an_overlong_recent_list_from_memory_is_trimmed() {
-    let mut m = memory_in(State::Normal);
+    let mut m = memory_in(ProtectionState::Normal);
     m.recent = recent_before(T0, &[N; 40]);
     let d = decide_once(T0, signal(N), Some(m), None, false);
     assert_eq!(d.memory.recent.len(), 5);
@@ -185,7 +185,7 @@ fn an_overlong_recent_list_from_memory_is_trimmed() {
 #[test]
 fn the_emergency_clock_runs_from_state_since_not_from_the_last_change() {
     // Critical entered 3 min ago by a pin, last automatic change long ago: emergency now.
-    let mut m = memory_in(State::Critical);
+    let mut m = memory_in(ProtectionState::Critical);
     m.state_since = T0 - 3 * MIN;
     m.last_auto_change = Some(T0 - HOUR);
     m.recent = recent_before(T0, &[X, X]);

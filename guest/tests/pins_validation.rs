@@ -4,9 +4,10 @@
 
 mod common;
 
-use capacity_guest::model::State;
-use capacity_guest::pin::{PinError, PinField, PinRequest, validate};
+use capacity_guest::pin::validate;
 use common::{HOUR, T, T0};
+use vocabulary::ProtectionState;
+use vocabulary::{PinError, PinField, PinRequest};
 
 fn request() -> PinRequest {
     PinRequest { state: "emergency".into(), reason: "incident 4411".into(), expires_at: T0 + 2 * HOUR, actor: "ops@example.com".into() }
@@ -19,7 +20,7 @@ fn refused(r: &PinRequest) -> PinError {
 #[test]
 fn a_valid_request_becomes_the_pin() {
     let pin = validate(&request(), T0, &T).unwrap();
-    assert_eq!(pin.state, State::Emergency);
+    assert_eq!(pin.state, ProtectionState::Emergency);
     assert_eq!(pin.reason, "incident 4411");
     assert_eq!(pin.expires_at, T0 + 2 * HOUR);
     assert_eq!(pin.actor, "ops@example.com");
@@ -27,7 +28,7 @@ fn a_valid_request_becomes_the_pin() {
 
 #[test]
 fn every_state_name_is_accepted() {
-    for s in State::ALL {
+    for s in ProtectionState::ALL {
         let r = PinRequest { state: s.name().into(), ..request() };
         assert_eq!(validate(&r, T0, &T).unwrap().state, s);
     }
@@ -37,7 +38,7 @@ fn every_state_name_is_accepted() {
 fn surrounding_whitespace_is_trimmed_from_state_and_actor() {
     let r = PinRequest { state: " critical\n".into(), actor: "  ops@example.com ".into(), ..request() };
     let pin = validate(&r, T0, &T).unwrap();
-    assert_eq!(pin.state, State::Critical);
+    assert_eq!(pin.state, ProtectionState::Critical);
     assert_eq!(pin.actor, "ops@example.com");
 }
 

@@ -1,8 +1,8 @@
 //! docs/behaviour.md §9, the planner: round robin across workspaces ordered by their oldest waiting
 //! batch, each within its ceiling, all within the service and cluster room; deterministic.
 
-use capacity_guest::admission::Outcome;
-use capacity_guest::planner::{PlanRequest, QueuedBatch, WaitingBatch, WorkspaceLoad, plan};
+use capacity_guest::planner::plan;
+use vocabulary::{AdmissionOutcome, PlanRequest, QueuedBatch, WaitingBatch, WorkspaceLoad};
 
 fn batch(id: &str, workspace: &str, enqueued_at: i64) -> QueuedBatch {
     QueuedBatch { id: id.into(), workspace: workspace.into(), enqueued_at }
@@ -73,8 +73,15 @@ fn each_workspace_stays_within_its_ceiling() {
     let p = plan(&r);
     // c has room for 9 more, so c3 goes in the third round with nobody else left.
     assert_eq!(ids(&p.admitted), vec!["b1", "c1", "a1", "b2", "c2", "c3"]);
-    let waiting: Vec<(&str, Outcome)> = p.waiting.iter().map(|w| (w.id.as_str(), w.outcome)).collect();
-    assert_eq!(waiting, vec![("a2", Outcome::WaitWorkspaceFull), ("a3", Outcome::WaitWorkspaceFull), ("b3", Outcome::WaitWorkspaceFull)]);
+    let waiting: Vec<(&str, AdmissionOutcome)> = p.waiting.iter().map(|w| (w.id.as_str(), w.outcome)).collect();
+    assert_eq!(
+        waiting,
+        vec![
+            ("a2", AdmissionOutcome::WaitWorkspaceFull),
+            ("a3", AdmissionOutcome::WaitWorkspaceFull),
+            ("b3", AdmissionOutcome::WaitWorkspaceFull)
+        ]
+    );
 }
 
 #[test]
@@ -93,7 +100,7 @@ fn the_service_room_bounds_the_whole_plan() {
     let p = plan(&r);
     assert_eq!(p.service_budget, 6);
     assert_eq!(ids(&p.admitted), vec!["b1", "c1", "a1", "b2"]);
-    assert!(p.waiting.iter().all(|w| w.outcome == Outcome::WaitServiceFull));
+    assert!(p.waiting.iter().all(|w| w.outcome == AdmissionOutcome::WaitServiceFull));
     assert_eq!(p.waiting.len(), 5);
 }
 
@@ -104,7 +111,7 @@ fn the_cluster_room_bounds_the_whole_plan_and_is_reported_first() {
     r.cluster_in_flight = 8;
     let p = plan(&r);
     assert_eq!(ids(&p.admitted), vec!["b1", "c1"]);
-    assert!(p.waiting.iter().all(|w| w.outcome == Outcome::WaitClusterFull));
+    assert!(p.waiting.iter().all(|w| w.outcome == AdmissionOutcome::WaitClusterFull));
 }
 
 #[test]
@@ -123,7 +130,7 @@ fn a_zero_factor_admits_nothing_and_every_batch_waits_for_capacity() {
     let p = plan(&r);
     assert!(p.admitted.is_empty());
     assert_eq!(p.waiting.len(), 9);
-    assert!(p.waiting.iter().all(|w| w.outcome == Outcome::WaitCapacityZero));
+    assert!(p.waiting.iter().all(|w| w.outcome == AdmissionOutcome::WaitCapacityZero));
     assert!(!p.factor_read_failed);
 }
 
@@ -145,7 +152,7 @@ fn a_workspace_not_listed_admits_nothing() {
     queue.push(batch("d1", "d", 0));
     let p = plan(&request(queue));
     assert!(!p.admitted.contains(&"d1".to_string()));
-    assert_eq!(p.waiting, vec![WaitingBatch { id: "d1".into(), outcome: Outcome::WaitWorkspaceFull }]);
+    assert_eq!(p.waiting, vec![WaitingBatch { id: "d1".into(), outcome: AdmissionOutcome::WaitWorkspaceFull }]);
 }
 
 #[test]
@@ -173,7 +180,7 @@ fn waiting_batches_keep_their_queue_order() {
     assert_eq!(ids(&p.admitted), vec!["b1", "c1"]);
     let waiting: Vec<&str> = p.waiting.iter().map(|w| w.id.as_str()).collect();
     assert_eq!(waiting, vec!["a1", "a2", "a3", "b2", "b3", "c2", "c3"]);
-    assert!(p.waiting.iter().all(|w| w.outcome == Outcome::WaitServiceFull));
+    assert!(p.waiting.iter().all(|w| w.outcome == AdmissionOutcome::WaitServiceFull));
 }
 
 #[test]

@@ -4,9 +4,9 @@ mod common;
 
 use capacity_guest::decide::factors_of;
 use capacity_guest::embedded::{NAME, THRESHOLDS, VERSION};
-use capacity_guest::model::{Level, State};
-use capacity_guest::thresholds::Factors;
 use common::T;
+use vocabulary::Factors;
+use vocabulary::{Level, ProtectionState};
 
 fn f(bulk: f64, heavy: f64, write: f64, read: f64) -> Factors {
     Factors { bulk, heavy, write, read }
@@ -38,43 +38,43 @@ fn embedded_thresholds_are_the_documented_1_0_0_values() {
 
 #[test]
 fn each_state_has_the_factors_of_the_documented_table() {
-    assert_eq!(factors_of(State::Normal, &T), f(1.0, 1.0, 1.0, 1.0));
-    assert_eq!(factors_of(State::Constrained, &T), f(0.5, 0.5, 1.0, 1.0));
-    assert_eq!(factors_of(State::Critical, &T), f(0.0, 0.25, 1.0, 1.0));
-    assert_eq!(factors_of(State::Emergency, &T), f(0.0, 0.25, 0.5, 0.5));
+    assert_eq!(factors_of(ProtectionState::Normal, &T), f(1.0, 1.0, 1.0, 1.0));
+    assert_eq!(factors_of(ProtectionState::Constrained, &T), f(0.5, 0.5, 1.0, 1.0));
+    assert_eq!(factors_of(ProtectionState::Critical, &T), f(0.0, 0.25, 1.0, 1.0));
+    assert_eq!(factors_of(ProtectionState::Emergency, &T), f(0.0, 0.25, 0.5, 0.5));
 }
 
 #[test]
 fn states_rank_normal_constrained_critical_emergency() {
-    let ranks: Vec<u8> = State::ALL.iter().map(|s| s.rank()).collect();
+    let ranks: Vec<u8> = ProtectionState::ALL.iter().map(|s| s.rank()).collect();
     assert_eq!(ranks, vec![0, 1, 2, 3]);
-    assert!(State::Normal < State::Constrained && State::Constrained < State::Critical);
-    assert!(State::Critical < State::Emergency);
-    assert_eq!(Level::Critical.rank(), State::Critical.rank());
-    assert_eq!(Level::Constrained.as_state(), State::Constrained);
+    assert!(ProtectionState::Normal < ProtectionState::Constrained && ProtectionState::Constrained < ProtectionState::Critical);
+    assert!(ProtectionState::Critical < ProtectionState::Emergency);
+    assert_eq!(Level::Critical.rank(), ProtectionState::Critical.rank());
+    assert_eq!(Level::Constrained.as_state(), ProtectionState::Constrained);
 }
 
 #[test]
 fn stepping_down_lowers_one_rank_and_normal_stays_normal() {
-    assert_eq!(State::Emergency.step_down(), State::Critical);
-    assert_eq!(State::Critical.step_down(), State::Constrained);
-    assert_eq!(State::Constrained.step_down(), State::Normal);
-    assert_eq!(State::Normal.step_down(), State::Normal);
+    assert_eq!(ProtectionState::Emergency.step_down(), ProtectionState::Critical);
+    assert_eq!(ProtectionState::Critical.step_down(), ProtectionState::Constrained);
+    assert_eq!(ProtectionState::Constrained.step_down(), ProtectionState::Normal);
+    assert_eq!(ProtectionState::Normal.step_down(), ProtectionState::Normal);
 }
 
 #[test]
 fn state_names_round_trip_and_unknown_names_do_not_parse() {
-    for s in State::ALL {
-        assert_eq!(State::parse(s.name()), Some(s));
+    for s in ProtectionState::ALL {
+        assert_eq!(ProtectionState::parse(s.name()), Some(s));
     }
-    assert_eq!(State::parse("Emergency"), None);
-    assert_eq!(State::parse("panic"), None);
-    assert_eq!(State::parse(""), None);
+    assert_eq!(ProtectionState::parse("Emergency"), None);
+    assert_eq!(ProtectionState::parse("panic"), None);
+    assert_eq!(ProtectionState::parse(""), None);
 }
 
 #[test]
 fn factors_never_grow_with_rank() {
-    for pair in State::ALL.windows(2) {
+    for pair in ProtectionState::ALL.windows(2) {
         let (lo, hi) = (factors_of(pair[0], &T), factors_of(pair[1], &T));
         assert!(hi.bulk <= lo.bulk && hi.heavy <= lo.heavy && hi.write <= lo.write && hi.read <= lo.read);
     }

@@ -5,9 +5,9 @@
 mod common;
 
 use capacity_guest::decide::factors_of;
-use capacity_guest::model::{Cause, Decision, Instant, Level, Memory, Reading, RecentEntry, Signal, State, ThrottleIntent};
 use common::*;
 use proptest::prelude::*;
+use vocabulary::{Cause, Decision, Instant, Level, Memory, ProtectionState, Reading, RecentEntry, Signal, ThrottleIntent};
 
 #[derive(Debug, Clone, Copy)]
 enum Kind {
@@ -20,7 +20,7 @@ enum Kind {
 #[derive(Debug, Clone)]
 enum PinOp {
     Keep,
-    Set(State, i64),
+    Set(ProtectionState, i64),
     Remove,
 }
 
@@ -33,8 +33,8 @@ struct Ev {
     switch: Option<bool>,
 }
 
-fn state() -> impl Strategy<Value = State> {
-    prop::sample::select(State::ALL.to_vec())
+fn state() -> impl Strategy<Value = ProtectionState> {
+    prop::sample::select(ProtectionState::ALL.to_vec())
 }
 
 fn kind(critical: bool) -> BoxedStrategy<Kind> {
@@ -168,8 +168,8 @@ proptest! {
     #[test]
     fn emergency_is_entered_only_from_critical_or_by_a_pin(switch: bool, events in trace(true, true)) {
         for t in run(None, switch, &events) {
-            if t.d.state == State::Emergency && t.d.previous != State::Emergency {
-                let by_rule = t.d.cause == Cause::Emergency && t.d.previous == State::Critical;
+            if t.d.state == ProtectionState::Emergency && t.d.previous != ProtectionState::Emergency {
+                let by_rule = t.d.cause == Cause::Emergency && t.d.previous == ProtectionState::Critical;
                 prop_assert!(by_rule || (t.d.cause == Cause::Pinned && t.pin_active), "{}", t.d.explanation);
             }
             if t.d.cause == Cause::Emergency {
@@ -185,10 +185,10 @@ proptest! {
         for t in run(None, switch, &events) {
             let (from, to) = (t.d.previous, t.d.state);
             match t.d.cause {
-                Cause::Escalate => prop_assert!(to > from && to <= State::Critical),
-                Cause::Emergency => prop_assert!(from == State::Critical && to == State::Emergency),
+                Cause::Escalate => prop_assert!(to > from && to <= ProtectionState::Critical),
+                Cause::Emergency => prop_assert!(from == ProtectionState::Critical && to == ProtectionState::Emergency),
                 Cause::Recover => prop_assert_eq!(to.rank() + 1, from.rank()),
-                Cause::SignalLostRelease => prop_assert_eq!(to, State::Normal),
+                Cause::SignalLostRelease => prop_assert_eq!(to, ProtectionState::Normal),
                 Cause::Pinned => prop_assert!(t.pin_active),
                 _ => prop_assert!(!t.d.changed, "{:?} changed the state", t.d.cause),
             }
@@ -204,7 +204,7 @@ proptest! {
         events in trace(false, false),
     ) {
         for t in run(None, switch, &events) {
-            prop_assert!(t.d.state <= State::Constrained, "{}", t.d.explanation);
+            prop_assert!(t.d.state <= ProtectionState::Constrained, "{}", t.d.explanation);
             prop_assert_eq!(t.d.throttles, ThrottleIntent::None);
         }
     }
@@ -216,7 +216,7 @@ proptest! {
             .map(|gap| Ev { gap, kind: Kind::Scaling, jitter: 0.5, pin: PinOp::Keep, switch: None })
             .collect();
         for t in run(None, switch, &events) {
-            prop_assert!(t.d.state <= State::Constrained);
+            prop_assert!(t.d.state <= ProtectionState::Constrained);
         }
     }
 
@@ -232,8 +232,8 @@ proptest! {
         sim.tick_at(last.now + gaps.0, failed());
         let d = sim.tick_at(last.now + gaps.0 + gaps.1, failed());
         prop_assert_eq!(d.cause, Cause::SignalLostRelease);
-        prop_assert_eq!(d.state, State::Normal);
-        prop_assert_eq!(d.factors, factors_of(State::Normal, &T));
+        prop_assert_eq!(d.state, ProtectionState::Normal);
+        prop_assert_eq!(d.factors, factors_of(ProtectionState::Normal, &T));
         prop_assert!(!d.memory.throttles_engaged);
     }
 
@@ -251,19 +251,19 @@ proptest! {
             };
             prop_assert_eq!(t.d.throttles, expected);
             if is {
-                prop_assert!(t.switch && t.d.state == State::Emergency);
+                prop_assert!(t.switch && t.d.state == ProtectionState::Emergency);
             }
             if t.d.throttles == ThrottleIntent::Engage {
                 prop_assert!(t.now - t.d.memory.state_since >= i64::from(T.throttle_after_s));
                 let newest: Vec<Level> = t.d.memory.recent.iter().rev().take(3).map(|e| e.level).collect();
                 prop_assert!(t.pin_active || newest == vec![Level::Critical; 3]);
             }
-            if t.d.state == State::Emergency && t.d.cause == Cause::Recover {
+            if t.d.state == ProtectionState::Emergency && t.d.cause == Cause::Recover {
                 prop_assert!(false, "recover never keeps emergency");
             }
             if t.d.cause == Cause::RestoreThrottlesFirst {
                 prop_assert_eq!(t.d.throttles, ThrottleIntent::Release);
-                prop_assert_eq!(t.d.state, State::Emergency);
+                prop_assert_eq!(t.d.state, ProtectionState::Emergency);
             }
         }
     }
@@ -285,7 +285,7 @@ proptest! {
         offsets in prop::collection::vec(0i64..=30, 6),
         old in prop::collection::vec((-100_000i64..0, prop::sample::select(vec![Level::Normal, Level::Critical])), 0..8),
     ) {
-        let mut m = memory_in(State::Emergency);
+        let mut m = memory_in(ProtectionState::Emergency);
         m.state_since = T0 - since;
         m.last_auto_change = last_change.map(|ago| T0 - ago);
         m.throttles_engaged = engaged;
@@ -297,7 +297,7 @@ proptest! {
         // Five straight minutes below critical step emergency down, one tick later when the
         // throttles stand and must be restored first.
         let stepped = if engaged { &ds[5] } else { &ds[4] };
-        prop_assert_eq!(stepped.state, State::Critical, "{}", stepped.explanation);
-        prop_assert!(ds.iter().all(|d| d.state >= State::Critical));
+        prop_assert_eq!(stepped.state, ProtectionState::Critical, "{}", stepped.explanation);
+        prop_assert!(ds.iter().all(|d| d.state >= ProtectionState::Critical));
     }
 }

@@ -4,11 +4,12 @@
 
 mod common;
 
-use capacity_guest::admission::{AdmissionRequest, Outcome, budgets, resolve_budget, room, usable_factor, workspace_ceiling};
-use capacity_guest::planner::{PlanRequest, QueuedBatch, WorkspaceLoad, plan};
+use capacity_guest::admission::{budgets, resolve_budget, room, usable_factor, workspace_ceiling};
+use capacity_guest::planner::plan;
 use common::config;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
+use vocabulary::{AdmissionOutcome, AdmissionRequest, PlanRequest, QueuedBatch, WorkspaceLoad};
 
 fn factor() -> impl Strategy<Value = Option<f64>> {
     prop::option::of(prop_oneof![
@@ -70,7 +71,7 @@ proptest! {
         prop_assert_eq!(a.factor_read_failed, !r.factor.is_some_and(|f| f.is_finite() && (0.0..=1.0).contains(&f)));
         if f == 0.0 {
             prop_assert!(!failed);
-            prop_assert_eq!((a.admit, a.outcome), (0, Outcome::WaitCapacityZero));
+            prop_assert_eq!((a.admit, a.outcome), (0, AdmissionOutcome::WaitCapacityZero));
             return Ok(());
         }
         prop_assert!(a.cluster_budget >= 1 && a.service_budget >= 1);
@@ -89,13 +90,13 @@ proptest! {
         ];
         prop_assert_eq!(a.admit, rooms.into_iter().min().unwrap());
         let expected = if a.admit > 0 {
-            Outcome::Admit
+            AdmissionOutcome::Admit
         } else if rooms[0] == 0 {
-            Outcome::WaitClusterFull
+            AdmissionOutcome::WaitClusterFull
         } else if rooms[1] == 0 {
-            Outcome::WaitServiceFull
+            AdmissionOutcome::WaitServiceFull
         } else {
-            Outcome::WaitWorkspaceFull
+            AdmissionOutcome::WaitWorkspaceFull
         };
         prop_assert_eq!(a.outcome, expected);
     }
@@ -110,7 +111,7 @@ proptest! {
         prop_assert!(p.admitted.len() as u32 <= room(service_budget, r.service_in_flight));
         if f == 0.0 {
             prop_assert!(p.admitted.is_empty());
-            prop_assert!(p.waiting.iter().all(|w| w.outcome == Outcome::WaitCapacityZero));
+            prop_assert!(p.waiting.iter().all(|w| w.outcome == AdmissionOutcome::WaitCapacityZero));
         }
 
         // Every queued batch is either admitted or waiting, exactly once.
@@ -119,7 +120,7 @@ proptest! {
         queued.sort_unstable();
         planned.sort_unstable();
         prop_assert_eq!(queued, planned);
-        prop_assert!(p.waiting.iter().all(|w| w.outcome != Outcome::Admit));
+        prop_assert!(p.waiting.iter().all(|w| w.outcome != AdmissionOutcome::Admit));
 
         // Per workspace: within its first listing's room, nothing for an unlisted one.
         let mut first: BTreeMap<&str, &WorkspaceLoad> = BTreeMap::new();
@@ -193,8 +194,8 @@ proptest! {
         let a = plan(&r);
         let b = plan(&PlanRequest { queue: shuffled, ..r.clone() });
         prop_assert_eq!(&a.admitted, &b.admitted);
-        let waiting = |p: &capacity_guest::planner::Plan| {
-            let mut w: Vec<(String, Outcome)> = p.waiting.iter().map(|w| (w.id.clone(), w.outcome)).collect();
+        let waiting = |p: &vocabulary::AdmissionPlan| {
+            let mut w: Vec<(String, AdmissionOutcome)> = p.waiting.iter().map(|w| (w.id.clone(), w.outcome)).collect();
             w.sort_by(|x, y| x.0.cmp(&y.0));
             w
         };

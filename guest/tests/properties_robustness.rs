@@ -8,12 +8,13 @@ mod common;
 use capacity_guest::assess::assess;
 use capacity_guest::baseline::{compute, hour_of};
 use capacity_guest::decide::decide;
-use capacity_guest::model::{
-    ApiLatency, ApiSamples, DecisionInput, Instant, LatencySample, Level, Memory, Pin, Reading, RecentEntry, Signal, State,
-};
-use capacity_guest::pin::{PinRequest, validate};
+use capacity_guest::pin::validate;
 use common::*;
 use proptest::prelude::*;
+use vocabulary::PinRequest;
+use vocabulary::{
+    ApiLatency, ApiSamples, DecisionInput, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal,
+};
 
 /// Any time at all, with the boundaries and the neighbourhood of `T0` well represented.
 fn instant() -> impl Strategy<Value = Instant> {
@@ -36,8 +37,8 @@ fn level() -> impl Strategy<Value = Level> {
     prop::sample::select(vec![Level::Normal, Level::Constrained, Level::Critical])
 }
 
-fn state() -> impl Strategy<Value = State> {
-    prop::sample::select(State::ALL.to_vec())
+fn state() -> impl Strategy<Value = ProtectionState> {
+    prop::sample::select(ProtectionState::ALL.to_vec())
 }
 
 fn reading() -> impl Strategy<Value = Reading> {
@@ -90,7 +91,7 @@ proptest! {
     fn decide_never_panics_on_arbitrary_input(input in input()) {
         let d = decide(&input, &T);
         assert_consistent(&d);
-        prop_assert_eq!(d.previous, input.memory.as_ref().map_or(State::Normal, |m| m.state));
+        prop_assert_eq!(d.previous, input.memory.as_ref().map_or(ProtectionState::Normal, |m| m.state));
         prop_assert_eq!(decide(&input, &T), d, "pure");
     }
 

@@ -4,7 +4,7 @@ use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
-use crate::bindings::Instant;
+use vocabulary::Instant;
 
 /// Parses an RFC 3339 date-time (`2026-10-20T14:03:00Z`, `2026-10-20T16:03:00+02:00`) into unix
 /// seconds. The offset is required (`Z` or `±HH:MM`); the date and time are separated by `T`

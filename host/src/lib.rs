@@ -3,7 +3,6 @@
 
 pub mod adapters;
 pub mod api;
-pub mod bindings;
 pub mod cli;
 pub mod clock;
 pub mod config;

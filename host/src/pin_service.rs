@@ -4,13 +4,13 @@
 //! formatting character in the reason or the actor (they would forge log lines). Invalid input
 //! changes nothing (INV-04).
 
-use crate::bindings::{Instant, Pin, PinRequest};
 use crate::policy::PolicyError;
 use crate::policy::active::SharedPolicy;
 use crate::ports::StoreError;
 use crate::ports::pins::{AuditRecord, PinStore};
 use crate::user_text;
 use std::sync::Arc;
+use vocabulary::{Instant, Pin, PinRequest};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PinServiceError {
@@ -80,8 +80,8 @@ fn plain_text(field: &'static str, text: &str) -> Result<(), PinServiceError> {
     user_text::check(text).map_err(|message| PinServiceError::Invalid { field, message })
 }
 
-fn field_name(f: crate::bindings::PinField) -> &'static str {
-    use crate::bindings::PinField;
+fn field_name(f: vocabulary::PinField) -> &'static str {
+    use vocabulary::PinField;
     match f {
         PinField::State => "state",
         PinField::Reason => "reason",

@@ -100,7 +100,7 @@ async fn publisher(channel: Channel, c: &ChannelConfig, timeout: Duration) -> an
 }
 
 /// The metrics source; `now` places the synthetic workload's cycle.
-pub fn metrics_source(config: &Config, now: crate::bindings::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
+pub fn metrics_source(config: &Config, now: vocabulary::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
     Ok(match &config.metrics {
         MetricsConfig::Synthetic => Box::new(Synthetic::around(now)),
         MetricsConfig::Trace { path } => {
@@ -126,7 +126,7 @@ pub fn metrics_source(config: &Config, now: crate::bindings::Instant) -> anyhow:
 /// policy directory and its public key, the PostgreSQL and Redis URLs (parsed, not connected
 /// to), and the metrics source (a trace is read whole). A broken configuration is refused naming its key, and nothing is
 /// created or published. `sentinel check` runs the same checks.
-pub fn preflight(config: &Config, now: crate::bindings::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
+pub fn preflight(config: &Config, now: vocabulary::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
     if let Some(policies) = &config.policies {
         if !policies.dir.is_dir() {
             anyhow::bail!(
@@ -165,11 +165,7 @@ async fn stage_controller(config: &Config) -> anyhow::Result<Box<dyn StageContro
 }
 
 /// Everything a tick needs, from the config.
-pub async fn sentinel(
-    config: &Config,
-    now: crate::bindings::Instant,
-    lock_wait: Option<Duration>,
-) -> anyhow::Result<(Sentinel, PinService)> {
+pub async fn sentinel(config: &Config, now: vocabulary::Instant, lock_wait: Option<Duration>) -> anyhow::Result<(Sentinel, PinService)> {
     let plain = if config.policies.is_none() { Some(load_policy_file(config)?) } else { None };
     let metrics = preflight(config, now)?;
     let stores = open_store(config).await?;

@@ -40,8 +40,8 @@ fn three_constrained_minutes_escalate_across_separate_tick_processes() {
     let ticks = sb.ticks();
     assert_eq!(ticks.iter().map(|(s, _)| *s).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5]);
     let escalation = &ticks[3].1["decision"];
-    assert_eq!(escalation["cause"], "Escalate");
-    assert_eq!(escalation["previous"], "Normal");
+    assert_eq!(escalation["cause"], "escalate");
+    assert_eq!(escalation["previous"], "normal");
     let supporting: Vec<i64> = escalation["supporting"].as_array().unwrap().iter().map(|e| e["at"].as_i64().unwrap()).collect();
     assert_eq!(supporting, vec![t(1), t(2), t(3)]);
 }

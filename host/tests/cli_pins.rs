@@ -17,7 +17,7 @@ fn a_pin_overrides_the_next_tick_and_its_expiry_is_audited() {
     assert_eq!(record["action"], "set");
     assert_eq!(record["before"], serde_json::Value::Null);
     let pin = record["after"].clone();
-    assert_eq!(pin["state"], "Emergency");
+    assert_eq!(pin["state"], "emergency");
     assert_eq!(pin["actor"], "ops@example.com");
     let (set_at, expires_at) = (record["at"].as_i64().unwrap(), pin["expires_at"].as_i64().unwrap());
     assert_eq!(expires_at, set_at + 120);

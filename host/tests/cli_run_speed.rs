@@ -34,18 +34,18 @@ fn the_synthetic_incident_escalates_to_emergency_and_recovers() {
     let states: Vec<String> = ticks.iter().map(|(_, r)| record_state(r).to_string()).collect();
     assert_eq!(
         runs(&states),
-        ["Normal", "Constrained", "Critical", "Emergency", "Critical", "Constrained", "Normal"],
+        ["normal", "constrained", "critical", "emergency", "critical", "constrained", "normal"],
         "up one rank or more at a time, down one step at a time"
     );
     let cause_of = |state: &str| {
         let (_, first) = ticks.iter().find(|(_, r)| record_state(r) == state).unwrap();
         first["decision"]["cause"].as_str().unwrap().to_string()
     };
-    assert_eq!(cause_of("Constrained"), "Escalate");
-    assert_eq!(cause_of("Emergency"), "Emergency");
+    assert_eq!(cause_of("constrained"), "escalate");
+    assert_eq!(cause_of("emergency"), "emergency");
     // The metric outage near the end of the cycle: held once, then released.
     let causes: Vec<&str> = ticks.iter().map(|(_, r)| r["decision"]["cause"].as_str().unwrap()).collect();
-    assert!(causes.contains(&"SignalHeld") && causes.contains(&"SignalLostRelease"), "{causes:?}");
+    assert!(causes.contains(&"signal-held") && causes.contains(&"signal-lost-release"), "{causes:?}");
 
     // The stderr log has the same story, one line per tick.
     let logged: Vec<&str> = ran.stderr.lines().filter(|l| l.contains("capacity_sentinel::tick:") && l.contains(" sequence=")).collect();
@@ -69,7 +69,7 @@ fn a_sped_up_trace_stops_after_its_last_minute() {
     let ticks = sb.ticks();
     let ats: Vec<i64> = ticks.iter().map(|(_, r)| r["at"].as_i64().unwrap()).collect();
     assert_eq!(ats, (0..6).map(t).collect::<Vec<_>>(), "each minute of the trace once, from its first");
-    assert_eq!(ticks[3].1["decision"]["cause"], "SignalHeld", "the read_error line is a failed read");
+    assert_eq!(ticks[3].1["decision"]["cause"], "signal-held", "the read_error line is a failed read");
     let doc = sb.cache_doc();
     assert_eq!(doc["sequence"], 6);
     assert_eq!(doc["decided_at"], rfc(t(5)).as_str());

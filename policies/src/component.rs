@@ -2,9 +2,9 @@
 
 use crate::manifest::Manifest;
 use anyhow::{Context, Result, bail};
-use capacity_guest::thresholds::Thresholds;
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use vocabulary::Thresholds;
 use wasmparser::{Parser, Payload};
 
 pub fn install(built: &Path, dest: &Path, world: &str, name: &str, version: &str, thresholds: Option<&Thresholds>) -> Result<Manifest> {

@@ -11,9 +11,9 @@ mod component;
 mod manifest;
 
 use anyhow::{Context, Result, bail};
-use capacity_guest::thresholds::PolicyFile;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use vocabulary::PolicyDescription;
 
 fn main() -> Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("workspace root")?.to_path_buf();
@@ -46,7 +46,7 @@ fn main() -> Result<()> {
 fn build_policies(root: &Path, target: &Path, versions: &[PathBuf], out: &Path, fixtures: bool) -> Result<()> {
     for path in versions {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let file: PolicyFile = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        let file: PolicyDescription = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
         file.check().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         let folder = path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or_default();
         if folder != file.version {

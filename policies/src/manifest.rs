@@ -1,9 +1,9 @@
 //! The manifest written beside each component: what it is and the digest of its bytes.
 
 use anyhow::{Context, Result};
-use capacity_guest::thresholds::Thresholds;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use vocabulary::Thresholds;
 
 #[derive(Debug, Serialize)]
 pub struct Manifest {

@@ -68,7 +68,7 @@ fn cli(specs: &[String], file: &std::path::Path, jobs: Option<&str>) -> Duration
 /// One decide and one hourly baseline computation, called in a loop: what a tick costs inside
 /// each kind of policy, without the replay around it.
 fn per_call(spec: &str, runtime: &std::sync::Arc<Runtime>, calls: u32) -> (f64, f64) {
-    use sentinel::bindings::{ApiLatency, ApiSamples, DecisionInput, LatencySample, Reading, Signal};
+    use vocabulary::{ApiLatency, ApiSamples, DecisionInput, LatencySample, Reading, Signal};
     let mut policy = sentinel::policy::open(spec, runtime).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let reading = Reading {
         cpu_pct: Some(72.5),

@@ -12,7 +12,6 @@ use crate::signed::SignedPolicies;
 use sentinel::adapters::postgres::PostgresStore;
 use sentinel::adapters::sqlite::SqliteStore;
 use sentinel::adapters::synthetic::Synthetic;
-use sentinel::bindings::{Memory, Signal};
 use sentinel::ports::StoreError;
 use sentinel::ports::memory::{MemoryStore, TickRecord};
 use sentinel::ports::pins::{AuditRecord, PinStore};
@@ -23,6 +22,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
+use vocabulary::{Memory, Signal};
 
 /// A small seeded generator (splitmix64): the same seed gives the same kills.
 #[derive(Debug, Clone)]

@@ -24,8 +24,8 @@ pub fn first_difference(expected: &[String], actual: &[String]) -> Option<String
     })
 }
 
-/// Every JSON path where two values differ (`memory.recent[2].level: expected "Critical", got
-/// "Constrained"`), at most `limit` of them.
+/// Every JSON path where two values differ (`memory.recent[2].level: expected "critical", got
+/// "constrained"`), at most `limit` of them.
 pub fn json_differences(expected: &Value, actual: &Value, limit: usize) -> Vec<String> {
     let mut out = Vec::new();
     walk("", expected, actual, &mut out, limit);

@@ -2,12 +2,12 @@
 //! under the same label, so their replay lines compare byte for byte, and replaying traces.
 
 use crate::paths::{component_path, policy_folder, stale_hint};
-use sentinel::bindings::Decision;
 use sentinel::policy::{self, Limits, Policy, Runtime};
 use sentinel::replay::{self, output};
 use sentinel::trace::Trace;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use vocabulary::Decision;
 
 /// The policy versions under `policies/`.
 pub const VERSIONS: [&str; 2] = ["1.0.0", "2.0.0"];

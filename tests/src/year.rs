@@ -4,8 +4,8 @@
 //! few days (CPU to 88-97 % for one to three hours), a failed read now and then, and a pin a
 //! month. Deterministic: the same `minutes` give the same trace.
 
-use sentinel::bindings::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 use sentinel::trace::{TraceEvent, write_event};
+use vocabulary::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 
 /// A year of minutes.
 pub const YEAR: usize = 525_600;

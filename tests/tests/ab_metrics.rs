@@ -6,14 +6,14 @@
 
 use capacity_tests::native;
 use capacity_tests::paths::crate_dir;
-use sentinel::bindings::{
-    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision, DecisionInput, Instant, Level, Pin,
-    PinError, PinRequest, PlanRequest, PolicyDescription, ProtectionState, Signal,
-};
 use sentinel::policy::invariants::Floors;
 use sentinel::policy::{NativePolicy, Policy, PolicyError, PolicyIdentity};
 use sentinel::replay::compare::{Accumulator, Summary};
 use sentinel::trace::{Trace, parse_trace};
+use vocabulary::{
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision, DecisionInput, Instant, Level, Pin,
+    PinError, PinRequest, PlanRequest, PolicyDescription, ProtectionState, Signal,
+};
 
 /// 2026-10-20T14:00:00Z.
 const T0: Instant = 1_792_504_800;
@@ -220,7 +220,7 @@ fn the_checker_assesses_readings_itself_not_by_the_policy_s_word() {
     // Declares 1.0.0's thresholds, but decides with CPU critical at 78: cpu 80 is critical to
     // its code and constrained to what it declares. Its escalation to critical is unsupported.
     let text = std::fs::read_to_string(capacity_tests::workspace().join("policies/1.0.0/policy.toml")).unwrap();
-    let lying: capacity_guest::thresholds::PolicyFile = toml::from_str(
+    let lying: vocabulary::PolicyDescription = toml::from_str(
         &text.replace("cpu_pct = { constrained = 70.0, critical = 85.0 }", "cpu_pct = { constrained = 70.0, critical = 78.0 }"),
     )
     .unwrap();

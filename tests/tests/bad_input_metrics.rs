@@ -10,12 +10,12 @@ use capacity_tests::bad_input::{CACHE, PARAMETER, STORE, Sandbox, Snapshot, embe
 use capacity_tests::servers::prometheus::Prometheus;
 use capacity_tests::servers::redis::Redis;
 use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries};
-use sentinel::bindings::{ProtectionState, Signal};
 use sentinel::config::Config;
 use sentinel::pin_service::{PinAsk, PinService};
 use sentinel::ports::metrics::MetricsSource;
 use sentinel::tick::{Sentinel, TickReport};
 use std::time::{Duration, Instant};
+use vocabulary::{ProtectionState, Signal};
 
 /// 2026-10-20T14:00:00Z, the first simulated minute.
 const T0: i64 = 1_792_504_800;
@@ -142,7 +142,7 @@ async fn every_bad_metric_answer_is_a_failed_read_naming_the_signal_and_the_prob
         assert!(reason.contains(case.signal), "{what}: the reason does not name {:?}: {reason}", case.signal);
         assert!(reason.contains(case.says), "{what}: the reason does not say {:?}: {reason}", case.says);
         assert_eq!(report.decision.state, ProtectionState::Critical, "{what}: the state is held");
-        assert_eq!(sentinel::policy::names::cause(report.decision.cause), "signal-held", "{what}");
+        assert_eq!(report.decision.cause.name(), "signal-held", "{what}");
         assert_eq!(report.decision.memory.failed_reads, 1, "{what}");
         for channel in [CACHE, PARAMETER] {
             let doc = sb.document(channel).expect("published");

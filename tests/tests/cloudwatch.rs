@@ -8,13 +8,12 @@
 use capacity_tests::paths::files_ending;
 use capacity_tests::policies::{VERSIONS, component_hint};
 use capacity_tests::{cloudwatch_dir, first_difference, native, shared_component};
-use sentinel::bindings::{Instant, ProtectionState};
-use sentinel::policy::names::rank;
 use sentinel::replay::compare::{Accumulator, Summary};
 use sentinel::replay::{self, output};
 use sentinel::trace::{ImportSignal, Trace, import_csv};
 use std::collections::BTreeMap;
 use std::path::Path;
+use vocabulary::{Instant, ProtectionState};
 
 /// One policy's replay of one series.
 struct Run {
@@ -85,13 +84,13 @@ fn cloudwatch_series_replay_alike_without_violations_and_alarm_only_in_anomalies
 
         // The candidate's boundaries are later and higher: never more protective, tick by tick.
         for ((at, s1), (_, s2)) in v1.states.iter().zip(&v2.states) {
-            assert!(rank(*s2) <= rank(*s1), "{} at {at}: 2.0.0 is {s2:?} while 1.0.0 is {s1:?}", trace.name);
+            assert!(s2.rank() <= s1.rank(), "{} at {at}: 2.0.0 is {s2:?} while 1.0.0 is {s1:?}", trace.name);
         }
         // Every escalation of 1.0.0 (a change above normal) starts inside a labelled anomaly window.
         let series_windows = windows.get(&trace.name).cloned().unwrap_or_default();
         let mut previous = ProtectionState::Normal;
         for (at, state) in &v1.states {
-            if rank(*state) > rank(previous) {
+            if state.rank() > previous.rank() {
                 assert!(
                     series_windows.iter().any(|(from, to)| (*from..=*to).contains(at)),
                     "{}: 1.0.0 escalated to {state:?} at {at}, outside every anomaly window {series_windows:?}",
@@ -109,7 +108,7 @@ fn cloudwatch_series_replay_alike_without_violations_and_alarm_only_in_anomalies
             let protect = v1.summary.minutes_to_protect.expect("1.0.0 protects ac20cd");
             assert!(protect <= 5, "1.0.0 took {protect} min from the first critical reading to critical");
             assert!(v1.summary.minutes[3] > 0, "1.0.0 never reached emergency on ac20cd");
-            let first = |r: &Run| r.states.iter().find(|(_, s)| rank(*s) >= 2).map(|(at, _)| *at);
+            let first = |r: &Run| r.states.iter().find(|(_, s)| s.rank() >= 2).map(|(at, _)| *at);
             let (p1, p2) = (first(v1).expect("1.0.0 reaches critical"), first(v2));
             assert!(p2.is_none_or(|p2| p1 <= p2), "2.0.0 protected at {p2:?}, before 1.0.0 at {p1}");
         }

@@ -9,15 +9,15 @@ use capacity_tests::policies::{VERSIONS, component_hint};
 use capacity_tests::{first_difference, native, replay_lines, shared_component};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use sentinel::bindings::{
-    AdmissionRequest, ApiLatency, ApiSamples, Instant, LatencySample, Pin, PlanRequest, ProtectionState, QueuedBatch, Reading, Signal,
-    WorkspaceLoad,
-};
 use sentinel::policy::Policy;
 use sentinel::replay::compare::Accumulator;
 use sentinel::trace::{Trace, TraceEvent, parse_trace, write_event};
 use std::cell::RefCell;
 use std::sync::MutexGuard;
+use vocabulary::{
+    AdmissionRequest, ApiLatency, ApiSamples, Instant, LatencySample, Pin, PlanRequest, ProtectionState, QueuedBatch, Reading, Signal,
+    WorkspaceLoad,
+};
 
 /// 2026-10-20T13:00:00Z; each trace starts up to two hours later, so hour boundaries vary.
 const START: Instant = 1_792_501_200;

@@ -11,14 +11,14 @@ use capacity_tests::golden::{json_differences, write_golden};
 use capacity_tests::paths::{crate_dir, files_ending};
 use capacity_tests::policies::component_hint;
 use capacity_tests::{bless, json, native, shared_component};
-use sentinel::bindings::{
-    AdmissionOutcome, AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision, DecisionInput, Instant,
-    Pin, PinError, PinField, PinRequest, PlanRequest, ProtectionState, ThrottleIntent,
-};
 use sentinel::policy::Policy;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use vocabulary::{
+    AdmissionOutcome, AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision, DecisionInput, Instant,
+    Pin, PinError, PinField, PinRequest, PlanRequest, ProtectionState, ThrottleIntent,
+};
 
 const VERSION: &str = "1.0.0";
 
@@ -161,7 +161,7 @@ fn pin_vectors() {
         check_kind::<PinCase, Result<Pin, PinError>>("pins", |p, input| p.validate_pin(&input.request, input.now).expect("validate_pin"));
     let fields: Vec<PinField> = results.iter().filter_map(|r| r.as_ref().err().map(|e| e.field)).collect();
     covers("refused pin", &fields, &[PinField::State, PinField::Reason, PinField::ExpiresAt, PinField::Actor]);
-    assert!(results.iter().any(Result::is_ok), "no pin vector is accepted");
+    assert!(bless() || results.iter().any(Result::is_ok), "no pin vector is accepted");
 }
 
 #[test]
@@ -187,9 +187,10 @@ fn the_self_checks_fixed_inputs_are_the_decision_vectors_inputs() {
         .collect();
     assert!(vectors.len() > 50, "{} decision vectors", vectors.len());
     let host = fixed_inputs().unwrap_or_else(|e| panic!("{e}"));
-    if bless() && host != vectors {
-        let path = crate_dir().join("../host/src/policy/lifecycle/self_check_inputs.json");
-        write_golden(&path, &(serde_json::to_string_pretty(&vectors).unwrap() + "\n"));
+    let path = crate_dir().join("../host/src/policy/lifecycle/self_check_inputs.json");
+    let text = serde_json::to_string_pretty(&vectors).unwrap() + "\n";
+    if bless() && std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        write_golden(&path, &text);
         return;
     }
     assert_eq!(

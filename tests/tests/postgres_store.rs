@@ -13,13 +13,13 @@ use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::postgres::Postgres;
 use postgres_common::{Db, T0, TIMEOUT, commit, pin, raw, sample, unavailable, wait_for_backends_to_exit};
 use sentinel::adapters::postgres::{SCHEMA_VERSION, connect};
-use sentinel::bindings::{ApiBaseline, ApiSamples, Instant, ProtectionState};
 use sentinel::ports::StoreError;
 use sentinel::ports::baselines::BaselineStore;
 use sentinel::ports::memory::{ChannelOutcome, MemoryStore, StageStatus, TickCommit};
 use sentinel::ports::pins::{AuditAction, PinStore};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use vocabulary::{ApiBaseline, ApiSamples, Instant, ProtectionState};
 
 #[tokio::test]
 async fn memory_round_trips_across_connects() {

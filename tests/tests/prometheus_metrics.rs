@@ -7,10 +7,10 @@ use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::postgres::Postgres;
 use capacity_tests::servers::prometheus::{PostgresExporter, Prometheus};
 use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries};
-use sentinel::bindings::{ApiLatency, Reading};
 use sentinel::ports::metrics::{MetricsError, MetricsSource};
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use vocabulary::{ApiLatency, Reading};
 
 /// Connections in use as a share of `max_connections`, per server (the source takes the largest).
 const CONNECTIONS: &str = "100 * sum by (server) (pg_stat_activity_count) / sum by (server) (pg_settings_max_connections)";

@@ -6,23 +6,23 @@ use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::redis::Redis;
 use sentinel::adapters::redis_publisher::RedisPublisher;
-use sentinel::bindings::Factors;
 use sentinel::ports::memory::PolicyRef;
 use sentinel::ports::publisher::{Channel, Publisher, StateDocument};
 use std::time::{Duration, Instant};
+use vocabulary::{Cause, Factors, ProtectionState};
 
 const KEY: &str = "capacity:state";
 const EXPIRY: Duration = Duration::from_secs(300);
 
 fn document(sequence: u64) -> StateDocument {
     StateDocument {
-        state: "strained".into(),
+        state: ProtectionState::Constrained,
         factors: Factors { bulk: 0.25, heavy: 0.5, write: 0.75, read: 1.0 },
         decided_at: "2026-03-01T12:00:00Z".into(),
         policy: PolicyRef { name: "default".into(), version: "2.0.0".into(), digest: "ab".repeat(32) },
         pinned: false,
         pin_expires_at: None,
-        cause: "latency".into(),
+        cause: Cause::Escalate,
         sequence,
     }
 }

@@ -10,22 +10,22 @@ use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::moto::Moto;
 use sentinel::adapters::aws_client::AwsOverrides;
 use sentinel::adapters::ssm_publisher::SsmPublisher;
-use sentinel::bindings::Factors;
 use sentinel::ports::memory::PolicyRef;
 use sentinel::ports::publisher::{Channel, Publisher, StateDocument};
 use std::time::{Duration, Instant};
+use vocabulary::{Cause, Factors, ProtectionState};
 
 const NAME: &str = "/capacity/state";
 
 fn document(sequence: u64) -> StateDocument {
     StateDocument {
-        state: "critical".into(),
+        state: ProtectionState::Critical,
         factors: Factors { bulk: 0.0, heavy: 0.25, write: 0.5, read: 0.9 },
         decided_at: "2026-03-01T12:01:00Z".into(),
         policy: PolicyRef { name: "default".into(), version: "2.0.0".into(), digest: "cd".repeat(32) },
         pinned: true,
         pin_expires_at: Some("2026-03-01T13:00:00Z".into()),
-        cause: "pin".into(),
+        cause: Cause::Pinned,
         sequence,
     }
 }

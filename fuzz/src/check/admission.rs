@@ -2,7 +2,7 @@
 //! budgets, the ceiling, `admit` (never below 0, never above any room) and the outcome.
 
 use super::Findings;
-use sentinel::bindings::{AdmissionOutcome as O, AdmissionRequest, AdmissionResult};
+use vocabulary::{AdmissionOutcome as O, AdmissionRequest, AdmissionResult};
 
 /// The factor to compute with and whether the read failed: absent, non-finite or outside
 /// [0, 1] means 1.0 and a failure.

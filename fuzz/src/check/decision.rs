@@ -5,11 +5,10 @@
 //! line naming the rule.
 
 use super::Findings;
-use sentinel::bindings::{
+use sentinel::policy::invariants::assess;
+use vocabulary::{
     Cause, Decision, DecisionInput, Factors, Instant, Level, Memory, ProtectionState as S, RecentEntry, Signal, Thresholds, ThrottleIntent,
 };
-use sentinel::policy::invariants::assess;
-use sentinel::policy::names::{level_rank, rank};
 
 pub fn violations(input: &DecisionInput, d: &Decision, t: &Thresholds) -> Vec<String> {
     let now = input.now;
@@ -118,9 +117,9 @@ fn automatic(
     let rec = newest(recent, t.recover_readings);
     // Which change qualifies (at most one can), and with which readings.
     let escalate = esc.and_then(|w| {
-        let lowest = w.iter().map(|e| e.level).min_by_key(|l| level_rank(*l))?;
+        let lowest = w.iter().map(|e| e.level).min_by_key(|l| l.rank())?;
         let target = state_of(lowest);
-        (prev != S::Emergency && prev != S::Critical && rank(target) > rank(prev)).then_some((Cause::Escalate, target, w))
+        (prev != S::Emergency && prev != S::Critical && target.rank() > prev.rank()).then_some((Cause::Escalate, target, w))
     });
     let emergency = esc.filter(|w| {
         prev == S::Critical
@@ -128,7 +127,7 @@ fn automatic(
             && elapsed(now, before.state_since) >= i64::from(t.emergency_after_s)
     });
     let emergency = emergency.map(|w| (Cause::Emergency, S::Emergency, w));
-    let recover = rec.filter(|w| prev != S::Normal && w.iter().all(|e| level_rank(e.level) < rank(prev).min(2)));
+    let recover = rec.filter(|w| prev != S::Normal && w.iter().all(|e| e.level.rank() < prev.rank().min(2)));
     let recover = recover.map(|w| (Cause::Recover, step_down(prev), w));
     let qualified = escalate.or(emergency).or(recover);
     let spacing_ok = before.last_auto_change.is_none_or(|last| elapsed(now, last) >= i64::from(t.spacing_s));

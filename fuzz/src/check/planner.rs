@@ -6,8 +6,8 @@
 
 use super::Findings;
 use super::admission::{budgets, ceiling, first_full, usable};
-use sentinel::bindings::{AdmissionOutcome as O, AdmissionPlan, PlanRequest};
 use std::collections::{BTreeMap, BTreeSet};
+use vocabulary::{AdmissionOutcome as O, AdmissionPlan, PlanRequest};
 
 pub fn violations(r: &PlanRequest, p: &AdmissionPlan) -> Vec<String> {
     let mut f = Findings::default();

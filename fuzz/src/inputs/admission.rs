@@ -5,7 +5,7 @@
 
 use super::{Gen, NOW, vectors};
 use arbitrary::Result;
-use sentinel::bindings::{AdmissionRequest, PlanRequest, QueuedBatch, WorkspaceLoad};
+use vocabulary::{AdmissionRequest, PlanRequest, QueuedBatch, WorkspaceLoad};
 
 pub fn admission_request(g: &mut Gen) -> Result<AdmissionRequest> {
     if g.byte()? % 4 == 0 {

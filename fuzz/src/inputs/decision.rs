@@ -6,7 +6,7 @@
 
 use super::{Gen, NOW, vectors};
 use arbitrary::Result;
-use sentinel::bindings::{ApiLatency, DecisionInput, Instant, Level, Memory, Pin, Reading, RecentEntry, Signal};
+use vocabulary::{ApiLatency, DecisionInput, Instant, Level, Memory, Pin, Reading, RecentEntry, Signal};
 
 /// First byte: one time in four a conformance vector (chosen by the next byte) edited a few
 /// times, otherwise an input built from scratch.

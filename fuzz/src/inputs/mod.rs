@@ -1,5 +1,5 @@
 //! Generated WIT values from fuzzer bytes. Everything is built straight into the types of
-//! `sentinel::bindings` (no copies of them): [`Gen`] holds the primitives (instants, numbers,
+//! `vocabulary` (no copies of them): [`Gen`] holds the primitives (instants, numbers,
 //! counts, strings, lengths), each mostly realistic and sometimes absurd (NaN, infinities,
 //! negative and huge numbers, `i64::MIN`/`MAX` instants, empty and long strings, long lists);
 //! the submodules build inputs from them, starting now and then from a conformance vector
@@ -14,7 +14,7 @@ pub mod decision;
 pub mod vectors;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use sentinel::bindings::{Instant, ProtectionState};
+use vocabulary::{Instant, ProtectionState};
 
 /// 2026-10-20T14:30:00Z, the `now` of most conformance vectors.
 pub const NOW: Instant = 1_792_506_600;
@@ -170,7 +170,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     pub fn state(&mut self) -> Result<ProtectionState> {
-        self.pick(&sentinel::policy::names::STATES)
+        self.pick(&vocabulary::ProtectionState::ALL)
     }
 }
 
@@ -188,6 +188,6 @@ macro_rules! input {
     };
 }
 
-input!(DecideInput, sentinel::bindings::DecisionInput, decision::decision_input);
-input!(AdmissionInput, sentinel::bindings::AdmissionRequest, admission::admission_request);
-input!(PlanInput, sentinel::bindings::PlanRequest, admission::plan_request);
+input!(DecideInput, vocabulary::DecisionInput, decision::decision_input);
+input!(AdmissionInput, vocabulary::AdmissionRequest, admission::admission_request);
+input!(PlanInput, vocabulary::PlanRequest, admission::plan_request);

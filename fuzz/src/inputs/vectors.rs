@@ -2,10 +2,10 @@
 //! reach every cause, throttle intent, admission outcome and planner rule. The committed seeds
 //! of the structured targets select them one by one (`seeds/<target>/vector-NN`).
 
-use sentinel::bindings::{AdmissionRequest, DecisionInput, PlanRequest};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use std::sync::OnceLock;
+use vocabulary::{AdmissionRequest, DecisionInput, PlanRequest};
 
 #[derive(Deserialize)]
 struct Case<T> {

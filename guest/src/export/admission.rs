@@ -1,10 +1,12 @@
-//! Admission exports: conversions between the generated records and the pure ones.
+//! Admission exports: the generated records converted to the vocabulary's and back (the only
+//! place the admission world's bindings meet the rules).
 
 use super::Component;
 use super::exports::capacity::sentinel::admission::Guest;
 use super::exports::capacity::sentinel::admission_types as wit;
-use crate::admission::{self as core, Outcome};
+use crate::admission as core;
 use crate::planner;
+use vocabulary::{self as v, AdmissionOutcome};
 
 impl Guest for Component {
     fn resolve_budget(r: wit::AdmissionRequest) -> wit::AdmissionResult {
@@ -16,7 +18,7 @@ impl Guest for Component {
     }
 
     fn plan(r: wit::PlanRequest) -> wit::AdmissionPlan {
-        let plan = planner::plan(&planner::PlanRequest {
+        let plan = planner::plan(&v::PlanRequest {
             factor: r.factor,
             cluster_batches: r.cluster_batches,
             service_batches: r.service_batches,
@@ -25,13 +27,9 @@ impl Guest for Component {
             workspaces: r
                 .workspaces
                 .into_iter()
-                .map(|w| planner::WorkspaceLoad { workspace: w.workspace, share: w.share, in_flight: w.in_flight })
+                .map(|w| v::WorkspaceLoad { workspace: w.workspace, share: w.share, in_flight: w.in_flight })
                 .collect(),
-            queue: r
-                .queue
-                .into_iter()
-                .map(|b| planner::QueuedBatch { id: b.id, workspace: b.workspace, enqueued_at: b.enqueued_at })
-                .collect(),
+            queue: r.queue.into_iter().map(|b| v::QueuedBatch { id: b.id, workspace: b.workspace, enqueued_at: b.enqueued_at }).collect(),
         });
         wit::AdmissionPlan {
             admitted: plan.admitted,
@@ -44,8 +42,8 @@ impl Guest for Component {
     }
 }
 
-fn request_in(r: wit::AdmissionRequest) -> core::AdmissionRequest {
-    core::AdmissionRequest {
+fn request_in(r: wit::AdmissionRequest) -> v::AdmissionRequest {
+    v::AdmissionRequest {
         factor: r.factor,
         cluster_batches: r.cluster_batches,
         service_batches: r.service_batches,
@@ -56,7 +54,7 @@ fn request_in(r: wit::AdmissionRequest) -> core::AdmissionRequest {
     }
 }
 
-fn result_out(r: core::AdmissionResult) -> wit::AdmissionResult {
+fn result_out(r: v::AdmissionResult) -> wit::AdmissionResult {
     wit::AdmissionResult {
         admit: r.admit,
         outcome: outcome(r.outcome),
@@ -68,12 +66,12 @@ fn result_out(r: core::AdmissionResult) -> wit::AdmissionResult {
     }
 }
 
-fn outcome(o: Outcome) -> wit::AdmissionOutcome {
+fn outcome(o: AdmissionOutcome) -> wit::AdmissionOutcome {
     match o {
-        Outcome::Admit => wit::AdmissionOutcome::Admit,
-        Outcome::WaitClusterFull => wit::AdmissionOutcome::WaitClusterFull,
-        Outcome::WaitServiceFull => wit::AdmissionOutcome::WaitServiceFull,
-        Outcome::WaitWorkspaceFull => wit::AdmissionOutcome::WaitWorkspaceFull,
-        Outcome::WaitCapacityZero => wit::AdmissionOutcome::WaitCapacityZero,
+        AdmissionOutcome::Admit => wit::AdmissionOutcome::Admit,
+        AdmissionOutcome::WaitClusterFull => wit::AdmissionOutcome::WaitClusterFull,
+        AdmissionOutcome::WaitServiceFull => wit::AdmissionOutcome::WaitServiceFull,
+        AdmissionOutcome::WaitWorkspaceFull => wit::AdmissionOutcome::WaitWorkspaceFull,
+        AdmissionOutcome::WaitCapacityZero => wit::AdmissionOutcome::WaitCapacityZero,
     }
 }

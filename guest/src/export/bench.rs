@@ -5,8 +5,8 @@
 //! measures it as the no-op that lifts and lowers the same types (`bench/`, the performance budget); it is
 //! never shipped (the builder takes `bench-*` features only for fixtures under tests/).
 
-use crate::model::{Cause, Decision, DecisionInput, Level, Memory, Signal, ThrottleIntent};
-use crate::thresholds::Thresholds;
+use vocabulary::Thresholds;
+use vocabulary::{Cause, Decision, DecisionInput, Level, Memory, Signal, ThrottleIntent};
 
 pub fn echo(input: &DecisionInput, t: &Thresholds) -> Decision {
     let memory = input.memory.clone().unwrap_or_else(|| Memory::fresh(input.now));

@@ -3,7 +3,7 @@
 //! Without those features this is a no-op the optimiser removes.
 
 #[allow(unused_variables)]
-pub fn before_decide(input: &crate::model::DecisionInput) {
+pub fn before_decide(input: &vocabulary::DecisionInput) {
     #[cfg(feature = "fault-loop")]
     {
         let mut n: u64 = 0;
@@ -21,7 +21,7 @@ pub fn before_decide(input: &crate::model::DecisionInput) {
     // Traps on a reading with latency for an API named `trap`: an input no conformance
     // vector has, so the version passes activation and fails during a tick.
     #[cfg(feature = "fault-trap-on-api-trap")]
-    if let crate::model::Signal::Reading(r) = &input.signal
+    if let vocabulary::Signal::Reading(r) = &input.signal
         && r.latency.iter().any(|l| l.api == "trap")
     {
         core::arch::wasm32::unreachable();

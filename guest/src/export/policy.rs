@@ -1,12 +1,12 @@
-//! Policy exports: decision, baseline, pins and info, converted to and from the pure types.
+//! Policy exports: decision, baseline, pins and info. The generated records are converted to the
+//! vocabulary's and back here, the only place the policy world's bindings meet the rules.
 
 use super::Component;
 use super::exports::capacity::sentinel::types as wit;
 use super::exports::capacity::sentinel::{baseline, decision, info, pins};
 use crate::embedded::{NAME, THRESHOLDS, VERSION};
-use crate::model::{self as core, Cause, Level, State, ThrottleIntent};
-use crate::thresholds as th;
 use crate::{assess, baseline as base, pin};
+use vocabulary::{self as core, Cause, Level, ProtectionState, ThrottleIntent};
 
 impl decision::Guest for Component {
     fn decide(input: wit::DecisionInput) -> wit::Decision {
@@ -49,13 +49,13 @@ impl baseline::Guest for Component {
 
 impl pins::Guest for Component {
     fn validate(r: pins::PinRequest, now: wit::Instant) -> Result<wit::Pin, pins::PinError> {
-        let request = pin::PinRequest { state: r.state, reason: r.reason, expires_at: r.expires_at, actor: r.actor };
+        let request = core::PinRequest { state: r.state, reason: r.reason, expires_at: r.expires_at, actor: r.actor };
         pin::validate(&request, now, &THRESHOLDS).map(pin_out).map_err(|e| pins::PinError {
             field: match e.field {
-                pin::PinField::State => pins::PinField::State,
-                pin::PinField::Reason => pins::PinField::Reason,
-                pin::PinField::ExpiresAt => pins::PinField::ExpiresAt,
-                pin::PinField::Actor => pins::PinField::Actor,
+                core::PinField::State => pins::PinField::State,
+                core::PinField::Reason => pins::PinField::Reason,
+                core::PinField::ExpiresAt => pins::PinField::ExpiresAt,
+                core::PinField::Actor => pins::PinField::Actor,
             },
             message: e.message,
         })
@@ -65,7 +65,7 @@ impl pins::Guest for Component {
 impl info::Guest for Component {
     fn describe() -> info::PolicyDescription {
         let t = THRESHOLDS;
-        let bounds = |l: th::LevelThresholds| info::LevelThresholds { constrained: l.constrained, critical: l.critical };
+        let bounds = |l: core::LevelThresholds| info::LevelThresholds { constrained: l.constrained, critical: l.critical };
         info::PolicyDescription {
             name: NAME.into(),
             version: VERSION.into(),
@@ -94,21 +94,21 @@ impl info::Guest for Component {
     }
 }
 
-fn state_in(s: wit::ProtectionState) -> State {
+fn state_in(s: wit::ProtectionState) -> ProtectionState {
     match s {
-        wit::ProtectionState::Normal => State::Normal,
-        wit::ProtectionState::Constrained => State::Constrained,
-        wit::ProtectionState::Critical => State::Critical,
-        wit::ProtectionState::Emergency => State::Emergency,
+        wit::ProtectionState::Normal => ProtectionState::Normal,
+        wit::ProtectionState::Constrained => ProtectionState::Constrained,
+        wit::ProtectionState::Critical => ProtectionState::Critical,
+        wit::ProtectionState::Emergency => ProtectionState::Emergency,
     }
 }
 
-fn state_out(s: State) -> wit::ProtectionState {
+fn state_out(s: ProtectionState) -> wit::ProtectionState {
     match s {
-        State::Normal => wit::ProtectionState::Normal,
-        State::Constrained => wit::ProtectionState::Constrained,
-        State::Critical => wit::ProtectionState::Critical,
-        State::Emergency => wit::ProtectionState::Emergency,
+        ProtectionState::Normal => wit::ProtectionState::Normal,
+        ProtectionState::Constrained => wit::ProtectionState::Constrained,
+        ProtectionState::Critical => wit::ProtectionState::Critical,
+        ProtectionState::Emergency => wit::ProtectionState::Emergency,
     }
 }
 
@@ -128,7 +128,7 @@ fn level_out(l: Level) -> wit::Level {
     }
 }
 
-fn factors_out(f: th::Factors) -> wit::Factors {
+fn factors_out(f: core::Factors) -> wit::Factors {
     wit::Factors { bulk: f.bulk, heavy: f.heavy, write: f.write, read: f.read }
 }
 

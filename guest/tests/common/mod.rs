@@ -5,8 +5,8 @@
 
 use capacity_guest::decide::{decide, factors_of};
 use capacity_guest::embedded::THRESHOLDS;
-use capacity_guest::model::{ApiLatency, Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, Reading, RecentEntry, Signal, State};
-use capacity_guest::thresholds::Thresholds;
+use vocabulary::Thresholds;
+use vocabulary::{ApiLatency, Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal};
 
 /// Policy 1.0.0, the numbers of docs/behaviour.md §13.
 pub const T: Thresholds = THRESHOLDS;
@@ -42,7 +42,7 @@ pub fn failed() -> Signal {
 }
 
 /// A memory in `state`, entered (automatically) an hour before `T0`, with nothing recent.
-pub fn memory_in(state: State) -> Memory {
+pub fn memory_in(state: ProtectionState) -> Memory {
     Memory {
         state,
         state_since: T0 - HOUR,
@@ -59,7 +59,7 @@ pub fn recent_before(next_tick: Instant, levels: &[Level]) -> Vec<RecentEntry> {
     levels.iter().enumerate().map(|(i, &level)| RecentEntry { at: next_tick - (n - i as i64) * MIN, level }).collect()
 }
 
-pub fn pin(state: State, expires_at: Instant) -> Pin {
+pub fn pin(state: ProtectionState, expires_at: Instant) -> Pin {
     Pin { state, reason: "incident 4411".into(), expires_at, actor: "ops@example.com".into() }
 }
 
@@ -92,7 +92,7 @@ impl Sim {
     }
 
     /// A state entered an hour ago with the newest `levels` already recent (one a minute).
-    pub fn in_state(state: State, levels: &[Level]) -> Sim {
+    pub fn in_state(state: ProtectionState, levels: &[Level]) -> Sim {
         let mut m = memory_in(state);
         m.recent = recent_before(T0, levels);
         Sim::from(m)
@@ -141,8 +141,8 @@ impl Sim {
         self.now - MIN
     }
 
-    pub fn state(&self) -> State {
-        self.memory.as_ref().map_or(State::Normal, |m| m.state)
+    pub fn state(&self) -> ProtectionState {
+        self.memory.as_ref().map_or(ProtectionState::Normal, |m| m.state)
     }
 
     pub fn mem(&self) -> &Memory {

@@ -13,7 +13,6 @@
 //! naming the signal and the query; the host checks the ranges.
 
 use super::error_chain::chain;
-use crate::bindings::{ApiLatency, Instant, Reading};
 pub use crate::config::prometheus::{DEFAULT_LATENCY_LABEL, PrometheusQueries};
 use crate::ports::metrics::{MetricsError, MetricsSource};
 use crate::redact::redact;
@@ -21,6 +20,7 @@ use reqwest::Url;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
+use vocabulary::{ApiLatency, Instant, Reading};
 
 /// A response larger than this is refused (an instant query for a few signals is a few KiB).
 const MAX_BODY: usize = 8 << 20;

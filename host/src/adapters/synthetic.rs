@@ -4,8 +4,8 @@
 //! minutes. Deterministic: the reading depends only on the minute, so separate `sentinel
 //! tick` processes see one consistent incident.
 
-use crate::bindings::{ApiLatency, Instant, Reading};
 use crate::ports::metrics::{MetricsError, MetricsSource};
+use vocabulary::{ApiLatency, Instant, Reading};
 
 /// Minutes in one cycle.
 pub const CYCLE_MINUTES: i64 = 80;

@@ -1,11 +1,11 @@
 //! Readings from a trace file (docs/behaviour.md §10.7), looked up by minute: a `read_error` line
 //! is a failed read with its reason, a minute the trace does not hold is a failed read too.
 
-use crate::bindings::{Instant, Reading, Signal};
 use crate::ports::metrics::{MetricsError, MetricsSource};
 use crate::trace::{TraceError, TraceEvent, read_trace};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use vocabulary::{Instant, Reading, Signal};
 
 pub struct TraceMetrics {
     path: PathBuf,

@@ -15,7 +15,6 @@ pub mod server;
 #[cfg(test)]
 mod tests;
 
-use crate::bindings::Instant;
 use crate::config::api::ApiToken;
 use crate::pin_service::PinService;
 use crate::policy::PolicyError;
@@ -25,6 +24,7 @@ use crate::ports::pins::PinStore;
 use axum::Router;
 use axum::routing::get;
 use std::sync::Arc;
+use vocabulary::Instant;
 
 /// The clock the API validates pins against (unix seconds).
 pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;

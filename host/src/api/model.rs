@@ -1,52 +1,12 @@
 //! The API's JSON, one type per document, each with its OpenAPI schema derived from it.
 //! Times are RFC 3339 in UTC; states and causes are named as in docs/behaviour.md §2 and §5.7.
 
-use crate::bindings::{Instant, Pin};
 use crate::instants::format_rfc3339;
-use crate::policy::names;
 use crate::ports::pins::{AuditAction, AuditRecord};
 use crate::ports::publisher::StateDocument;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-
-/// A protection state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StateName {
-    Normal,
-    Constrained,
-    Critical,
-    Emergency,
-}
-
-/// Why the state is what it is (docs/behaviour.md §5.7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum CauseName {
-    Pinned,
-    SignalHeld,
-    SignalLostRelease,
-    Escalate,
-    Emergency,
-    Recover,
-    SpacingWait,
-    RestoreThrottlesFirst,
-    Fresh,
-    Hold,
-}
-
-/// The capacity factor of each workload class, 0 to 1.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct FactorsView {
-    #[schema(minimum = 0.0, maximum = 1.0)]
-    pub bulk: f64,
-    #[schema(minimum = 0.0, maximum = 1.0)]
-    pub heavy: f64,
-    #[schema(minimum = 0.0, maximum = 1.0)]
-    pub write: f64,
-    #[schema(minimum = 0.0, maximum = 1.0)]
-    pub read: f64,
-}
+use vocabulary::{Cause, Factors, Instant, Pin, ProtectionState};
 
 /// The policy that decided.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -60,9 +20,8 @@ pub struct PolicyView {
 /// The last published document (docs/behaviour.md §7), as the cache and parameter channels got it.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct StateView {
-    #[schema(value_type = StateName)]
-    pub state: String,
-    pub factors: FactorsView,
+    pub state: ProtectionState,
+    pub factors: Factors,
     #[schema(format = DateTime)]
     pub decided_at: String,
     pub policy: PolicyView,
@@ -71,8 +30,7 @@ pub struct StateView {
     /// When the deciding pin expires; null when not pinned.
     #[schema(format = DateTime, required)]
     pub pin_expires_at: Option<String>,
-    #[schema(value_type = CauseName)]
-    pub cause: String,
+    pub cause: Cause,
     /// Grows by one each tick.
     #[schema(minimum = 0)]
     pub sequence: u64,
@@ -82,7 +40,7 @@ impl From<StateDocument> for StateView {
     fn from(d: StateDocument) -> StateView {
         StateView {
             state: d.state,
-            factors: FactorsView { bulk: d.factors.bulk, heavy: d.factors.heavy, write: d.factors.write, read: d.factors.read },
+            factors: d.factors,
             decided_at: d.decided_at,
             policy: PolicyView { name: d.policy.name, version: d.policy.version, digest: d.policy.digest },
             pinned: d.pinned,
@@ -96,8 +54,7 @@ impl From<StateDocument> for StateView {
 /// A pin as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct PinView {
-    #[schema(value_type = StateName)]
-    pub state: String,
+    pub state: ProtectionState,
     pub reason: String,
     #[schema(format = DateTime)]
     pub expires_at: String,
@@ -107,12 +64,7 @@ pub struct PinView {
 
 impl From<&Pin> for PinView {
     fn from(p: &Pin) -> PinView {
-        PinView {
-            state: names::state(p.state).into(),
-            reason: p.reason.clone(),
-            expires_at: format_rfc3339(p.expires_at),
-            actor: p.actor.clone(),
-        }
+        PinView { state: p.state, reason: p.reason.clone(), expires_at: format_rfc3339(p.expires_at), actor: p.actor.clone() }
     }
 }
 
@@ -143,7 +95,8 @@ impl PinStatus {
 #[derive(Debug, Clone, PartialEq, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PinBody {
-    #[schema(value_type = StateName)]
+    /// Read as text so that an unknown state is refused by the policy's pin rule, naming the field.
+    #[schema(value_type = ProtectionState)]
     pub state: String,
     /// Why; not blank, without control characters (no line break or tab) or bidirectional
     /// formatting characters (the longest the policy allows is given by maxLength).
@@ -213,47 +166,11 @@ pub struct Readiness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::Cause;
-
-    /// Fails to compile when the WIT gains a cause, so that the schema's list is updated.
-    fn _every_cause_is_listed(c: Cause) {
-        match c {
-            Cause::Pinned
-            | Cause::SignalHeld
-            | Cause::SignalLostRelease
-            | Cause::Escalate
-            | Cause::Emergency
-            | Cause::Recover
-            | Cause::SpacingWait
-            | Cause::RestoreThrottlesFirst
-            | Cause::Fresh
-            | Cause::Hold => {}
-        }
-    }
 
     #[test]
-    fn every_cause_has_its_schema_name() {
-        for c in [
-            Cause::Pinned,
-            Cause::SignalHeld,
-            Cause::SignalLostRelease,
-            Cause::Escalate,
-            Cause::Emergency,
-            Cause::Recover,
-            Cause::SpacingWait,
-            Cause::RestoreThrottlesFirst,
-            Cause::Fresh,
-            Cause::Hold,
-        ] {
-            let name = names::cause(c);
-            let parsed: CauseName = serde_json::from_value(serde_json::json!(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(serde_json::to_value(parsed).unwrap(), serde_json::json!(name));
-        }
+    fn audit_actions_are_written_by_their_names() {
         for a in AuditAction::ALL {
             assert_eq!(serde_json::to_value(a).unwrap(), serde_json::json!(a.name()));
-        }
-        for s in names::STATES {
-            let _: StateName = serde_json::from_value(serde_json::json!(names::state(s))).unwrap();
         }
     }
 }

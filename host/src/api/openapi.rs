@@ -3,10 +3,10 @@
 
 use crate::api::problem;
 use crate::api::routes;
-use crate::bindings::Thresholds;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{OpenApi as Document, RefOr, Schema};
 use utoipa::{Modify, OpenApi};
+use vocabulary::Thresholds;
 
 #[derive(OpenApi)]
 #[openapi(

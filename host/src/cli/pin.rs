@@ -86,7 +86,7 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
                 let pin = service.show().await?;
                 let view = pin.map(|p| {
                     serde_json::json!({
-                        "state": crate::policy::names::state(p.state),
+                        "state": p.state.name(),
                         "reason": p.reason,
                         "expires_at": crate::instants::format_rfc3339(p.expires_at),
                         "actor": p.actor,

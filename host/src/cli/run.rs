@@ -6,7 +6,6 @@
 use super::exit;
 use crate::config::Config;
 use crate::policy::lifecycle::watcher::Watcher;
-use crate::policy::names;
 use crate::ports::leadership::LockError;
 use crate::tick::{TickError, TickReport};
 use clap::Args;
@@ -201,7 +200,7 @@ fn live_line(r: &TickReport, n: u64, total: Option<u64>) {
     let d = &r.decision;
     let time = r.document.decided_at.get(11..16).unwrap_or("");
     let progress = total.map(|t| format!("[{n}/{t}] ")).unwrap_or_default();
-    let level = d.level.map(names::level).unwrap_or("read-failed");
+    let level = d.level.map(|n| n.name()).unwrap_or("read-failed");
     let mut channels: String = r.outcomes.iter().map(|o| if o.ok { '+' } else { '!' }).collect();
     if r.republished {
         channels.push_str(" (already decided: republished)");
@@ -210,13 +209,13 @@ fn live_line(r: &TickReport, n: u64, total: Option<u64>) {
     let _ = writeln!(
         out,
         "{progress}{time} {:<11} level {:<11} bulk {:.2} heavy {:.2} write {:.2} read {:.2}  {:<23} seq {} {channels}",
-        names::state(d.state),
+        d.state.name(),
         level,
         d.factors.bulk,
         d.factors.heavy,
         d.factors.write,
         d.factors.read,
-        names::cause(d.cause),
+        d.cause.name(),
         r.sequence,
     );
 }

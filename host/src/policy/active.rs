@@ -9,8 +9,8 @@ use super::Policy;
 pub use super::SharedPolicy;
 use super::lifecycle::Lifecycle;
 use super::{PolicyError, PolicyIdentity};
-use crate::bindings::{Decision, DecisionInput};
 use std::sync::{Arc, MutexGuard};
+use vocabulary::{Decision, DecisionInput};
 
 #[derive(Clone)]
 pub struct ActivePolicy {

@@ -2,11 +2,11 @@
 
 use super::runtime::Runtime;
 use super::{ComponentPolicy, Policy, PolicyError};
-use crate::bindings::Thresholds;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
+use vocabulary::Thresholds;
 use wasmtime::component::Component;
 
 /// What `sentinel policy info` prints.

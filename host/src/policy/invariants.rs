@@ -7,10 +7,9 @@
 //! parameter); [`Floors`] raise them to the least the project accepts (INV-01's 3 readings, 5
 //! calmer readings, 5 minutes), so a candidate that loosens them breaks INV-01 in its outputs.
 
-use crate::bindings::{Cause, Decision, Instant, Level, LevelThresholds, Pin, ProtectionState, Reading, Thresholds};
 use crate::instants::format_rfc3339;
-use crate::policy::names::{self, is_automatic, level_rank, rank};
 use serde::{Deserialize, Serialize};
+use vocabulary::{Cause, Decision, Instant, Level, LevelThresholds, Pin, ProtectionState, Reading, Thresholds};
 
 /// One replayed tick of one policy.
 #[derive(Debug, Clone)]
@@ -62,7 +61,7 @@ pub fn assess(reading: &Reading, t: &Thresholds) -> Level {
         worst_latency_ratio(reading).map(|r| against(r, &t.latency_ratio)),
         (reading.scaling == Some(true)).then_some(Level::Constrained),
     ];
-    levels.into_iter().flatten().max_by_key(|l| level_rank(*l)).unwrap_or(Level::Normal)
+    levels.into_iter().flatten().max_by_key(|l| l.rank()).unwrap_or(Level::Normal)
 }
 
 /// The highest p95 / baseline ratio among APIs with a finite baseline above 0.
@@ -134,28 +133,27 @@ impl InvariantChecker {
             {
                 found = found.or(violation("INV-01", format!("automatic change {}s after the previous one", tick.at - last)));
             }
-            if !is_automatic(d.cause) {
-                found = found.or(violation("INV-01", format!("unpinned change with cause {}", names::cause(d.cause))));
+            if !d.cause.is_automatic() {
+                found = found.or(violation("INV-01", format!("unpinned change with cause {}", d.cause.name())));
             }
             // INV-02: automatic emergency only from critical.
             if d.state == ProtectionState::Emergency && d.previous != ProtectionState::Critical {
-                found = found.or(violation("INV-02", format!("emergency reached from {} without a pin", names::state(d.previous))));
+                found = found.or(violation("INV-02", format!("emergency reached from {} without a pin", d.previous.name())));
             }
-            if rank(d.state) > rank(d.previous) {
+            if d.state.rank() > d.previous.rank() {
                 let need = self.escalate_readings;
-                let support = self.newest(need).is_some_and(|mut n| n.all(|l| level_rank(*l) >= rank(d.state).min(2)));
+                let support = self.newest(need).is_some_and(|mut n| n.all(|l| l.rank() >= d.state.rank().min(2)));
                 if !support {
-                    found = found
-                        .or(violation("INV-01", format!("escalation to {} without {need} supporting readings", names::state(d.state))));
+                    found = found.or(violation("INV-01", format!("escalation to {} without {need} supporting readings", d.state.name())));
                 }
             } else if d.cause == Cause::Recover {
                 let need = self.recover_readings;
-                let bar = rank(d.previous).min(2);
-                let calm = self.newest(need).is_some_and(|mut n| n.all(|l| level_rank(*l) < bar));
-                if !calm || rank(d.previous) - rank(d.state) != 1 {
+                let bar = d.previous.rank().min(2);
+                let calm = self.newest(need).is_some_and(|mut n| n.all(|l| l.rank() < bar));
+                if !calm || d.previous.rank() - d.state.rank() != 1 {
                     found = found.or(violation(
                         "INV-01",
-                        format!("recovery {} -> {} without {need} calmer readings", names::state(d.previous), names::state(d.state)),
+                        format!("recovery {} -> {} without {need} calmer readings", d.previous.name(), d.state.name()),
                     ));
                 }
             }
@@ -173,7 +171,7 @@ impl InvariantChecker {
             found = found.or(violation("INV-03", "the first failed read changed the state".into()));
         }
         if !pinned && failed_twice && d.state != ProtectionState::Normal {
-            found = found.or(violation("INV-03", format!("{} after two failed reads", names::state(d.state))));
+            found = found.or(violation("INV-03", format!("{} after two failed reads", d.state.name())));
         }
         found
     }

@@ -4,13 +4,11 @@
 
 pub mod active;
 mod component;
-pub(crate) mod convert;
 pub mod embedded;
 mod error;
 mod inspect;
 pub mod invariants;
 pub mod lifecycle;
-pub mod names;
 mod native;
 mod runtime;
 
@@ -20,12 +18,12 @@ pub use inspect::{ComponentInfo, inspect_component};
 pub use native::NativePolicy;
 pub use runtime::{Limits, Runtime};
 
-use crate::bindings::{
+use std::path::Path;
+use std::sync::Arc;
+use vocabulary::{
     AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
     PlanRequest, PolicyDescription,
 };
-use std::path::Path;
-use std::sync::Arc;
 
 /// The one loaded policy the tick, the pin service and the API share; the lifecycle's hot swap
 /// replaces what is inside.

@@ -1,32 +1,31 @@
 //! The same rules compiled natively, with thresholds read from a `policy.toml`. Replay and the
 //! benchmarks compare a component against these: both must give the same decisions.
 
-use super::convert as c;
 use super::{Policy, PolicyError, PolicyIdentity};
-use crate::bindings::{
-    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
-    PlanRequest, PolicyDescription,
-};
-use capacity_guest::thresholds::PolicyFile;
 use capacity_guest::{admission, baseline, decide, pin, planner};
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use vocabulary::{
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
+    PlanRequest, PolicyDescription,
+};
 
 pub struct NativePolicy {
     identity: PolicyIdentity,
-    file: PolicyFile,
+    file: PolicyDescription,
 }
 
 impl NativePolicy {
     /// Reads and checks a `policies/<version>/policy.toml`.
     pub fn load(path: &Path, label: Option<&str>) -> Result<NativePolicy, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
-        let file: PolicyFile = toml::from_str(&text).map_err(|e| PolicyError::InvalidFile { path: path.into(), message: e.to_string() })?;
+        let file: PolicyDescription =
+            toml::from_str(&text).map_err(|e| PolicyError::InvalidFile { path: path.into(), message: e.to_string() })?;
         file.check().map_err(|message| PolicyError::InvalidFile { path: path.into(), message })?;
         Ok(NativePolicy::new(file, &hex::encode(Sha256::digest(text.as_bytes())), label))
     }
 
-    pub fn new(file: PolicyFile, digest: &str, label: Option<&str>) -> NativePolicy {
+    pub fn new(file: PolicyDescription, digest: &str, label: Option<&str>) -> NativePolicy {
         let identity = PolicyIdentity {
             label: label.map(str::to_string).unwrap_or_else(|| format!("{}-native", file.version)),
             name: file.name.clone(),
@@ -44,27 +43,26 @@ impl Policy for NativePolicy {
     }
 
     fn describe(&mut self) -> Result<PolicyDescription, PolicyError> {
-        Ok(c::description_out(&self.file))
+        Ok(self.file.clone())
     }
 
     fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError> {
-        Ok(c::decision_out(decide::decide(&c::input_in(input), &self.file.thresholds)))
+        Ok(decide::decide(input, &self.file.thresholds))
     }
 
     fn compute_baselines(&mut self, hour: Instant, samples: &[ApiSamples]) -> Result<Vec<ApiBaseline>, PolicyError> {
-        let groups: Vec<_> = samples.iter().map(c::samples_in).collect();
-        Ok(baseline::compute(hour, &groups, &self.file.thresholds).into_iter().map(c::baseline_out).collect())
+        Ok(baseline::compute(hour, samples, &self.file.thresholds))
     }
 
     fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError> {
-        Ok(pin::validate(&c::pin_request_in(request), now, &self.file.thresholds).map(|p| c::pin_out(&p)).map_err(c::pin_error_out))
+        Ok(pin::validate(request, now, &self.file.thresholds))
     }
 
     fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError> {
-        Ok(c::admission_result_out(admission::resolve_budget(&c::admission_request_in(request))))
+        Ok(admission::resolve_budget(request))
     }
 
     fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError> {
-        Ok(c::plan_out(planner::plan(&c::plan_request_in(request))))
+        Ok(planner::plan(request))
     }
 }

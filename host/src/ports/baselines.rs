@@ -2,7 +2,7 @@
 //! added by each tick's commit; the baselines of an hour are saved once computed.
 
 use super::StoreError;
-use crate::bindings::{ApiBaseline, ApiSamples, Instant, LatencySample};
+use vocabulary::{ApiBaseline, ApiSamples, Instant, LatencySample};
 
 #[async_trait::async_trait]
 pub trait BaselineStore: Send + Sync {

@@ -2,9 +2,9 @@
 
 use super::StoreError;
 use super::pins::AuditRecord;
-use crate::bindings::{Decision, Instant, LatencySample, Memory, Pin, Signal};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use vocabulary::{Decision, Instant, LatencySample, Memory, Pin, Signal};
 
 /// Which policy decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

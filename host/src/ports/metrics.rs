@@ -1,6 +1,6 @@
 //! Where readings come from. A source returns one minute's reading or says why it could not.
 
-use crate::bindings::{Instant, Reading};
+use vocabulary::{Instant, Reading};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MetricsError {

@@ -2,8 +2,8 @@
 //! after, the actor and the time, in the same transaction as the change (INV-05).
 
 use super::StoreError;
-use crate::bindings::{Instant, Pin};
 use serde::{Deserialize, Serialize};
+use vocabulary::{Instant, Pin};
 
 /// What a change did. (Also the API's schema for it.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

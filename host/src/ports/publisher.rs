@@ -1,13 +1,13 @@
 //! Publication of the decided state (docs/behaviour.md §7) to one channel.
 
-use crate::bindings::Factors;
 use serde::{Deserialize, Serialize};
+use vocabulary::{Cause, Factors, ProtectionState};
 
 /// The published document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StateDocument {
-    pub state: String,
+    pub state: ProtectionState,
     pub factors: Factors,
     /// RFC 3339.
     pub decided_at: String,
@@ -15,7 +15,7 @@ pub struct StateDocument {
     pub pinned: bool,
     /// RFC 3339, when pinned.
     pub pin_expires_at: Option<String>,
-    pub cause: String,
+    pub cause: Cause,
     /// Grows by one each tick.
     pub sequence: u64,
 }

@@ -2,9 +2,9 @@
 //! the first reading of each clock hour the policy recomputes the baselines from them. A reading
 //! whose API has no `baseline_ms` gets the learnt one (or none, and is not assessed on latency).
 
-use crate::bindings::{ApiSamples, Instant, LatencySample, Reading};
 use crate::policy::{Policy, PolicyError};
 use std::collections::{BTreeMap, VecDeque};
+use vocabulary::{ApiSamples, Instant, LatencySample, Reading};
 
 const HOUR: Instant = 3600;
 const WINDOW: Instant = 24 * HOUR;

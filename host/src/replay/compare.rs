@@ -4,10 +4,9 @@
 //! invariant violations. One tick counts one minute (traces hold one reading a minute).
 
 use super::Tick;
-use crate::bindings::{Instant, Level, ProtectionState, Thresholds, ThrottleIntent};
 use crate::policy::invariants::{Floors, InvariantChecker, Violation};
-use crate::policy::names;
 use serde::Serialize;
+use vocabulary::{Instant, Level, ProtectionState, Thresholds, ThrottleIntent};
 
 /// A change undone within this long is a flap.
 pub const FLAP_WINDOW_S: Instant = 15 * 60;
@@ -103,7 +102,7 @@ impl Accumulator {
         let s = &mut self.summary;
         s.ticks += 1;
         s.start_at.get_or_insert(tick.at);
-        let state_rank = names::rank(d.state);
+        let state_rank = d.state.rank();
         s.minutes[state_rank as usize] += 1;
         s.bulk_capacity_minutes += d.factors.bulk;
         if d.level.is_none() {
@@ -127,7 +126,7 @@ impl Accumulator {
         if d.level == Some(Level::Critical) && s.first_critical_at.is_none() {
             s.first_critical_at = Some(tick.at);
         }
-        let protected = state_rank >= names::rank(ProtectionState::Critical);
+        let protected = state_rank >= ProtectionState::Critical.rank();
         if protected && s.first_protected_at.is_none() {
             s.first_protected_at = Some(tick.at);
         }

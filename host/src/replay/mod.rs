@@ -19,10 +19,10 @@ pub mod timeline;
 
 pub use baselines::Baselines;
 
-use crate::bindings::{DecisionInput, Signal};
 pub use crate::policy::invariants::Tick;
 use crate::policy::{Policy, PolicyError};
 use crate::trace::{Trace, TraceEvent};
+use vocabulary::{DecisionInput, Signal};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {

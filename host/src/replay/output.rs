@@ -4,10 +4,9 @@
 use super::Tick;
 use super::compare::Summary;
 use super::metrics::{METRICS, format_difference, format_value};
-use crate::bindings::Factors;
 use crate::instants::format_rfc3339;
-use crate::policy::names;
 use serde::Serialize;
+use vocabulary::Factors;
 
 /// One tick as docs/behaviour.md §10.3 prints it.
 #[derive(Debug, Serialize)]
@@ -27,12 +26,12 @@ pub fn tick_line(policy: &str, tick: &Tick<'_>) -> String {
     let line = TickLine {
         policy,
         at: format_rfc3339(tick.at),
-        state: names::state(d.state),
+        state: d.state.name(),
         changed: d.changed,
-        cause: names::cause(d.cause),
-        level: d.level.map(names::level),
+        cause: d.cause.name(),
+        level: d.level.map(|n| n.name()),
         factors: d.factors,
-        throttles: names::throttles(d.throttles),
+        throttles: d.throttles.name(),
     };
     serde_json::to_string(&line).expect("a tick line always serializes")
 }

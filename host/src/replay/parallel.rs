@@ -6,7 +6,6 @@
 use super::compare::{Accumulator, Summary};
 use super::timeline::Timeline;
 use super::{ReplayError, Replayer};
-use crate::bindings::Thresholds;
 use crate::instants::format_rfc3339;
 use crate::policy::invariants::Floors;
 use crate::policy::{self, ComponentPolicy, Policy, PolicyError, PolicyIdentity, Runtime};
@@ -16,6 +15,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use vocabulary::Thresholds;
 use wasmtime::component::Component;
 
 /// A policy as given on the command line, ready to open any number of instances.

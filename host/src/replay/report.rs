@@ -7,11 +7,11 @@ use super::gate::{self, Gate, Regression};
 use super::metrics::{self, METRICS, Row, Verdict, compare, format_difference, format_value};
 use super::svg::timeline_svg;
 use super::timeline::Timeline;
-use crate::bindings::Thresholds;
 use crate::policy::PolicyIdentity;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
+use vocabulary::Thresholds;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyInfo {

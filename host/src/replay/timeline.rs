@@ -2,9 +2,8 @@
 //! policy saw it, in a compact record (a year of minutes is half a million of them).
 
 use super::Tick;
-use crate::bindings::{Instant, ThrottleIntent};
 use crate::policy::invariants::worst_latency_ratio;
-use crate::policy::names;
+use vocabulary::{Instant, ThrottleIntent};
 
 /// One replayed tick, reduced to what the timeline shows.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,9 +40,9 @@ impl Timeline {
         let value = |v: Option<f64>| v.filter(|v| v.is_finite()).map_or(f32::NAN, |v| v as f32);
         self.points.push(Point {
             at: tick.at,
-            state: names::rank(d.state),
-            level: d.level.map(names::level_rank),
-            pin: tick.pin.filter(|p| p.expires_at > tick.at).map(|p| names::rank(p.state)),
+            state: d.state.rank(),
+            level: d.level.map(|n| n.rank()),
+            pin: tick.pin.filter(|p| p.expires_at > tick.at).map(|p| p.state.rank()),
             throttles: d.throttles,
             cpu_pct: value(tick.reading.and_then(|r| r.cpu_pct)),
             connections_pct: value(tick.reading.and_then(|r| r.connections_pct)),

@@ -3,9 +3,9 @@
 //! policy's handle, [`crate::policy::active::ActivePolicy`].
 
 use super::Sentinel;
-use crate::bindings::{Decision, DecisionInput};
 use crate::policy::{PolicyError, PolicyIdentity};
 use std::time::Instant as Clock;
+use vocabulary::{Decision, DecisionInput};
 
 impl Sentinel {
     pub(super) fn decide(&self, input: &DecisionInput, notes: &mut Vec<String>) -> Result<(Decision, PolicyIdentity), PolicyError> {

@@ -3,11 +3,11 @@
 //! is no pin, a failed or malformed metric read is a failed read passed to the decision.
 
 use super::Sentinel;
-use crate::bindings::{ApiBaseline, Instant, LatencySample, Memory, Pin, Reading, Signal};
 use crate::ports::memory::StageStatus;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
+use vocabulary::{ApiBaseline, Instant, LatencySample, Memory, Pin, Reading, Signal};
 
 const HOUR: Instant = 3600;
 

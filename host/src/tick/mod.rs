@@ -13,10 +13,8 @@ pub use gather::check_reading;
 pub use publish::recorded_document;
 pub use stages::{StageAction, plan_stages};
 
-use crate::bindings::{Decision, DecisionInput, Pin, Reading, Signal};
 use crate::instants;
 use crate::policy::active::ActivePolicy;
-use crate::policy::names;
 use crate::policy::{PolicyError, PolicyIdentity};
 use crate::ports::StoreError;
 use crate::ports::baselines::BaselineStore;
@@ -29,6 +27,7 @@ use crate::ports::stages::{StageController, StageTarget};
 use crate::telemetry::{ChangeLabels, Telemetry};
 use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
+use vocabulary::{Decision, DecisionInput, Pin, Reading, Signal};
 
 /// The capabilities a tick uses, one port each.
 pub struct Ports {
@@ -99,7 +98,7 @@ fn failures(outcomes: &[ChannelOutcome]) -> String {
 
 impl Sentinel {
     /// Runs one tick at `now` under the tick deadline, holding the leadership lease.
-    pub async fn tick(&self, now: crate::bindings::Instant) -> Result<TickReport, TickError> {
+    pub async fn tick(&self, now: vocabulary::Instant) -> Result<TickReport, TickError> {
         // Waiting for another sentinel's lock (`lock_wait`) comes first: the deadline bounds
         // this sentinel's own work, not how long another one keeps the lock.
         let lease = self.ports.leadership.acquire(self.settings.lock_wait).await;
@@ -122,7 +121,7 @@ impl Sentinel {
         result
     }
 
-    async fn tick_inner(&self, now: crate::bindings::Instant) -> Result<TickReport, TickError> {
+    async fn tick_inner(&self, now: vocabulary::Instant) -> Result<TickReport, TickError> {
         let mut notes = Vec::new();
         match republish::already_decided(self, now).await {
             Ok(Some((sequence, record))) => return republish::republish(self, sequence, record, notes).await,
@@ -196,9 +195,7 @@ impl Sentinel {
     fn count(&self, decision: &Decision, outcomes: &[ChannelOutcome]) {
         let t = &self.telemetry;
         if decision.changed {
-            t.changes
-                .get_or_create(&ChangeLabels { from: names::state(decision.previous).into(), to: names::state(decision.state).into() })
-                .inc();
+            t.changes.get_or_create(&ChangeLabels { from: decision.previous.name().into(), to: decision.state.name().into() }).inc();
         }
         if decision.level.is_none() {
             t.failed_reads.inc();
@@ -209,7 +206,7 @@ impl Sentinel {
     /// The published state and each failed channel (also for a republished minute).
     fn count_publication(&self, decision: &Decision, outcomes: &[ChannelOutcome]) {
         let t = &self.telemetry;
-        t.state.set(i64::from(names::rank(decision.state)));
+        t.state.set(i64::from(decision.state.rank()));
         for o in outcomes.iter().filter(|o| !o.ok) {
             t.publish_failures.get_or_create(&crate::telemetry::ChannelLabels { channel: o.channel.clone() }).inc();
         }
@@ -232,13 +229,13 @@ fn log_tick(r: &TickReport) {
     let pin = r
         .pin
         .as_ref()
-        .map(|p| format!("{} by {} until {} ({})", names::state(p.state), p.actor, instants::format_rfc3339(p.expires_at), p.reason));
+        .map(|p| format!("{} by {} until {} ({})", p.state.name(), p.actor, instants::format_rfc3339(p.expires_at), p.reason));
     let explanation = crate::user_text::escape(&d.explanation);
     if r.republished {
         tracing::info!(
             sequence = r.sequence,
-            state = names::state(d.state),
-            cause = names::cause(d.cause),
+            state = d.state.name(),
+            cause = d.cause.name(),
             channels = %channels.join(" "),
             "this minute or a later one was already decided (sequence {}, for {}); its document was published again, not decided twice",
             r.sequence,
@@ -247,12 +244,12 @@ fn log_tick(r: &TickReport) {
     } else {
         tracing::info!(
             sequence = r.sequence,
-            state = names::state(d.state),
-            cause = names::cause(d.cause),
+            state = d.state.name(),
+            cause = d.cause.name(),
             changed = d.changed,
-            level = d.level.map(names::level),
-            pending = d.pending.map(names::state),
-            throttles = names::throttles(d.throttles),
+            level = d.level.map(|n| n.name()),
+            pending = d.pending.map(|n| n.name()),
+            throttles = d.throttles.name(),
             pin = pin.as_deref(),
             readings = %readings,
             channels = %channels.join(" "),

@@ -1,13 +1,12 @@
 //! Hop 4b: the published document, sent to both channels concurrently, each with a timeout.
 
 use super::{Sentinel, policy_ref};
-use crate::bindings::{Decision, Instant, Pin};
 use crate::instants::format_rfc3339;
 use crate::policy::PolicyIdentity;
-use crate::policy::names;
 use crate::ports::memory::{ChannelOutcome, PolicyRef, TickRecord};
 use crate::ports::publisher::{Publisher, StateDocument};
 use std::time::Duration;
+use vocabulary::{Decision, Instant, Pin};
 
 pub fn document(decision: &Decision, now: Instant, identity: &PolicyIdentity, pin: Option<&Pin>, sequence: u64) -> StateDocument {
     build(decision, now, policy_ref(identity), pin, sequence)
@@ -21,13 +20,13 @@ pub fn recorded_document(sequence: u64, record: &TickRecord) -> StateDocument {
 fn build(decision: &Decision, now: Instant, policy: PolicyRef, pin: Option<&Pin>, sequence: u64) -> StateDocument {
     let active = pin.filter(|p| p.expires_at > now);
     StateDocument {
-        state: names::state(decision.state).into(),
+        state: decision.state,
         factors: decision.factors,
         decided_at: format_rfc3339(now),
         policy,
         pinned: active.is_some(),
         pin_expires_at: active.map(|p| format_rfc3339(p.expires_at)),
-        cause: names::cause(decision.cause).into(),
+        cause: decision.cause,
         sequence,
     }
 }

@@ -11,8 +11,8 @@
 //! the memory a step back in time. It publishes the newest record again: the state in force.
 
 use super::{Sentinel, TickError, TickReport, publish};
-use crate::bindings::{Instant, Signal};
 use crate::ports::memory::TickRecord;
+use vocabulary::{Instant, Signal};
 
 /// The newest record when it is for `now` or later. A store that cannot answer is no record:
 /// the tick then decides, and its own commit reports the store.

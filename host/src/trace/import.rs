@@ -12,8 +12,8 @@ use time::PrimitiveDateTime;
 use time::macros::format_description;
 
 use super::TraceEvent;
-use crate::bindings::{ApiLatency, Instant, Reading, Signal};
 use crate::instants::{format_rfc3339, parse_rfc3339};
+use vocabulary::{ApiLatency, Instant, Reading, Signal};
 
 /// The most minutes one import produces: 366 days. A longer span is almost always a wrong
 /// timestamp, and would otherwise be filled in minute by minute.

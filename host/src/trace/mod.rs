@@ -22,7 +22,7 @@ use std::path::Path;
 pub use import::{ImportError, ImportSignal, ParseImportSignalError, import_csv};
 pub use write::write_event;
 
-use crate::bindings::{Instant, Pin, Signal};
+use vocabulary::{Instant, Pin, Signal};
 
 /// One line of a trace.
 #[derive(Debug, Clone, PartialEq)]

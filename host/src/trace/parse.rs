@@ -3,8 +3,8 @@
 use serde_json::{Map, Value};
 
 use super::{TraceError, TraceEvent};
-use crate::bindings::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 use crate::instants::{format_rfc3339, parse_rfc3339};
+use vocabulary::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 
 /// The keys that make a line an event; a line has `at` and exactly one of these.
 const EVENT_KEYS: [&str; 4] = ["reading", "read_error", "pin", "throttles_enabled"];

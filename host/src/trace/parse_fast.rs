@@ -9,10 +9,10 @@
 //! not return.
 
 use super::TraceEvent;
-use crate::bindings::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 use crate::instants::parse_rfc3339;
 use serde::de::{Deserialize, Deserializer, Visitor};
 use std::borrow::Cow;
+use vocabulary::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 
 /// The event of `line`, or `None` when only the checking parser can say what it is (or what is
 /// wrong with it).

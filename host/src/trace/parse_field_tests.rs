@@ -1,6 +1,6 @@
 use super::{AT, error, pair};
-use crate::bindings::{Pin, ProtectionState};
 use crate::trace::{TraceEvent, parse_trace};
+use vocabulary::{Pin, ProtectionState};
 
 fn reading_error(reading: &str) -> (String, String) {
     error(&format!(r#"{{"at":"2026-10-20T14:03:00Z","reading":{reading}}}"#))

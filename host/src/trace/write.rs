@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use super::TraceEvent;
-use crate::bindings::{ProtectionState, Reading, Signal};
 use crate::instants::format_rfc3339;
+use vocabulary::{ProtectionState, Reading, Signal};
 
 /// One JSON line (no newline) in that format; [`super::parse_trace`] reads it back as the
 /// same event.
@@ -133,8 +133,8 @@ fn state_name(state: ProtectionState) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::{ApiLatency, Pin};
     use crate::trace::parse_trace;
+    use vocabulary::{ApiLatency, Pin};
 
     const AT: i64 = 1_792_504_980; // 2026-10-20T14:03:00Z
 

@@ -283,7 +283,7 @@ pub fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
     }
 }
 
-/// The decided state of a tick record, in its serde form (`"Critical"`).
+/// The decided state of a tick record, in its serde form (`"critical"`).
 pub fn record_state(record: &Value) -> &str {
     record["decision"]["state"].as_str().unwrap()
 }

@@ -1,12 +1,12 @@
 //! The invariants no crash and no race may break, checked on what the store recorded and what
 //! the channels hold. Each assertion names what broke.
 
-use sentinel::bindings::{Decision, DecisionInput, Memory};
 use sentinel::policy::{NativePolicy, Policy};
 use sentinel::ports::StoreError;
 use sentinel::ports::memory::TickRecord;
 use sentinel::ports::pins::AuditRecord;
 use sentinel::ports::publisher::StateDocument;
+use vocabulary::{Decision, DecisionInput, Memory};
 
 /// Tick sequences are 1, 2, 3, ... with no gap and no repeat.
 pub fn check_sequences(label: &str, ticks: &[(u64, TickRecord)]) {

@@ -4,14 +4,14 @@
 
 use capacity_tests::servers::postgres::Postgres;
 use sentinel::adapters::postgres::{PostgresStore, connect};
-use sentinel::bindings::{
-    Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal, ThrottleIntent,
-};
 use sentinel::ports::StoreError;
 use sentinel::ports::memory::{PolicyRef, TickCommit, TickRecord};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
+use vocabulary::{
+    Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal, ThrottleIntent,
+};
 
 pub const T0: Instant = 1_792_504_980; // 2026-10-20T14:03:00Z
 pub const TIMEOUT: Duration = Duration::from_secs(5);

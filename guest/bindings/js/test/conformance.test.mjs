@@ -39,7 +39,7 @@ test('the vectors cover every outcome', () => {
     ...admission.map(([, c]) => c.expected.outcome),
     ...planner.flatMap(([, c]) => c.expected.waiting.map((w) => w.outcome)),
   ]);
-  for (const o of ['Admit', 'WaitClusterFull', 'WaitServiceFull', 'WaitWorkspaceFull', 'WaitCapacityZero']) {
+  for (const o of ['admit', 'wait-cluster-full', 'wait-service-full', 'wait-workspace-full', 'wait-capacity-zero']) {
     assert.ok(seen.has(o), `no vector expects ${o}`);
   }
 });

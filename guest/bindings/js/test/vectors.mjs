@@ -1,7 +1,7 @@
 // The shared conformance vectors (tests/vectors) and conversions between their serde form and
-// jco's: serde has snake_case fields, enum cases by Rust variant ("WaitClusterFull"), externally
-// tagged variants ({"Reading": {...}}), null options and instants as JSON integers; jco has
-// camelCase fields, kebab-case cases, {tag, val} variants, undefined options and BigInt s64.
+// jco's: serde has snake_case fields, enum cases by their WIT names ("wait-cluster-full"),
+// externally tagged variants ({"reading": {...}}), null options and instants as JSON integers;
+// jco has camelCase fields, the same case names, {tag, val} variants, undefined options and BigInt s64.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,8 +47,6 @@ export function cases(kind) {
     }));
 }
 
-export const kebab = (pascal) => pascal.replace(/(?<!^)(?=[A-Z])/g, '-').toLowerCase();
-export const pascal = (kebabName) => kebabName.split('-').map((p) => p[0].toUpperCase() + p.slice(1)).join('');
 export const camel = (snake) => snake.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 export const snake = (camelName) => camelName.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
@@ -70,7 +68,7 @@ export const schema = {
   decisionInput: {
     record: {
       now: 'instant',
-      signal: { variant: { Reading: reading, Failed: 'string' } },
+      signal: { variant: { reading, failed: 'string' } },
       memory: { option: memory },
       pin: { option: { record: { state: 'enum', reason: 'string', expires_at: 'instant', actor: 'string' } } },
       throttles_enabled: 'bool',
@@ -88,13 +86,13 @@ export const schema = {
 /** A serde value to jco's form. */
 export function toJco(ty, v) {
   if (ty === 'instant') return typeof v === 'object' ? BigInt(v.$bigint) : BigInt(v);
-  if (ty === 'enum') return kebab(v);
+  if (ty === 'enum') return v;
   if (typeof ty === 'string') return v;
   if (ty.option) return v === null ? undefined : toJco(ty.option, v);
   if (ty.list) return v.map((x) => toJco(ty.list, x));
   if (ty.variant) {
     const [[tag, payload]] = Object.entries(v);
-    return { tag: kebab(tag), val: toJco(ty.variant[tag], payload) };
+    return { tag, val: toJco(ty.variant[tag], payload) };
   }
   return Object.fromEntries(Object.entries(ty.record).map(([k, t]) => [camel(k), toJco(t, v[k])]));
 }
@@ -102,18 +100,17 @@ export function toJco(ty, v) {
 /** A jco value back to the serde form (instants beyond 2^53 as {"$bigint": ...}). */
 export function fromJco(ty, v) {
   if (ty === 'instant') return Number.isSafeInteger(Number(v)) ? Number(v) : { $bigint: String(v) };
-  if (ty === 'enum') return pascal(v);
+  if (ty === 'enum') return v;
   if (typeof ty === 'string') return v;
   if (ty.option) return v === undefined || v === null ? null : fromJco(ty.option, v);
   if (ty.list) return v.map((x) => fromJco(ty.list, x));
   if (ty.variant) {
-    const tag = pascal(v.tag);
-    return { [tag]: fromJco(ty.variant[tag], v.val) };
+    return { [v.tag]: fromJco(ty.variant[v.tag], v.val) };
   }
   return Object.fromEntries(Object.entries(ty.record).map(([k, t]) => [k, fromJco(t, v[camel(k)])]));
 }
 
-/** The admission API's serde form <-> the wrapper's (camelCase keys; outcomes kebab-case). */
+/** The admission API's serde form <-> the wrapper's (camelCase keys). */
 export function camelKeys(v) {
   if (Array.isArray(v)) return v.map(camelKeys);
   if (v === null || typeof v !== 'object') return v;
@@ -123,7 +120,7 @@ export function camelKeys(v) {
 export function serdeAdmission(v) {
   if (Array.isArray(v)) return v.map(serdeAdmission);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [snake(k), k === 'outcome' ? pascal(x) : serdeAdmission(x)]));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [snake(k), serdeAdmission(x)]));
 }
 
 /** Each differing field as `path: expected X, got Y`. */

@@ -1,27 +1,16 @@
 """Converts between the vectors' serde form and wasmtime-py component values, guided by the
 component's own types (so no WIT type is written out here).
 
-The serde form (tests/vectors/README.md): record fields in snake case, enum cases by their Rust
-variant (`"WaitClusterFull"`), variants externally tagged (`{"Reading": {...}}`), options null.
-The WIT form: kebab-case fields and cases (`wait-cluster-full`), `Record` objects, `None`, and
+The serde form (tests/vectors/README.md): record fields in snake case, enum cases by their WIT
+names (`"wait-cluster-full"`), variants externally tagged (`{"reading": {...}}`), options null.
+The WIT form: kebab-case fields, the same case names, `Record` objects, `None`, and
 `Variant(tag, payload)` or the bare payload for a variant whose cases have distinct Python types
 (wasmtime-py's rule).
 """
 
-import re
 from typing import Any
 
 from wasmtime import component as wc
-
-
-def kebab(pascal: str) -> str:
-    """`WaitClusterFull` -> `wait-cluster-full`."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "-", pascal).lower()
-
-
-def pascal(kebab_name: str) -> str:
-    """`wait-cluster-full` -> `WaitClusterFull`."""
-    return "".join(part.capitalize() for part in kebab_name.split("-"))
 
 
 def to_wit(ty: Any, value: Any) -> Any:
@@ -35,11 +24,11 @@ def to_wit(ty: Any, value: Any) -> Any:
     if isinstance(ty, wc.OptionType):
         return None if value is None else to_wit(ty.payload, value)
     if isinstance(ty, wc.EnumType):
-        return kebab(value)
+        return value
     if isinstance(ty, wc.VariantType):
         (tag, payload), = value.items() if isinstance(value, dict) else [(value, None)]
         cases = dict(ty.cases)
-        case = kebab(tag)
+        case = tag
         converted = None if cases[case] is None else to_wit(cases[case], payload)
         return wc.Variant(case, converted) if ty._tagged() else converted
     if isinstance(ty, (wc.F64, wc.F32)):
@@ -57,14 +46,14 @@ def from_wit(ty: Any, value: Any) -> Any:
     if isinstance(ty, wc.OptionType):
         return None if value is None else from_wit(ty.payload, value)
     if isinstance(ty, wc.EnumType):
-        return pascal(value)
+        return value
     if isinstance(ty, wc.VariantType):
         if ty._tagged():
             tag, payload = value.tag, value.payload
         else:
             tag, payload = _untagged_case(ty, value)
         case_ty = dict(ty.cases)[tag]
-        return pascal(tag) if case_ty is None else {pascal(tag): from_wit(case_ty, payload)}
+        return tag if case_ty is None else {tag: from_wit(case_ty, payload)}
     return value
 
 

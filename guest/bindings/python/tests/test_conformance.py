@@ -25,7 +25,7 @@ from capacity_admission import (
 )
 from capacity_admission.runtime import ComponentInstance
 from conftest import VECTORS, built
-from serde_wit import from_wit, pascal, to_wit
+from serde_wit import from_wit, to_wit
 
 
 def cases(kind: str) -> List[Tuple[str, Dict[str, Any]]]:
@@ -52,13 +52,13 @@ def differences(expected: Any, actual: Any, at: str = "") -> List[str]:
 
 
 def serde(value: Any) -> Any:
-    """A package dataclass in the vectors' serde form (enum cases by Rust variant name)."""
+    """A package dataclass in the vectors' serde form (enum cases by their WIT names)."""
     if dataclasses.is_dataclass(value):
         return {f.name: serde(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, list):
         return [serde(v) for v in value]
     if hasattr(value, "value") and isinstance(value.value, str):  # an AdmissionOutcome
-        return pascal(value.value)
+        return value.value
     return value
 
 
@@ -110,7 +110,7 @@ def test_decision_vector(decide, case: Dict[str, Any]) -> None:
 def test_vectors_cover_every_outcome() -> None:
     seen = {c["expected"]["outcome"] for _, c in ADMISSION}
     seen |= {w["outcome"] for _, c in PLANNER for w in c["expected"]["waiting"]}
-    assert seen >= {"Admit", "WaitClusterFull", "WaitServiceFull", "WaitWorkspaceFull", "WaitCapacityZero"}
+    assert seen >= {"admit", "wait-cluster-full", "wait-service-full", "wait-workspace-full", "wait-capacity-zero"}
 
 
 def test_shipped_component_is_the_built_one() -> None:

@@ -4,13 +4,13 @@
 use super::pins::{append_audit, lock_pin};
 use super::{Fail, PostgresStore};
 use crate::adapters::stored_json::{parse_json, to_json};
-use crate::bindings::Memory;
 use crate::ports::StoreError;
 use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
 use crate::ports::pins::AuditAction;
 use std::collections::BTreeMap;
 use tokio_postgres::Client;
 use tokio_postgres::types::Type;
+use vocabulary::Memory;
 
 #[async_trait::async_trait]
 impl MemoryStore for PostgresStore {

@@ -5,10 +5,10 @@
 
 use super::{Fail, PostgresStore};
 use crate::adapters::stored_json::{parse_json, to_json};
-use crate::bindings::{Instant, Pin};
 use crate::ports::StoreError;
 use crate::ports::pins::{AuditAction, AuditRecord, PinStore};
 use tokio_postgres::{Client, Row};
+use vocabulary::{Instant, Pin};
 
 const PIN_ADVICE: &str = "set a new pin or clear it to replace the row";
 

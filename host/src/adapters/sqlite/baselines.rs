@@ -1,10 +1,10 @@
 //! `BaselineStore`: latency samples (written by each tick's commit) and the hourly baselines.
 
 use super::{Fail, SqliteStore, wall_clock};
-use crate::bindings::{ApiBaseline, ApiSamples, Instant, LatencySample};
 use crate::ports::StoreError;
 use crate::ports::baselines::{BaselineStore, group_by_api};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use vocabulary::{ApiBaseline, ApiSamples, Instant, LatencySample};
 
 #[async_trait::async_trait]
 impl BaselineStore for SqliteStore {

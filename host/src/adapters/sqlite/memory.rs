@@ -4,12 +4,12 @@
 use super::pins::{append_audit, stored_pin};
 use super::{Fail, SqliteStore, wall_clock};
 use crate::adapters::stored_json::{parse_json, to_json};
-use crate::bindings::Memory;
 use crate::ports::StoreError;
 use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
 use crate::ports::pins::AuditAction;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use std::collections::BTreeMap;
+use vocabulary::Memory;
 
 #[async_trait::async_trait]
 impl MemoryStore for SqliteStore {
@@ -144,6 +144,6 @@ fn write_tick(tx: &Transaction<'_>, commit: &TickCommit, location: &str) -> Resu
 }
 
 /// Whether `pin` is the stored pin (an unreadable row is not).
-fn still_stored(tx: &Transaction<'_>, pin: &crate::bindings::Pin) -> Result<bool, Fail> {
+fn still_stored(tx: &Transaction<'_>, pin: &vocabulary::Pin) -> Result<bool, Fail> {
     Ok(matches!(stored_pin(tx)?, Some(Ok(stored)) if stored == *pin))
 }

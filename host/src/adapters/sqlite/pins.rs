@@ -3,10 +3,10 @@
 
 use super::{Fail, SqliteStore};
 use crate::adapters::stored_json::{parse_json, to_json};
-use crate::bindings::{Instant, Pin};
 use crate::ports::StoreError;
 use crate::ports::pins::{AuditAction, AuditRecord, PinStore};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use vocabulary::{Instant, Pin};
 
 const PIN_ADVICE: &str = "set a new pin or clear it to replace the row";
 

@@ -2,14 +2,14 @@
 //! processes: each has its own connection.
 
 use super::*;
-use crate::bindings::{
-    ApiBaseline, ApiSamples, Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry,
-    Signal, ThrottleIntent,
-};
 use crate::ports::baselines::BaselineStore;
 use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, StageStatus, TickCommit, TickRecord};
 use crate::ports::pins::{AuditAction, PinStore};
 use std::collections::BTreeMap;
+use vocabulary::{
+    ApiBaseline, ApiSamples, Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry,
+    Signal, ThrottleIntent,
+};
 
 const T0: Instant = 1_792_504_980; // 2026-10-20T14:03:00Z
 

@@ -10,7 +10,6 @@ mod state;
 
 use super::{ApiState, router};
 use crate::adapters::sqlite::SqliteStore;
-use crate::bindings::Instant;
 use crate::config::api::{ApiRole, ApiToken};
 use crate::instants::{format_rfc3339, parse_rfc3339};
 use crate::policy::active::SharedPolicy;
@@ -25,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tower::ServiceExt;
+use vocabulary::Instant;
 use wasmtime::component::Component;
 
 pub const STAFF: &str = "staff-token-of-alice";
@@ -110,7 +110,7 @@ impl Harness {
     }
 
     /// The stored pin, straight from the store.
-    pub async fn stored_pin(&self) -> Option<crate::bindings::Pin> {
+    pub async fn stored_pin(&self) -> Option<vocabulary::Pin> {
         crate::ports::pins::PinStore::current_pin(self.store.as_ref()).await.unwrap()
     }
 }

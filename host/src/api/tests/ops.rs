@@ -1,11 +1,11 @@
 //! Probes, metrics, the OpenAPI document, unknown paths and methods, and a store that is down.
 
 use super::*;
-use crate::bindings::Pin;
 use crate::ports::StoreError;
 use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
 use crate::ports::pins::{AuditRecord, PinStore};
 use std::collections::BTreeMap;
+use vocabulary::Pin;
 
 #[tokio::test]
 async fn healthz_and_readyz() {
@@ -122,7 +122,7 @@ impl PinStore for Down {
 
 #[async_trait::async_trait]
 impl MemoryStore for Down {
-    async fn load_memory(&self) -> Result<Option<crate::bindings::Memory>, StoreError> {
+    async fn load_memory(&self) -> Result<Option<vocabulary::Memory>, StoreError> {
         Err(down())
     }
     async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {

@@ -2,7 +2,7 @@
 //! pin untouched each time).
 
 use super::*;
-use crate::bindings::ProtectionState;
+use vocabulary::ProtectionState;
 
 #[tokio::test]
 async fn no_pin_reads_as_null() {

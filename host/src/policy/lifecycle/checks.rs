@@ -2,11 +2,11 @@
 //! version (no trap, the same output twice for the same input, structurally sound decisions,
 //! the invariants of docs/behaviour.md §12 over a fixed scenario) and a trial replay of the recorded ticks.
 
-use crate::bindings::{Decision, DecisionInput, Memory, Reading, Signal, Thresholds};
 use crate::policy::Policy;
 use crate::policy::invariants::InvariantChecker;
 use crate::policy::invariants::Tick;
 use crate::ports::memory::TickRecord;
+use vocabulary::{Decision, DecisionInput, Memory, Reading, Signal, Thresholds};
 
 /// The fixed inputs every version decides before it may run: the inputs of the decision
 /// conformance vectors (whose expected outputs belong to 1.0.0), kept with the host so that the

@@ -20,7 +20,6 @@ pub mod state;
 pub mod watcher;
 
 use super::SharedPolicy;
-use crate::bindings::{Decision, DecisionInput};
 use crate::config::policies::{PoliciesConfig, Selection};
 use crate::policy::{Policy, PolicyError, Runtime};
 use crate::ports::memory::{MemoryStore, TickRecord};
@@ -33,6 +32,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
+use vocabulary::{Decision, DecisionInput};
 
 /// The trust a `[policies]` table configures.
 pub fn trust(config: &PoliciesConfig) -> anyhow::Result<signing::Trust> {

@@ -3,13 +3,12 @@
 //! (`shadow/<version>.memory.json`), its decisions and how they compare with the active one's
 //! a JSON Lines log beside it (`shadow/<version>.jsonl`), which `policy shadow-report` reads.
 
-use crate::bindings::{Decision, DecisionInput, Factors, Memory};
 use crate::policy::Policy;
-use crate::policy::names;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use vocabulary::{Decision, DecisionInput, Factors, Memory};
 
 pub struct Shadow {
     pub policy: Box<dyn Policy>,
@@ -67,8 +66,8 @@ impl Shadow {
             at: crate::instants::format_rfc3339(input.now),
             active_version: active_version.into(),
             shadow_version: self.version.clone(),
-            active_state: names::state(active.state).into(),
-            shadow_state: names::state(d.state).into(),
+            active_state: active.state.name().into(),
+            shadow_state: d.state.name().into(),
             active_factors: active.factors,
             shadow_factors: d.factors,
             diverged,

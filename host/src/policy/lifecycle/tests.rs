@@ -137,11 +137,11 @@ fn a_module_that_traps_on_a_recorded_input_is_refused_by_the_trial_replay() {
     }
     let record = |at: i64, api: &str| crate::ports::memory::TickRecord {
         at,
-        signal: crate::bindings::Signal::Reading(crate::bindings::Reading {
+        signal: vocabulary::Signal::Reading(vocabulary::Reading {
             cpu_pct: Some(40.0),
             connections_pct: None,
             scaling: None,
-            latency: vec![crate::bindings::ApiLatency { api: api.into(), p95_ms: Some(100.0), baseline_ms: Some(100.0) }],
+            latency: vec![vocabulary::ApiLatency { api: api.into(), p95_ms: Some(100.0), baseline_ms: Some(100.0) }],
         }),
         pin: None,
         throttles_enabled: false,
@@ -153,7 +153,7 @@ fn a_module_that_traps_on_a_recorded_input_is_refused_by_the_trial_replay() {
     assert!(matches!(err, Refused::Trial { .. }) && err.to_string().contains("trapped"), "{err}");
 }
 
-fn sample_decision() -> crate::bindings::Decision {
+fn sample_decision() -> vocabulary::Decision {
     let runtime = Runtime::new(Limits::default()).unwrap();
     let mut p = crate::policy::open(&built(V1).display().to_string(), &runtime).unwrap();
     p.decide(&super::checks::fixed_inputs().unwrap()[0].input).unwrap()

@@ -2,9 +2,9 @@
 //! the detail window, and round times for the axis.
 
 use super::COLUMNS;
-use crate::bindings::{Instant, ThrottleIntent};
 use crate::replay::timeline::Point;
 use time::OffsetDateTime;
+use vocabulary::{Instant, ThrottleIntent};
 
 pub type Range = std::ops::Range<Instant>;
 

@@ -12,12 +12,12 @@
 mod layout;
 
 use super::timeline::{Point, Timeline};
-use crate::bindings::{Instant, Thresholds};
 use layout::{Bands, Column, Range, Stamp, bands, columns, detail_window, mid, runs, spans, stamp, time_ticks, within};
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use vocabulary::{Instant, Thresholds};
 
 const WIDTH: u32 = 1400;
 const LEFT: u32 = 150;

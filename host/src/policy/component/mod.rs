@@ -3,15 +3,19 @@
 //! cap. A trap or timeout is an error naming the policy, never a crash; the instance is then
 //! dropped (a trapped instance is poisoned) and the next call starts a fresh one.
 
+mod bindings;
+mod convert;
+
 use super::runtime::Runtime;
 use super::{Policy, PolicyError, PolicyIdentity};
-use crate::bindings::{
-    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
-    PlanRequest, Policy as World, PolicyDescription, PolicyPre,
-};
+use bindings::{Policy as World, PolicyPre};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
+use vocabulary::{
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
+    PlanRequest, PolicyDescription,
+};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder, Trap};
 
@@ -116,27 +120,38 @@ impl Policy for ComponentPolicy {
     }
 
     fn describe(&mut self) -> Result<PolicyDescription, PolicyError> {
-        self.call("describe", |w, s| w.capacity_sentinel_info().call_describe(s))
+        let description = self.call("describe", |w, s| w.capacity_sentinel_info().call_describe(s))?;
+        Ok(convert::description_from_wit(description))
     }
 
     fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError> {
-        self.call("decide", |w, s| w.capacity_sentinel_decision().call_decide(s, input))
+        let input = convert::input_to_wit(input);
+        let decision = self.call("decide", |w, s| w.capacity_sentinel_decision().call_decide(s, &input))?;
+        Ok(convert::decision_from_wit(decision))
     }
 
     fn compute_baselines(&mut self, hour: Instant, samples: &[ApiSamples]) -> Result<Vec<ApiBaseline>, PolicyError> {
-        self.call("baseline.compute", |w, s| w.capacity_sentinel_baseline().call_compute(s, hour, samples))
+        let samples: Vec<_> = samples.iter().map(convert::samples_to_wit).collect();
+        let baselines = self.call("baseline.compute", |w, s| w.capacity_sentinel_baseline().call_compute(s, hour, &samples))?;
+        Ok(baselines.into_iter().map(convert::baseline_from_wit).collect())
     }
 
     fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError> {
-        self.call("pins.validate", |w, s| w.capacity_sentinel_pins().call_validate(s, request, now))
+        let request = convert::pin_request_to_wit(request);
+        let answer = self.call("pins.validate", |w, s| w.capacity_sentinel_pins().call_validate(s, &request, now))?;
+        Ok(answer.map(convert::pin_from_wit).map_err(convert::pin_error_from_wit))
     }
 
     fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError> {
-        self.call("admission.resolve-budget", |w, s| w.capacity_sentinel_admission().call_resolve_budget(s, *request))
+        let request = convert::admission_request_to_wit(request);
+        let result = self.call("admission.resolve-budget", |w, s| w.capacity_sentinel_admission().call_resolve_budget(s, request))?;
+        Ok(convert::admission_result_from_wit(result))
     }
 
     fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError> {
-        self.call("admission.plan", |w, s| w.capacity_sentinel_admission().call_plan(s, request))
+        let request = convert::plan_request_to_wit(request);
+        let plan = self.call("admission.plan", |w, s| w.capacity_sentinel_admission().call_plan(s, &request))?;
+        Ok(convert::plan_from_wit(plan))
     }
 }
 

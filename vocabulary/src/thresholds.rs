@@ -1,9 +1,7 @@
-//! Every number a policy version decides with, as data.
-//!
-//! This file stands alone (it names nothing else in the crate) because the build script
-//! includes it too: it reads a version's `policy.toml` into [`PolicyFile`], checks it, and
-//! writes the values into the component as a constant. The host reads the same files into the
-//! same types for the native modules, so the numbers exist once, in `policies/`.
+//! Every number a policy version decides with, as data: a version's `policy.toml` is read into
+//! [`PolicyDescription`] and checked by the policy builder, the guest's build script (which bakes
+//! the values into the component) and the host's native modules, so the numbers exist once, in
+//! `policies/`.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,13 +15,18 @@ pub struct LevelThresholds {
     pub critical: f64,
 }
 
-/// Multipliers for each work lane, each in [0, 1].
+/// The capacity factor of each workload class, 0 to 1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Factors {
+    #[cfg_attr(feature = "openapi", schema(minimum = 0.0, maximum = 1.0))]
     pub bulk: f64,
+    #[cfg_attr(feature = "openapi", schema(minimum = 0.0, maximum = 1.0))]
     pub heavy: f64,
+    #[cfg_attr(feature = "openapi", schema(minimum = 0.0, maximum = 1.0))]
     pub write: f64,
+    #[cfg_attr(feature = "openapi", schema(minimum = 0.0, maximum = 1.0))]
     pub read: f64,
 }
 
@@ -60,13 +63,13 @@ pub struct Thresholds {
 /// A version's `policy.toml`: who it is and its numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PolicyFile {
+pub struct PolicyDescription {
     pub name: String,
     pub version: String,
     pub thresholds: Thresholds,
 }
 
-impl PolicyFile {
+impl PolicyDescription {
     /// Checks every value; the error names the first key that is wrong.
     pub fn check(&self) -> Result<(), String> {
         if self.name.trim().is_empty() {

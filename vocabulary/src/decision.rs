@@ -1,0 +1,34 @@
+//! One minute's question to the policy and its answer.
+
+use crate::memory::{Memory, Pin, RecentEntry};
+use crate::reading::Signal;
+use crate::state::{Cause, Instant, Level, ProtectionState, ThrottleIntent};
+use crate::thresholds::Factors;
+use serde::{Deserialize, Serialize};
+
+/// Everything a decision depends on; `now` is the only clock the rules see.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionInput {
+    pub now: Instant,
+    pub signal: Signal,
+    pub memory: Option<Memory>,
+    pub pin: Option<Pin>,
+    pub throttles_enabled: bool,
+}
+
+/// The decided state, its factors, why, and the memory to keep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Decision {
+    pub state: ProtectionState,
+    pub factors: Factors,
+    pub changed: bool,
+    pub previous: ProtectionState,
+    pub cause: Cause,
+    pub level: Option<Level>,
+    pub pending: Option<ProtectionState>,
+    pub throttles: ThrottleIntent,
+    pub supporting: Vec<RecentEntry>,
+    pub memory: Memory,
+    pub explanation: String,
+}

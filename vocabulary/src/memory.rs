@@ -1,0 +1,48 @@
+//! What the sentinel remembers between minutes, and a staff pin.
+
+use crate::state::{Instant, Level, ProtectionState};
+use serde::{Deserialize, Serialize};
+
+/// The level of one recent reading, kept for the escalate and recover counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RecentEntry {
+    pub at: Instant,
+    pub level: Level,
+}
+
+/// The persisted memory of the decision (docs/behaviour.md §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Memory {
+    pub state: ProtectionState,
+    pub state_since: Instant,
+    pub last_auto_change: Option<Instant>,
+    pub recent: Vec<RecentEntry>,
+    pub failed_reads: u32,
+    pub throttles_engaged: bool,
+}
+
+impl Memory {
+    /// What an absent or unreadable memory starts as.
+    pub fn fresh(now: Instant) -> Memory {
+        Memory {
+            state: ProtectionState::Normal,
+            state_since: now,
+            last_auto_change: None,
+            recent: Vec::new(),
+            failed_reads: 0,
+            throttles_engaged: false,
+        }
+    }
+}
+
+/// A staff override: hold `state` until `expires_at`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Pin {
+    pub state: ProtectionState,
+    pub reason: String,
+    pub expires_at: Instant,
+    pub actor: String,
+}
