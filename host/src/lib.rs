@@ -6,6 +6,7 @@ pub mod api;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod error_chain;
 pub mod exporter;
 pub mod instants;
 pub mod pin_service;

@@ -115,17 +115,17 @@ pub fn metrics_source(config: &Config, now: vocabulary::Instant) -> anyhow::Resu
             }
             Box::new(trace)
         }
-        MetricsConfig::Prometheus { url, queries } => Box::new(
-            PrometheusMetrics::new(url, queries.clone(), config.read_timeout)
-                .map_err(|e| anyhow::anyhow!("metrics: {e} (check [metrics] url and [metrics.queries])"))?,
-        ),
+        MetricsConfig::Prometheus(source) => {
+            Box::new(PrometheusMetrics::new(source.clone(), config.read_timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?)
+        }
     })
 }
 
-/// Everything the configuration names, checked before the store is opened (or created): the
-/// policy directory and its public key, the PostgreSQL and Redis URLs (parsed, not connected
-/// to), and the metrics source (a trace is read whole). A broken configuration is refused naming its key, and nothing is
-/// created or published. `sentinel check` runs the same checks.
+/// What the configuration names on this machine, checked before the store is opened (or
+/// created): the policy directory and its public key, and the metrics source (a trace is read
+/// whole). The configuration's own values (URLs, queries, ranges) were checked when it was
+/// read. A broken configuration is refused naming its key, and nothing is created or
+/// published. `sentinel check` runs the same checks.
 pub fn preflight(config: &Config, now: vocabulary::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
     if let Some(policies) = &config.policies {
         if !policies.dir.is_dir() {
@@ -138,15 +138,6 @@ pub fn preflight(config: &Config, now: vocabulary::Instant) -> anyhow::Result<Bo
         if let Some(key) = &policies.public_key {
             crate::policy::lifecycle::signing::read_public(key)
                 .map_err(|e| anyhow::anyhow!("policies.public_key: {e} (`sentinel policy keygen` makes a key pair)"))?;
-        }
-    }
-    if let StoreConfig::Postgres { url, .. } = &config.store {
-        crate::adapters::postgres::check_url(url).map_err(|e| anyhow::anyhow!("store.url: {e}"))?;
-    }
-    for (channel, c) in [(Channel::Cache, &config.cache), (Channel::Parameter, &config.parameter)] {
-        if let ChannelConfig::Redis { url, key, expiry } = c {
-            RedisPublisher::new(channel, url, key, *expiry, config.publish_timeout)
-                .map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?;
         }
     }
     metrics_source(config, now)

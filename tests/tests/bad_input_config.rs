@@ -151,27 +151,27 @@ fn cases() -> Vec<Case> {
         signed(
             "a prometheus url that does not parse",
             with("[metrics]\nkind = \"prometheus\"\nurl = \"not a url\"\n[metrics.queries]\ncpu_pct = \"up\"\n") + SIGNED,
-            "metrics",
-            &["URL \"not a url\"", "check [metrics] url"],
+            "metrics.url",
+            &["\"not a url\"", "write http(s)://HOST:PORT"],
         ),
         case("a prometheus source without queries", with(PROMETHEUS), "metrics", &["missing field `queries`"]),
         signed(
             "an empty [metrics.queries]",
             with(&format!("{PROMETHEUS}[metrics.queries]\n")) + SIGNED,
-            "metrics",
+            "metrics.queries",
             &["no query configured", "set at least one of cpu_pct"],
         ),
         signed(
             "a blank query",
             with(&format!("{PROMETHEUS}[metrics.queries]\ncpu_pct = \"  \"\n")) + SIGNED,
-            "metrics",
-            &["the cpu_pct query is empty"],
+            "metrics.queries.cpu_pct",
+            &["is empty", "write a PromQL query"],
         ),
         signed(
             "a blank latency_label",
             with(&format!("{PROMETHEUS}[metrics.queries]\ncpu_pct = \"up\"\nlatency_label = \"\"\n")) + SIGNED,
-            "metrics",
-            &["latency_label is empty"],
+            "metrics.queries.latency_label",
+            &["is empty", "name the label"],
         ),
         case(
             "an unknown query key",
@@ -228,10 +228,15 @@ fn cases() -> Vec<Case> {
         signed(
             "a redis url that does not parse",
             swap(CACHE_TABLE, "[publish.cache]\nkind = \"redis\"\nurl = \"::nope\"\n") + SIGNED,
-            "publish.cache",
-            &["the URL does not parse", "expected redis://"],
+            "publish.cache.url",
+            &["does not parse", "expected redis://"],
         ),
-        signed("a blank redis key", swap(CACHE_TABLE, &format!("{REDIS}key = \"\"\n")) + SIGNED, "publish.cache", &["the key is empty"]),
+        signed(
+            "a blank redis key",
+            swap(CACHE_TABLE, &format!("{REDIS}key = \"\"\n")) + SIGNED,
+            "publish.cache.key",
+            &["the key is empty"],
+        ),
         // [stages]
         case(
             "an unknown stage controller",

@@ -9,7 +9,7 @@
 use capacity_tests::bad_input::{CACHE, PARAMETER, STORE, Sandbox, Snapshot, embedded_config};
 use capacity_tests::servers::prometheus::Prometheus;
 use capacity_tests::servers::redis::Redis;
-use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries};
+use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries, PrometheusSource};
 use sentinel::config::Config;
 use sentinel::pin_service::{PinAsk, PinService};
 use sentinel::ports::metrics::MetricsSource;
@@ -65,7 +65,7 @@ const A_TICK_WRITES: [&str; 3] = ["memory", "ticks", "sqlite_sequence"];
 
 async fn ready(url: &str) {
     let q = PrometheusQueries { cpu_pct: Some("vector(1)".into()), ..PrometheusQueries::default() };
-    let probe = PrometheusMetrics::new(url, q, Duration::from_secs(2)).expect("a valid source");
+    let probe = PrometheusMetrics::new(PrometheusSource::new(url, q).expect("a valid source"), Duration::from_secs(2)).unwrap();
     let started = Instant::now();
     while probe.read(T0).await.is_err() {
         assert!(started.elapsed() < Duration::from_secs(20), "prometheus at {url} never answered");
@@ -197,7 +197,8 @@ async fn several_series_a_scalar_and_one_signal_without_data_are_read_as_documen
     let prom = Prometheus::start("none", &[], Duration::from_secs(1));
     ready(&prom.url()).await;
     let read = |queries: PrometheusQueries| {
-        let source = PrometheusMetrics::new(&prom.url(), queries, Duration::from_secs(2)).expect("a valid source");
+        let source =
+            PrometheusMetrics::new(PrometheusSource::new(&prom.url(), queries).expect("a valid source"), Duration::from_secs(2)).unwrap();
         async move { source.read(T0).await }
     };
     // Several series for one signal: the largest (the busiest server decides).

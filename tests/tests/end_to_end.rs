@@ -11,7 +11,7 @@ use capacity_tests::servers::postgres::Postgres;
 use capacity_tests::servers::prometheus::{PostgresExporter, Prometheus};
 use capacity_tests::servers::redis::Redis;
 use capacity_tests::signed::SignedPolicies;
-use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries};
+use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries, PrometheusSource};
 use sentinel::ports::metrics::MetricsSource;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -140,12 +140,9 @@ name = "{PARAMETER}"
 
     /// Waits until Prometheus reports a connection share for which `until` holds.
     fn await_connections(&self, what: &str, until: impl Fn(f64) -> bool) -> f64 {
-        let source = PrometheusMetrics::new(
-            &self.prometheus.url(),
-            PrometheusQueries { connections_pct: Some(CONNECTIONS.into()), ..PrometheusQueries::default() },
-            Duration::from_secs(3),
-        )
-        .expect("queries are valid");
+        let queries = PrometheusQueries { connections_pct: Some(CONNECTIONS.into()), ..PrometheusQueries::default() };
+        let checked = PrometheusSource::new(&self.prometheus.url(), queries).expect("queries are valid");
+        let source = PrometheusMetrics::new(checked, Duration::from_secs(3)).expect("an HTTP client");
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {

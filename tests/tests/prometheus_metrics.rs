@@ -6,7 +6,7 @@ use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::postgres::Postgres;
 use capacity_tests::servers::prometheus::{PostgresExporter, Prometheus};
-use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries};
+use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries, PrometheusSource};
 use sentinel::ports::metrics::{MetricsError, MetricsSource};
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -24,7 +24,8 @@ fn unix_now() -> i64 {
 }
 
 fn source(url: &str, queries: PrometheusQueries, timeout: Duration) -> PrometheusMetrics {
-    PrometheusMetrics::new(url, queries, timeout).unwrap_or_else(|e| panic!("{e}"))
+    let checked = PrometheusSource::new(url, queries).unwrap_or_else(|e| panic!("{e}"));
+    PrometheusMetrics::new(checked, timeout).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn only(set: impl FnOnce(&mut PrometheusQueries)) -> PrometheusQueries {
@@ -321,26 +322,26 @@ latency_label = "api"
 "#;
 
 #[test]
-fn queries_deserialize_strictly_and_new_validates() {
+fn queries_deserialize_strictly_and_the_source_is_checked() {
     let q: PrometheusQueries = toml::from_str(PRODUCTION_TOML).unwrap();
     assert!(q.cpu_pct.as_deref().unwrap().starts_with("100 * (1 - avg("));
-    let s = PrometheusMetrics::new("https://prometheus.internal:9090/", q, Duration::from_secs(5)).unwrap();
+    let s = source("https://prometheus.internal:9090/", q, Duration::from_secs(5));
     assert_eq!(s.describe(), "prometheus https://prometheus.internal:9090 (cpu, connections, scaling, latency by api)");
 
     let q: PrometheusQueries = toml::from_str("connections_pct = 'up'").unwrap();
     assert_eq!(q.latency_label, "api");
-    let s = PrometheusMetrics::new("http://u:secret@prom:9090/prefix", q.clone(), Duration::from_secs(5)).unwrap();
+    let s = source("http://u:secret@prom:9090/prefix", q.clone(), Duration::from_secs(5));
     assert_eq!(s.describe(), "prometheus http://u:***@prom:9090/prefix (connections)");
     let err = toml::from_str::<PrometheusQueries>("cpu = 'up'").unwrap_err().to_string();
     assert!(err.contains("unknown field `cpu`"), "{err}");
 
     for bad in ["", "prom:9090", "ftp://prom:9090", "http://", "http://prom:9090/?x=1"] {
-        let err = PrometheusMetrics::new(bad, q.clone(), Duration::from_secs(5)).expect_err(bad);
-        assert!(err.to_string().contains("URL"), "{bad}: {err}");
+        let err = PrometheusSource::new(bad, q.clone()).expect_err(bad);
+        assert!(err.to_string().starts_with("metrics.url: "), "{bad}: {err}");
     }
-    let err = PrometheusMetrics::new("http://prom:9090", PrometheusQueries::default(), Duration::from_secs(5)).unwrap_err();
+    let err = PrometheusSource::new("http://prom:9090", PrometheusQueries::default()).unwrap_err();
     assert!(err.to_string().contains("no query configured"), "{err}");
     let blank = only(|q| q.cpu_pct = Some("  ".into()));
-    let err = PrometheusMetrics::new("http://prom:9090", blank, Duration::from_secs(5)).unwrap_err();
-    assert!(err.to_string().contains("cpu_pct query is empty"), "{err}");
+    let err = PrometheusSource::new("http://prom:9090", blank).unwrap_err();
+    assert!(err.to_string().contains("metrics.queries.cpu_pct: is empty"), "{err}");
 }

@@ -339,14 +339,14 @@ fn every_url_key_is_shown_by_check_and_its_errors_without_its_password() {
             prometheus(&format!("http://u:{SECRET}@127.0.0.1:1/?x=1")),
             None,
             2,
-            "URL \"http://u:***@127.0.0.1:1/?x=1\": a base URL has no query or fragment",
+            "metrics.url: \"http://u:***@127.0.0.1:1/?x=1\": a base URL has no query or fragment",
         ),
         case(
             "SENTINEL_PROMETHEUS_URL that is not http",
             prometheus("http://127.0.0.1:1"),
             Some(("SENTINEL_PROMETHEUS_URL", format!("ftp://u:{SECRET}@127.0.0.1:1"))),
             2,
-            "URL \"ftp://u:***@127.0.0.1:1\": expected http(s)://host:port",
+            "metrics.url: \"ftp://u:***@127.0.0.1:1\": expected http(s)://host:port",
         ),
         case(
             "publish.cache.url with a password in the user info",
@@ -360,7 +360,7 @@ fn every_url_key_is_shown_by_check_and_its_errors_without_its_password() {
             redis("parameter", &format!("redis://u:{SECRET}@127.0.0.1:notaport/0")),
             None,
             2,
-            "redis redis://u:***@127.0.0.1:notaport/0 key k",
+            "publish.parameter.url: the URL redis://u:***@127.0.0.1:notaport/0 does not parse",
         ),
         case(
             "SENTINEL_REDIS_URL with a pass= query parameter",

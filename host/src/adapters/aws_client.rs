@@ -8,7 +8,7 @@
 //! attempt and the whole operation by the caller's `timeout`, with at most two attempts (the
 //! second only after a quick failure such as a refused or reset connection).
 
-use super::error_chain::chain;
+use crate::error_chain::chain;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
 use aws_config::{BehaviorVersion, Region, SdkConfig};

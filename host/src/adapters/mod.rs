@@ -4,7 +4,7 @@
 pub mod api_gateway_stages;
 #[cfg(feature = "aws")]
 pub mod aws_client;
-pub mod error_chain;
+
 pub mod file_publisher;
 pub mod log_stages;
 pub mod postgres;

@@ -12,11 +12,10 @@
 //! body that is not Prometheus JSON or a value that is not a finite number is a failed read
 //! naming the signal and the query; the host checks the ranges.
 
-use super::error_chain::chain;
-pub use crate::config::prometheus::{DEFAULT_LATENCY_LABEL, PrometheusQueries};
+pub use crate::config::prometheus::{DEFAULT_LATENCY_LABEL, PrometheusQueries, PrometheusSource};
+use crate::error_chain::chain;
 use crate::ports::metrics::{MetricsError, MetricsSource};
 use crate::redact::redact;
-use reqwest::Url;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,11 +26,7 @@ const MAX_BODY: usize = 8 << 20;
 
 /// A [`MetricsSource`] reading a Prometheus server's HTTP API.
 pub struct PrometheusMetrics {
-    /// `<base>/api/v1/query`.
-    endpoint: Url,
-    /// The base URL as shown in logs: without a password.
-    shown: String,
-    queries: PrometheusQueries,
+    source: PrometheusSource,
     timeout: Duration,
     client: reqwest::Client,
 }
@@ -39,8 +34,8 @@ pub struct PrometheusMetrics {
 impl std::fmt::Debug for PrometheusMetrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PrometheusMetrics")
-            .field("url", &self.shown)
-            .field("queries", &self.queries)
+            .field("url", &self.source.shown())
+            .field("queries", &self.source.queries())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
@@ -98,60 +93,28 @@ struct VectorSample {
 }
 
 impl PrometheusMetrics {
-    /// A source reading `base_url` (`http(s)://host:port[/prefix]`), each request bounded by
-    /// `timeout` (connecting included). Refuses a URL that is not http(s) with a host, a query
-    /// that is set but blank, an empty `latency_label`, and a configuration without any query.
-    pub fn new(base_url: &str, queries: PrometheusQueries, timeout: Duration) -> Result<PrometheusMetrics, MetricsError> {
-        let invalid = |why: String| MetricsError::Unavailable(format!("invalid Prometheus configuration: {why}"));
-        // Every message shows the URL without its password (and a query's secrets).
-        let url_error = |why: &dyn std::fmt::Display| invalid(format!("URL {:?}: {why}", redact(base_url.trim())));
-        let base = Url::parse(base_url.trim()).map_err(|e| url_error(&e))?;
-        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none_or(str::is_empty) {
-            return Err(url_error(&"expected http(s)://host:port"));
-        }
-        if base.query().is_some() || base.fragment().is_some() {
-            return Err(url_error(&"a base URL has no query or fragment"));
-        }
-        let shown = redact(base.as_str()).trim_end_matches('/').to_string();
-        let endpoint = Url::parse(&format!("{}/api/v1/query", base.as_str().trim_end_matches('/'))).map_err(|e| url_error(&e))?;
-        let set = [
-            (Sig::Cpu, &queries.cpu_pct),
-            (Sig::Connections, &queries.connections_pct),
-            (Sig::Scaling, &queries.scaling),
-            (Sig::Latency, &queries.latency_p95_ms),
-        ];
-        for (sig, q) in set {
-            if q.as_deref().is_some_and(|q| q.trim().is_empty()) {
-                return Err(invalid(format!("the {} query is empty", sig.field())));
-            }
-        }
-        if set.iter().all(|(_, q)| q.is_none()) {
-            return Err(invalid("no query configured (set at least one of cpu_pct, connections_pct, scaling, latency_p95_ms)".into()));
-        }
-        if queries.latency_label.trim().is_empty() {
-            return Err(invalid("latency_label is empty".into()));
-        }
-        if timeout.is_zero() {
-            return Err(invalid("the timeout is zero".into()));
-        }
+    /// A source reading through `source` (checked when the configuration was built), each
+    /// request bounded by `timeout` (connecting included).
+    pub fn new(source: PrometheusSource, timeout: Duration) -> Result<PrometheusMetrics, MetricsError> {
+        let setup = |why: String| MetricsError::Unavailable(format!("cannot set up the HTTP client for Prometheus: {why}"));
         let client = super::tls::http_client()
-            .map_err(invalid)?
+            .map_err(setup)?
             .connect_timeout(timeout)
             .timeout(timeout)
             .no_proxy()
             .build()
-            .map_err(|e| invalid(format!("cannot build the HTTP client: {}", redact(&chain(&e)))))?;
-        Ok(PrometheusMetrics { endpoint, shown, queries, timeout, client })
+            .map_err(|e| setup(redact(&chain(&e))))?;
+        Ok(PrometheusMetrics { source, timeout, client })
     }
 
     /// What to check when the answer is not Prometheus's.
     fn not_prometheus(&self) -> String {
-        format!("is {} a Prometheus server? check [metrics] url", self.shown)
+        format!("is {} a Prometheus server? check [metrics] url", self.source.shown())
     }
 
     /// The configured query of a signal (empty when unset).
     fn query(&self, sig: Sig) -> &str {
-        let q = &self.queries;
+        let q = self.source.queries();
         match sig {
             Sig::Cpu => &q.cpu_pct,
             Sig::Connections => &q.connections_pct,
@@ -182,14 +145,14 @@ impl PrometheusMetrics {
             if e.is_timeout() {
                 MetricsError::Timeout(self.timeout)
             } else if e.is_connect() {
-                unavailable(format!("cannot connect to {}: {}", self.shown, redact(&chain(&e))))
+                unavailable(format!("cannot connect to {}: {}", self.source.shown(), redact(&chain(&e))))
             } else {
                 unavailable(format!("{} ({})", redact(&chain(&e)), self.not_prometheus()))
             }
         };
         let params =
             [("query", query.to_string()), ("time", now.to_string()), ("timeout", format!("{}ms", self.timeout.as_millis().max(1)))];
-        let mut response = self.client.get(self.endpoint.clone()).query(&params).send().await.map_err(failed)?;
+        let mut response = self.client.get(self.source.endpoint().clone()).query(&params).send().await.map_err(failed)?;
         let status = response.status();
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(failed)? {
@@ -293,7 +256,7 @@ fn excerpt(body: &[u8]) -> String {
 #[async_trait::async_trait]
 impl MetricsSource for PrometheusMetrics {
     fn describe(&self) -> String {
-        let q = &self.queries;
+        let q = self.source.queries();
         let mut signals = Vec::new();
         if q.cpu_pct.is_some() {
             signals.push("cpu".to_string());
@@ -307,11 +270,11 @@ impl MetricsSource for PrometheusMetrics {
         if q.latency_p95_ms.is_some() {
             signals.push(format!("latency by {}", q.latency_label));
         }
-        format!("prometheus {} ({})", self.shown, signals.join(", "))
+        format!("prometheus {} ({})", self.source.shown(), signals.join(", "))
     }
 
     async fn read(&self, now: Instant) -> Result<Reading, MetricsError> {
-        let q = &self.queries;
+        let q = self.source.queries();
         let (cpu, connections, scaling, latency) = tokio::join!(
             self.run(Sig::Cpu, q.cpu_pct.as_deref(), now),
             self.run(Sig::Connections, q.connections_pct.as_deref(), now),
@@ -351,7 +314,3 @@ impl MetricsSource for PrometheusMetrics {
         })
     }
 }
-
-#[cfg(test)]
-#[path = "prometheus_metrics_tests.rs"]
-mod tests;

@@ -35,12 +35,7 @@ impl RedisPublisher {
     pub fn new(channel: Channel, url: &str, key: &str, expiry: Duration, timeout: Duration) -> Result<RedisPublisher, PublishError> {
         let shown_url = redact(url);
         let error = |message: String| PublishError { channel, target: format!("redis {shown_url} key {key}"), message };
-        let client = redis::Client::open(url).map_err(|e| {
-            error(format!("the URL does not parse: {} (expected redis://[user[:password]@]host[:port][/db])", scrub(&e.to_string(), url)))
-        })?;
-        if key.is_empty() {
-            return Err(error("the key is empty (check the configuration)".into()));
-        }
+        let client = crate::config::redis_url::client(url, key).map_err(|e| error(e.message))?;
         if expiry < Duration::from_secs(1) {
             return Err(error(format!("the expiry {expiry:?} is under one second (Redis expires in whole seconds)")));
         }

@@ -61,7 +61,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             StoreConfig::Postgres { url, lock_key, .. } => format!("postgres {} (lock key {lock_key})", redact(url)),
         },
         "metrics": metrics.describe(),
-        "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace", MetricsConfig::Prometheus { .. } => "prometheus" },
+        "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace", MetricsConfig::Prometheus(_) => "prometheus" },
         "stage_controller": format!("{:?}", config.stage_controller),
         "read_timeout": humantime::format_duration(config.read_timeout).to_string(),
         "publish": { "cache": channel(&config.cache), "parameter": channel(&config.parameter),

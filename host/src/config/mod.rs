@@ -5,8 +5,10 @@
 pub mod api;
 pub mod features;
 pub mod policies;
+pub mod postgres_url;
 pub mod prometheus;
 mod raw;
+pub mod redis_url;
 
 use crate::ports::stages::StageTarget;
 use raw::{RawChannel, RawConfig, RawMetrics, RawStageController, RawStore};
@@ -33,7 +35,7 @@ pub const DEFAULT_LOCK_KEY: i64 = 0x05e4_71e1;
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricsConfig {
     Synthetic,
-    Prometheus { url: String, queries: prometheus::PrometheusQueries },
+    Prometheus(prometheus::PrometheusSource),
     Trace { path: PathBuf },
 }
 
@@ -173,18 +175,22 @@ impl Config {
         let store = match raw.store {
             None => StoreConfig::Sqlite { path: PathBuf::from(STATE_DIR).join("sentinel.db") },
             Some(RawStore::Sqlite { path }) => StoreConfig::Sqlite { path: resolve(path) },
-            Some(RawStore::Postgres { url, timeout, lock_key }) => StoreConfig::Postgres {
-                url: secret_override("SENTINEL_POSTGRES_URL", url),
-                timeout: in_range("store.timeout", timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(100), tick_deadline)?,
-                lock_key: lock_key.unwrap_or(DEFAULT_LOCK_KEY),
-            },
+            Some(RawStore::Postgres { url, timeout, lock_key }) => {
+                let url = secret_override("SENTINEL_POSTGRES_URL", url);
+                let timeout =
+                    in_range("store.timeout", timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(100), tick_deadline)?;
+                postgres_url::parse(&url, timeout).map_err(|(_, message)| invalid("store.url", message))?;
+                StoreConfig::Postgres { url, timeout, lock_key: lock_key.unwrap_or(DEFAULT_LOCK_KEY) }
+            }
         };
         let (metrics, timeout) = match raw.metrics {
             None => (MetricsConfig::Synthetic, None),
             Some(RawMetrics::Synthetic { timeout }) => (MetricsConfig::Synthetic, timeout),
             Some(RawMetrics::Trace { path, timeout }) => (MetricsConfig::Trace { path: resolve(path) }, timeout),
             Some(RawMetrics::Prometheus { url, queries, timeout }) => {
-                (MetricsConfig::Prometheus { url: secret_override("SENTINEL_PROMETHEUS_URL", url), queries }, timeout)
+                let source = prometheus::PrometheusSource::new(&secret_override("SENTINEL_PROMETHEUS_URL", url), queries)
+                    .map_err(|e| invalid(&e.key, e.message))?;
+                (MetricsConfig::Prometheus(source), timeout)
             }
         };
         let read_timeout =
@@ -195,7 +201,12 @@ impl Config {
                 Some(RawChannel::File { path }) => ChannelConfig::File { path: resolve(path) },
                 Some(RawChannel::Stdout) => ChannelConfig::Stdout,
                 Some(RawChannel::Redis { url, key: redis_key, expiry }) => ChannelConfig::Redis {
-                    url: secret_override("SENTINEL_REDIS_URL", url),
+                    url: {
+                        let url = secret_override("SENTINEL_REDIS_URL", url);
+                        let redis_key = redis_key.as_deref().unwrap_or("capacity:state");
+                        redis_url::client(&url, redis_key).map_err(|e| invalid(&format!("{key}.{}", e.field), e.message))?;
+                        url
+                    },
                     key: redis_key.unwrap_or_else(|| "capacity:state".into()),
                     expiry: in_range(
                         &format!("{key}.expiry"),
@@ -289,7 +300,7 @@ fn reaches_servers(
     if let StoreConfig::Postgres { .. } = store {
         what.push("store.kind = \"postgres\"".to_string());
     }
-    if let MetricsConfig::Prometheus { .. } = metrics {
+    if let MetricsConfig::Prometheus(_) = metrics {
         what.push("metrics.kind = \"prometheus\"".to_string());
     }
     if !api.address.ip().is_loopback() {

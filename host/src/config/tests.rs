@@ -112,7 +112,7 @@ fn a_production_config_reads_every_real_backend() {
     assert!(
         matches!(&c.store, StoreConfig::Postgres { lock_key, timeout, .. } if *lock_key == DEFAULT_LOCK_KEY && *timeout == Duration::from_secs(5))
     );
-    assert!(matches!(&c.metrics, MetricsConfig::Prometheus { url, .. } if url == "http://prometheus:9090"));
+    assert!(matches!(&c.metrics, MetricsConfig::Prometheus(source) if source.shown() == "http://prometheus:9090"));
     assert_eq!(
         c.cache,
         ChannelConfig::Redis { url: "redis://cache:6379/0".into(), key: "capacity:state".into(), expiry: Duration::from_secs(300) }
@@ -138,6 +138,20 @@ fn a_sentinel_without_the_aws_feature_refuses_ssm_and_api_gateway_naming_the_ins
 fn a_redis_expiry_below_a_minute_is_refused() {
     let err = parse("[publish.cache]\nkind = \"redis\"\nurl = \"redis://x\"\nexpiry = \"10s\"\n").unwrap_err().to_string();
     assert!(err.contains("publish.cache.expiry"), "{err}");
+}
+
+/// A Prometheus source is checked when the configuration is read, naming the key: before, a
+/// blank query passed here and surfaced later as an "unavailable" metrics source.
+#[test]
+fn a_prometheus_source_is_checked_when_the_config_is_read() {
+    let signed = "[policies]\ndir = \"/opt/sentinel/policies\"\npublic_key = \"/opt/sentinel/keys/policy.pub\"\n";
+    let prometheus =
+        |url: &str, cpu: &str| format!("{signed}[metrics]\nkind = \"prometheus\"\nurl = \"{url}\"\n[metrics.queries]\ncpu_pct = '{cpu}'\n");
+    parse(&prometheus("http://p:9090", "up")).unwrap_or_else(|e| panic!("{e}"));
+    let err = parse(&prometheus("http://p:9090", " ")).unwrap_err().to_string();
+    assert!(err.contains("metrics.queries.cpu_pct: is empty"), "{err}");
+    let err = parse(&prometheus("ftp://p:9090", "up")).unwrap_err().to_string();
+    assert!(err.contains("metrics.url: ") && err.contains("expected http(s)://host:port"), "{err}");
 }
 
 #[test]

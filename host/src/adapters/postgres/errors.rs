@@ -26,7 +26,7 @@ pub(super) fn describe(e: &tokio_postgres::Error) -> String {
         }
         return text;
     }
-    crate::adapters::error_chain::chain(e)
+    crate::error_chain::chain(e)
 }
 
 /// What to do about a server or connection error, after its description.

@@ -31,13 +31,14 @@ mod schema;
 pub use lock::{PostgresLeadership, PostgresLease, RETRY_EVERY};
 pub use schema::SCHEMA_VERSION;
 
+use crate::config::postgres_url::parse as parse_url;
 use crate::ports::StoreError;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::SslMode;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Config, NoTls};
 
@@ -202,64 +203,6 @@ impl Shared {
         };
         StoreError::Unavailable { location, message }
     }
-}
-
-/// Checks that `url` is a store URL the sentinel can use, without connecting (for `sentinel
-/// check` and before anything is opened); the message says how to write one.
-pub fn check_url(url: &str) -> Result<(), String> {
-    parse_url(url, Duration::from_secs(5)).map(|_| ()).map_err(|(_, message)| message)
-}
-
-/// Parses the URL and fills in what the sentinel needs: the TCP connect timeout and an
-/// application name (both only when the URL does not set them). Returns the config and the
-/// location; on failure the location and the message.
-pub(super) fn parse_url(url: &str, timeout: Duration) -> Result<(Config, String), (String, String)> {
-    let mut config: Config = url.parse().map_err(|e: tokio_postgres::Error| {
-        (
-            "the PostgreSQL URL".to_string(),
-            format!(
-                "the URL does not parse ({}); write postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE or \
-                 'host=HOST port=PORT user=USER dbname=DATABASE'",
-                // The parser names options, not values; should it ever quote one, not a secret.
-                crate::redact::scrub(&describe(&e), url)
-            ),
-        )
-    })?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(timeout);
-    }
-    if config.get_application_name().is_none() {
-        config.application_name(format!("capacity-sentinel[{}]", std::process::id()));
-    }
-    let location = location(&config);
-    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
-        return Err((location, "the URL names no host; add one (postgres://USER@HOST:PORT/DATABASE)".into()));
-    }
-    Ok((config, location))
-}
-
-/// `host:port[,host:port]/db`: the server as messages name it, without user or password.
-pub(super) fn location(config: &Config) -> String {
-    let ports = config.get_ports();
-    let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
-    let with_port = |name: &str, i: usize| {
-        if name.contains(':') { format!("[{name}]:{}", port(i)) } else { format!("{name}:{}", port(i)) }
-    };
-    let mut hosts: Vec<String> = config
-        .get_hosts()
-        .iter()
-        .enumerate()
-        .map(|(i, host)| match host {
-            Host::Tcp(name) => with_port(name, i),
-            #[cfg(unix)]
-            Host::Unix(path) => format!("{}:{}", path.display(), port(i)),
-        })
-        .collect();
-    if hosts.is_empty() {
-        hosts = config.get_hostaddrs().iter().enumerate().map(|(i, a)| with_port(&a.to_string(), i)).collect();
-    }
-    let db = config.get_dbname().or(config.get_user()).unwrap_or("postgres");
-    format!("{}/{db}", hosts.join(","))
 }
 
 use errors::*;

@@ -1,4 +1,4 @@
-//! How an adapter says what a client library's error was: the error and its causes,
+//! How the host says what a client library's error was: the error and its causes,
 //! `outer: inner: innermost`, each said once (libraries often repeat a cause in the outer text).
 
 /// The error and its causes, each said once.
