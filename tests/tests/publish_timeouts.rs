@@ -36,6 +36,9 @@ async fn after_a_lost_redis_answer_the_next_tick_publishes_on_a_fresh_connection
     proxy.lose_next(1);
     let lost = s.tick(T0 + 60).await.unwrap();
     assert!(!cache_ok(&lost), "the lost answer fails the cache: {:?}", lost.outcomes);
+    // The adapter's own timer gave up (and cleaned up), not a second timer in the tick.
+    let error = lost.outcomes[0].error.clone().unwrap_or_default();
+    assert!(error.contains("no answer within 1s") && !error.contains("timed out after"), "{error}");
     for minute in 2..5 {
         let report = s.tick(T0 + 60 * minute).await.unwrap();
         assert!(cache_ok(&report), "minute {minute}: the cache publishes again on a fresh connection: {:?}", report.outcomes);

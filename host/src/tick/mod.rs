@@ -3,6 +3,7 @@
 //! (reconcile each declared target) -> one transaction -> both channels published concurrently.
 //! The tick fails only when both channels fail, or when nothing could be decided or stored.
 
+mod backstop;
 mod decide;
 mod gather;
 mod publish;

@@ -1,5 +1,6 @@
 //! Hop 4b: the published document, sent to both channels concurrently, each with a timeout.
 
+use super::backstop;
 use super::{Sentinel, policy_ref};
 use crate::instants::format_rfc3339;
 use crate::policy::PolicyIdentity;
@@ -33,13 +34,13 @@ fn build(decision: &Decision, now: Instant, policy: PolicyRef, pin: Option<&Pin>
 
 async fn one(publisher: &dyn Publisher, document: &StateDocument, limit: Duration) -> ChannelOutcome {
     let channel = publisher.channel().name().to_string();
-    match tokio::time::timeout(limit, publisher.publish(document)).await {
+    match backstop::within(limit, publisher.publish(document)).await {
         Ok(Ok(())) => ChannelOutcome { channel, ok: true, error: None },
         Ok(Err(e)) => ChannelOutcome { channel, ok: false, error: Some(e.to_string()) },
-        Err(_) => ChannelOutcome {
-            channel: channel.clone(),
+        Err(waited) => ChannelOutcome {
+            error: Some(format!("publishing to {channel} ({}) did not end within {waited:?} (its timeout {limit:?})", publisher.target())),
+            channel,
             ok: false,
-            error: Some(format!("publishing to {channel} ({}) timed out after {limit:?}", publisher.target())),
         },
     }
 }

@@ -2,7 +2,7 @@
 //! applying calls the controller, and a failed target keeps its old status so the next tick
 //! tries again. Stages may differ for a while.
 
-use super::Sentinel;
+use super::{Sentinel, backstop};
 use crate::ports::memory::StageStatus;
 use crate::ports::stages::StageTarget;
 use std::collections::BTreeMap;
@@ -43,7 +43,7 @@ pub async fn reconcile(
                 StageAction::Restore => s.ports.stages.restore(target, original.as_ref()).await.map(|()| None),
             }
         };
-        match tokio::time::timeout(s.settings.publish_timeout, call).await {
+        match backstop::within(s.settings.publish_timeout, call).await {
             Ok(Ok(original)) => {
                 let status = match action {
                     StageAction::Engage => StageStatus { engaged: true, original },
@@ -52,7 +52,9 @@ pub async fn reconcile(
                 next.insert(id, status);
             }
             Ok(Err(e)) => failures.push(e.to_string()),
-            Err(_) => failures.push(format!("stage {id}: timed out after {:?}", s.settings.publish_timeout)),
+            Err(waited) => {
+                failures.push(format!("stage {id}: did not end within {waited:?} (its timeout {:?})", s.settings.publish_timeout))
+            }
         }
     }
     for _ in &failures {
