@@ -51,7 +51,8 @@ impl Backends {
     /// every configuration that reaches servers requires.
     pub fn config_text(&self, policy: &Path) -> String {
         let signed = SignedPolicies::install(self.dir.path(), &[policy.to_path_buf()]);
-        let version = manifest::read_entry(&manifest::manifest_path(policy)).expect("the component's manifest").manifest.version;
+        let version =
+            manifest::read_entry(&vocabulary::PolicyManifest::path_for(policy)).expect("the component's manifest").manifest.version;
         format!(
             r#"tick_deadline = "20s"
 

@@ -1,13 +1,20 @@
 //! Installs a built component: refuses one that imports anything, copies it, digests it.
 
-use crate::manifest::Manifest;
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use vocabulary::PolicyManifest;
 use vocabulary::Thresholds;
 use wasmparser::{Parser, Payload};
 
-pub fn install(built: &Path, dest: &Path, world: &str, name: &str, version: &str, thresholds: Option<&Thresholds>) -> Result<Manifest> {
+pub fn install(
+    built: &Path,
+    dest: &Path,
+    world: &str,
+    name: &str,
+    version: &str,
+    thresholds: Option<&Thresholds>,
+) -> Result<PolicyManifest> {
     let bytes = std::fs::read(built).with_context(|| format!("reading {}", built.display()))?;
     let imports = top_level_imports(&bytes).with_context(|| format!("parsing {}", built.display()))?;
     if !imports.is_empty() {
@@ -18,7 +25,7 @@ pub fn install(built: &Path, dest: &Path, world: &str, name: &str, version: &str
         );
     }
     std::fs::write(dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
-    Ok(Manifest {
+    Ok(PolicyManifest {
         name: name.to_string(),
         version: version.to_string(),
         file: dest.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string(),

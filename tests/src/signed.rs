@@ -25,7 +25,7 @@ impl SignedPolicies {
         let (secret, public_key) = signing::keygen(&keys.join("policy")).expect("writing a key pair");
         let key = signing::read_secret(&secret).expect("reading the signing key back");
         for component in components {
-            let manifest = manifest::manifest_path(component);
+            let manifest = vocabulary::PolicyManifest::path_for(component);
             assert!(
                 component.is_file() && manifest.is_file(),
                 "{} or its manifest is missing: run `cargo policies` first",

@@ -14,6 +14,7 @@
 mod admission;
 mod baseline;
 mod decision;
+mod manifest;
 mod memory;
 mod pin_request;
 mod reading;
@@ -25,6 +26,7 @@ pub use admission::{
 };
 pub use baseline::{ApiBaseline, ApiSamples, LatencySample};
 pub use decision::{Decision, DecisionInput};
+pub use manifest::PolicyManifest;
 pub use memory::{Memory, Pin, RecentEntry};
 pub use pin_request::{PinError, PinField, PinRequest};
 pub use reading::{ApiLatency, Reading, Signal};

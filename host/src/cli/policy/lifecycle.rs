@@ -108,7 +108,7 @@ fn entries(paths: &[PathBuf]) -> anyhow::Result<Vec<manifest::Entry>> {
             }
             out.extend(found);
         } else {
-            let path = if p.extension().is_some_and(|e| e == "wasm") { manifest::manifest_path(p) } else { p.clone() };
+            let path = if p.extension().is_some_and(|e| e == "wasm") { vocabulary::PolicyManifest::path_for(p) } else { p.clone() };
             out.push(manifest::read_entry(&path)?);
         }
     }

@@ -4,26 +4,14 @@
 //! vouches for the component through its digest.
 
 use super::signing::{self, SignatureStatus, Trust};
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-
-/// The manifest as the builder writes it (unknown fields are kept out, not refused: the
-/// builder may add some).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub name: String,
-    pub version: String,
-    pub file: String,
-    pub sha256: String,
-    pub size: u64,
-    pub world: String,
-}
+use vocabulary::PolicyManifest;
 
 /// One manifest found in the directory (not yet checked).
 #[derive(Debug, Clone)]
 pub struct Entry {
-    pub manifest: Manifest,
+    pub manifest: PolicyManifest,
     pub manifest_path: PathBuf,
     /// The manifest's exact bytes: what the signature covers.
     pub manifest_bytes: Vec<u8>,
@@ -54,11 +42,6 @@ pub enum IntegrityError {
     NoSuchVersion { version: String, dir: PathBuf, found: String },
 }
 
-/// `capacity-policy-1.0.0.wasm` -> `capacity-policy-1.0.0.manifest.json`.
-pub fn manifest_path(component: &Path) -> PathBuf {
-    component.with_extension("manifest.json")
-}
-
 /// Every manifest in `dir`, in version order (oldest first). Unreadable manifests are
 /// returned as errors beside the good ones so `policy list` can show them.
 pub fn scan(dir: &Path) -> (Vec<Entry>, Vec<IntegrityError>) {
@@ -82,7 +65,7 @@ pub fn scan(dir: &Path) -> (Vec<Entry>, Vec<IntegrityError>) {
 pub fn read_entry(path: &Path) -> Result<Entry, IntegrityError> {
     let bad = |message: String| IntegrityError::Manifest { path: path.into(), message };
     let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+    let manifest: PolicyManifest = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
     if manifest.file.contains('/') || manifest.file.contains('\\') || manifest.file.starts_with('.') {
         return Err(bad(format!("file `{}` must be a plain file name beside the manifest", manifest.file)));
     }

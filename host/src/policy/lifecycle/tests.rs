@@ -24,7 +24,7 @@ pub(crate) fn install(dir: &Path, names: &[&str]) {
         let wasm = built(name);
         assert!(wasm.is_file(), "{} missing: run `cargo policies`", wasm.display());
         std::fs::copy(&wasm, dir.join(wasm.file_name().unwrap())).unwrap();
-        let m = manifest::manifest_path(&wasm);
+        let m = vocabulary::PolicyManifest::path_for(&wasm);
         std::fs::copy(&m, dir.join(m.file_name().unwrap())).unwrap();
     }
 }
