@@ -116,7 +116,7 @@ pub fn metrics_source(config: &Config, now: vocabulary::Instant) -> anyhow::Resu
             Box::new(trace)
         }
         MetricsConfig::Prometheus(source) => {
-            Box::new(PrometheusMetrics::new(source.clone(), config.read_timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?)
+            Box::new(PrometheusMetrics::new((**source).clone(), config.read_timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?)
         }
     })
 }

@@ -35,7 +35,7 @@ pub const DEFAULT_LOCK_KEY: i64 = 0x05e4_71e1;
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricsConfig {
     Synthetic,
-    Prometheus(prometheus::PrometheusSource),
+    Prometheus(Box<prometheus::PrometheusSource>),
     Trace { path: PathBuf },
 }
 
@@ -190,7 +190,7 @@ impl Config {
             Some(RawMetrics::Prometheus { url, queries, timeout }) => {
                 let source = prometheus::PrometheusSource::new(&secret_override("SENTINEL_PROMETHEUS_URL", url), queries)
                     .map_err(|e| invalid(&e.key, e.message))?;
-                (MetricsConfig::Prometheus(source), timeout)
+                (MetricsConfig::Prometheus(Box::new(source)), timeout)
             }
         };
         let read_timeout =
