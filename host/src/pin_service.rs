@@ -50,8 +50,8 @@ impl PinService {
         let request = PinRequest { state: ask.state, reason: ask.reason, expires_at: ask.expires_at, actor: ask.actor };
         let verdict = self.policy.lock().expect("policy lock poisoned").validate_pin(&request, now)?;
         // The policy may quote what was typed (an unknown state): shown escaped, on one line.
-        let pin = verdict
-            .map_err(|e| PinServiceError::Invalid { field: field_name(e.field), message: user_text::escape(&e.message).into_owned() })?;
+        let pin =
+            verdict.map_err(|e| PinServiceError::Invalid { field: e.field.name(), message: user_text::escape(&e.message).into_owned() })?;
         plain_text("reason", &request.reason)?;
         plain_text("actor", &request.actor)?;
         Ok(self.pins.replace_pin(&pin, &pin.actor, now).await?)
@@ -78,14 +78,4 @@ impl PinService {
 /// Refuses `text` with a control or bidirectional formatting character, naming `field`.
 fn plain_text(field: &'static str, text: &str) -> Result<(), PinServiceError> {
     user_text::check(text).map_err(|message| PinServiceError::Invalid { field, message })
-}
-
-fn field_name(f: vocabulary::PinField) -> &'static str {
-    use vocabulary::PinField;
-    match f {
-        PinField::State => "state",
-        PinField::Reason => "reason",
-        PinField::ExpiresAt => "expires_at",
-        PinField::Actor => "actor",
-    }
 }
