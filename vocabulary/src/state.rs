@@ -144,10 +144,6 @@ impl Cause {
         }
     }
 
-    pub fn parse(name: &str) -> Option<Cause> {
-        Cause::ALL.into_iter().find(|c| c.name() == name)
-    }
-
     /// Is this an automatic change (not a pin)?
     pub fn is_automatic(self) -> bool {
         matches!(self, Cause::Escalate | Cause::Emergency | Cause::Recover | Cause::SignalLostRelease)

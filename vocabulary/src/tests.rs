@@ -11,7 +11,6 @@ fn enum_cases_are_written_as_the_behaviour_document_names_them_and_match_name() 
     }
     for c in Cause::ALL {
         assert_eq!(serde_json::to_string(&c).unwrap(), format!("\"{}\"", c.name()));
-        assert_eq!(Cause::parse(c.name()), Some(c));
     }
     for t in [ThrottleIntent::Engage, ThrottleIntent::Release, ThrottleIntent::None] {
         assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{}\"", t.name()));

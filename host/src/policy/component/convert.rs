@@ -6,7 +6,7 @@
 use super::bindings as w;
 use vocabulary as v;
 
-pub fn state_to_wit(s: v::ProtectionState) -> w::ProtectionState {
+fn state_to_wit(s: v::ProtectionState) -> w::ProtectionState {
     match s {
         v::ProtectionState::Normal => w::ProtectionState::Normal,
         v::ProtectionState::Constrained => w::ProtectionState::Constrained,
@@ -32,7 +32,7 @@ fn level_to_wit(l: v::Level) -> w::Level {
     }
 }
 
-pub fn level_from_wit(l: w::Level) -> v::Level {
+fn level_from_wit(l: w::Level) -> v::Level {
     match l {
         w::Level::Normal => v::Level::Normal,
         w::Level::Constrained => v::Level::Constrained,
@@ -97,7 +97,7 @@ fn memory_from_wit(m: w::Memory) -> v::Memory {
     }
 }
 
-pub fn reading_to_wit(r: &v::Reading) -> w::Reading {
+fn reading_to_wit(r: &v::Reading) -> w::Reading {
     w::Reading {
         cpu_pct: r.cpu_pct,
         connections_pct: r.connections_pct,
