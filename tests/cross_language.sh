@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cross-language checks: the Python and JavaScript packages under guest/bindings/ run the
-# admission component, and the shared vectors (tests/vectors/{admission,planner,decision}) through
+# admission component, and the shared vectors (tests/vectors/{admission,planner,factor-choice,decision}) through
 # it and the policy world, as the Rust host does in tests/tests/conformance_vectors.rs.
 #
 # Assumes the components are built (`cargo policies`). Installs what it needs:
@@ -8,13 +8,13 @@
 #           the package (pip install guest/bindings/python, which packages the built component)
 #   Node:   npm ci in guest/bindings/js (jco, typescript, redis, @aws-sdk/client-ssm), then
 #           npm run build (jco transpile) and npm test (tsc --noEmit + node --test)
-# Fails on any failure. The Redis and SSM reader tests use redis-server and moto (moto_server for
-# Node) when installed, and are skipped otherwise.
+# Fails on any failure. The reader tests (BulkFactorReader) start redis-server and moto_server on
+# free 127.0.0.1 ports; CAPACITY_REQUIRE_SERVERS=1 makes a missing one a failure, not a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-for wasm in capacity-admission-1.0.0.wasm capacity-policy-1.0.0.wasm; do
+for wasm in capacity-admission-1.1.0.wasm capacity-policy-1.0.0.wasm; do
   if [ ! -f "target/policies/$wasm" ]; then
     echo "cross-language: target/policies/$wasm is missing: run \`cargo policies\` first" >&2
     exit 1
@@ -27,14 +27,14 @@ venv="$root/target/cross-language/venv"
 py="$venv/bin/python"
 "$py" -m pip install --quiet --disable-pip-version-check 'wasmtime==50.*' 'pytest>=7' 'redis>=4' 'moto[ssm]>=5'
 "$py" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$root/guest/bindings/python"
-(cd guest/bindings/python && "$py" -m pytest -q -p no:cacheprovider)
+(cd guest/bindings/python && CAPACITY_REQUIRE_SERVERS=1 "$py" -m pytest -q -p no:cacheprovider)
 
 echo "== node: $(node --version)"
 (
   cd guest/bindings/js
   npm ci --no-audit --no-fund --loglevel=error
   npm run --silent build
-  npm test --silent
+  CAPACITY_REQUIRE_SERVERS=1 npm test --silent
 )
 
 echo "cross-language: python and node agree with the vectors"

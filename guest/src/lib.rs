@@ -11,6 +11,7 @@ pub mod admission;
 pub mod assess;
 pub mod baseline;
 pub mod decide;
+pub mod factor_choice;
 pub mod pin;
 pub mod planner;
 

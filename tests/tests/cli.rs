@@ -27,7 +27,7 @@ fn lines(text: &str) -> Vec<String> {
 
 #[test]
 fn policy_info_reports_no_imports_and_the_manifest_identity_of_every_component() {
-    for expected in [component_file("1.0.0"), component_file("2.0.0"), "capacity-admission-1.0.0.wasm".to_string()] {
+    for expected in [component_file("1.0.0"), component_file("2.0.0"), "capacity-admission-1.1.0.wasm".to_string()] {
         component_path(&expected);
     }
     // Every component in one run (each costs a compile): one JSON array, in the order given.
@@ -52,7 +52,7 @@ fn policy_info_reports_no_imports_and_the_manifest_identity_of_every_component()
             assert_eq!(info[field], manifest[field], "{what}: {field} differs from the manifest");
         }
         let exports: Vec<&str> = info["exports"].as_array().unwrap().iter().map(|e| e.as_str().unwrap()).collect();
-        let exported = |i: &str| exports.contains(&format!("capacity:sentinel/{i}@1.0.0").as_str());
+        let exported = |i: &str| exports.contains(&format!("capacity:sentinel/{i}@{}", sentinel::policy::contract::CONTRACT).as_str());
         assert!(exported("admission") && exported("admission-types"), "{what}: exports {exports:?}");
         if what.starts_with("capacity-policy-") {
             assert_eq!(info["world"], "policy", "{what}");
@@ -69,7 +69,7 @@ fn policy_info_reports_no_imports_and_the_manifest_identity_of_every_component()
         }
     }
     // One file: the object alone.
-    let admission = component_path("capacity-admission-1.0.0.wasm");
+    let admission = component_path("capacity-admission-1.1.0.wasm");
     let one: Value = serde_json::from_str(&run(["policy", "info", &arg(&admission)]).success().stdout).unwrap();
     let index = files.iter().position(|f| *f == admission).unwrap();
     assert_eq!(one, infos[index]);

@@ -5,7 +5,7 @@
 //! `BLESS=1` rewrites `expected` from the native result (the component must still agree).
 //!
 //! The same files run in Python and Node (`tests/cross_language.sh`), the admission vectors there
-//! through `capacity-admission-1.0.0.wasm`.
+//! through `capacity-admission-1.1.0.wasm`.
 
 use capacity_tests::golden::{json_differences, write_golden};
 use capacity_tests::paths::{crate_dir, files_ending};
@@ -201,4 +201,41 @@ fn the_self_checks_fixed_inputs_are_the_decision_vectors_inputs() {
     for (h, v) in host.iter().zip(&vectors) {
         assert_eq!(h, v, "the self-check's input `{}` differs from the vector `{}` (BLESS=1 rewrites the host's copy)", h.name, v.name);
     }
+}
+
+/// Which published document a service acts on (`factor-choice/`): the rule's native build here;
+/// Python and Node run the same files through the admission component (`tests/cross_language.sh`).
+#[test]
+fn factor_choice_vectors() {
+    use capacity_guest::factor_choice::choose_factor;
+    use vocabulary::{Channel, ChannelVerdict, FactorChoice, FactorChoiceRequest};
+    let dir = crate_dir().join("vectors/factor-choice");
+    let files = files_ending(&dir, ".json");
+    assert!(!files.is_empty(), "no vectors in {}", dir.display());
+    let (mut failures, mut results) = (Vec::new(), Vec::new());
+    for file in &files {
+        let mut cases = read_cases::<FactorChoiceRequest, FactorChoice>(file);
+        for case in &mut cases {
+            let actual = choose_factor(&case.input);
+            let place = format!("{} case {:?}", display(file), case.name);
+            match &case.expected {
+                _ if bless() => case.expected = Some(actual.clone()),
+                None => failures.push(format!("{place}: no expected value (run with BLESS=1 and review it)")),
+                Some(expected) if *expected != actual => {
+                    failures.push(format!("{place}:\n  {}", differences(expected, &actual).join("\n  ")))
+                }
+                Some(_) => {}
+            }
+            results.push(actual);
+        }
+        if bless() {
+            write_golden(file, &json::pretty(&cases));
+        }
+    }
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    use ChannelVerdict::*;
+    let verdicts: Vec<ChannelVerdict> = results.iter().flat_map(|c| [c.cache, c.parameter]).collect();
+    covers("factor-choice", &verdicts, &[NotRead, Usable, ReadFailed, Unreadable, OutOfRange, Stale, FromTheFuture]);
+    let sources: Vec<Option<Channel>> = results.iter().map(|c| c.source).collect();
+    covers("factor-choice", &sources, &[Some(Channel::Cache), Some(Channel::Parameter), None]);
 }

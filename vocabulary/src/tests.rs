@@ -72,4 +72,18 @@ fn every_case_round_trips_by_its_own_name() {
     check::<ThrottleIntent>();
     check::<AdmissionOutcome>();
     check::<PinField>();
+    check::<ChannelVerdict>();
+    check::<Channel>();
+}
+
+/// The names counters and logs show are the names serde writes.
+#[test]
+fn channel_words_are_named_as_serde_writes_them() {
+    use strum::IntoEnumIterator;
+    for v in ChannelVerdict::iter() {
+        assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{}\"", v.name()));
+    }
+    for c in Channel::iter() {
+        assert_eq!(serde_json::to_string(&c).unwrap(), format!("\"{}\"", c.name()));
+    }
 }

@@ -17,6 +17,12 @@ pub enum PolicyError {
          (an admission-only component cannot decide)"
     )]
     WrongWorld { path: PathBuf, message: String },
+    #[error(
+        "{path} was built for contract capacity:sentinel@{built_for}; this sentinel speaks capacity:sentinel@{speaks} \
+         and runs components of the same major version: rebuild the policy with `cargo policies` from a release of this contract, \
+         or run a sentinel of its contract"
+    )]
+    ContractMismatch { path: PathBuf, built_for: String, speaks: &'static str },
     #[error("{path} imports {imports:?}; a policy component must import nothing")]
     HasImports { path: PathBuf, imports: Vec<String> },
     #[error("policy {policy} trapped in {call}: {message}; its instance was discarded")]

@@ -1,5 +1,6 @@
 //! `sentinel policy info`: what a component file is, read from the file itself.
 
+use super::contract;
 use super::runtime::Runtime;
 use super::{ComponentPolicy, Policy, PolicyError};
 use serde::Serialize;
@@ -19,13 +20,12 @@ pub struct ComponentInfo {
     pub size: usize,
     /// `policy`, `admission-only`, or `unknown`.
     pub world: String,
+    /// The contract it was built for (`1.1.0` of `capacity:sentinel@1.1.0`), from its export names.
+    pub contract: Option<String>,
     pub imports: Vec<String>,
     pub exports: Vec<String>,
     pub thresholds: Option<Thresholds>,
 }
-
-const DECISION_EXPORT: &str = "capacity:sentinel/decision@1.0.0";
-const ADMISSION_EXPORT: &str = "capacity:sentinel/admission@1.0.0";
 
 /// Reads a component's imports and exports, and for a policy its description. An admission
 /// component has no description: its name and version come from the manifest beside it.
@@ -37,16 +37,19 @@ pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<Componen
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
-    let has = |name: &str| exports.iter().any(|e| e == name);
-    let world = if has(DECISION_EXPORT) {
+    let has = |interface: &str| contract::exports_interface(exports.iter().map(String::as_str), interface);
+    let contract = contract::contract_of(exports.iter().map(String::as_str));
+    let world = if has("decision") {
         "policy"
-    } else if has(ADMISSION_EXPORT) {
+    } else if has("admission") {
         "admission-only"
     } else {
         "unknown"
     };
     let (mut name, mut version, mut thresholds) = (None, None, None);
-    if world == "policy" && imports.is_empty() {
+    // A component of another contract is described only by its export names (activation refuses it).
+    let runs_here = contract.as_deref().is_some_and(contract::runs_here);
+    if world == "policy" && imports.is_empty() && runs_here {
         let digest = hex::encode(Sha256::digest(&bytes));
         let description = ComponentPolicy::from_component(runtime, path, &component, digest, None)?.describe()?;
         name = Some(description.name);
@@ -63,6 +66,7 @@ pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<Componen
         sha256: hex::encode(Sha256::digest(&bytes)),
         size: bytes.len(),
         world: world.to_string(),
+        contract,
         imports,
         exports,
         thresholds,

@@ -4,6 +4,7 @@
 
 pub mod active;
 mod component;
+pub mod contract;
 pub mod embedded;
 mod error;
 mod inspect;

@@ -1,7 +1,7 @@
 """The shared conformance vectors (tests/vectors) through this package and the components.
 
-`admission/` and `planner/` run through the package's public functions (the shipped
-`capacity-admission-1.0.0.wasm`); `decision/` runs through the policy world
+`admission/`, `planner/` and `factor-choice/` run through the package's public functions (the shipped
+`capacity-admission-1.1.0.wasm`); `decision/` runs through the policy world
 (`target/policies/capacity-policy-1.0.0.wasm`) with the package's runtime. Every result must
 equal `expected` exactly: the Rust host checks the same files (tests/tests/conformance_vectors.rs),
 so the three runtimes agree case by case.
@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 from capacity_admission import (
+    Admission,
     AdmissionRequest,
     PlanRequest,
     QueuedBatch,
@@ -78,6 +79,7 @@ def check(expected: Any, actual: Any) -> None:
 ADMISSION = cases("admission")
 PLANNER = cases("planner")
 DECISION = cases("decision")
+FACTOR_CHOICE = cases("factor-choice")
 
 
 @pytest.mark.parametrize("case", [c for _, c in ADMISSION], ids=[i for i, _ in ADMISSION])
@@ -98,13 +100,36 @@ def test_planner_vector(case: Dict[str, Any]) -> None:
 @pytest.fixture(scope="module")
 def decide():
     policy = ComponentInstance(str(built("capacity-policy-1.0.0.wasm")))
-    return policy.export("capacity:sentinel/decision@1.0.0", "decide")
+    return policy.export("capacity:sentinel/decision@1.1.0", "decide")
 
 
 @pytest.mark.parametrize("case", [c for _, c in DECISION], ids=[i for i, _ in DECISION])
 def test_decision_vector(decide, case: Dict[str, Any]) -> None:
     result = decide(to_wit(decide.param_types[0], case["input"]))
     check(case["expected"], from_wit(decide.result_type, result))
+
+
+def channel_read(serde_form: Any) -> Any:
+    """A vector's channel read as `Admission.choose_factor` takes it."""
+    if serde_form == "not-read":
+        return None
+    (tag, text), = serde_form.items()
+    return (tag, text)
+
+
+@pytest.fixture(scope="module")
+def admission() -> Admission:
+    return Admission()
+
+
+@pytest.mark.parametrize("case", [c for _, c in FACTOR_CHOICE], ids=[i for i, _ in FACTOR_CHOICE])
+def test_factor_choice_vector(admission: Admission, case: Dict[str, Any]) -> None:
+    i = case["input"]
+    reading = admission.choose_factor(channel_read(i["cache"]), channel_read(i["parameter"]),
+                                      now=i["now"], max_age=i["max_age_s"], max_skew=i["max_skew_s"])
+    actual = serde(reading)
+    actual["reason"] = actual.pop("error")
+    check(case["expected"], actual)
 
 
 def test_vectors_cover_every_outcome() -> None:
@@ -119,5 +144,5 @@ def test_shipped_component_is_the_built_one() -> None:
     from capacity_admission import component_path
 
     shipped = hashlib.sha256(Path(component_path()).read_bytes()).hexdigest()
-    current = hashlib.sha256(built("capacity-admission-1.0.0.wasm").read_bytes()).hexdigest()
+    current = hashlib.sha256(built("capacity-admission-1.1.0.wasm").read_bytes()).hexdigest()
     assert shipped == current, "the installed package carries an older build: pip install it again"

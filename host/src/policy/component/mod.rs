@@ -6,6 +6,7 @@
 mod bindings;
 mod convert;
 
+use super::contract;
 use super::runtime::Runtime;
 use super::{Policy, PolicyError, PolicyIdentity};
 use bindings::{Policy as World, PolicyPre};
@@ -56,6 +57,10 @@ impl ComponentPolicy {
         let imports: Vec<String> = component.component_type().imports(engine).map(|(name, _)| name.to_string()).collect();
         if !imports.is_empty() {
             return Err(PolicyError::HasImports { path: path.into(), imports });
+        }
+        let exports: Vec<String> = component.component_type().exports(engine).map(|(name, _)| name.to_string()).collect();
+        if let Some(built_for) = contract::contract_of(exports.iter().map(String::as_str)).filter(|v| !contract::runs_here(v)) {
+            return Err(PolicyError::ContractMismatch { path: path.into(), built_for, speaks: contract::CONTRACT });
         }
         let linker = Linker::<StoreState>::new(engine);
         let instance_pre =

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 from importlib import resources
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from wasmtime.component import Record
+from wasmtime.component import Record, Variant
 
 from .runtime import ComponentInstance
 from .types import (
@@ -19,15 +19,18 @@ from .types import (
     AdmissionPlan,
     AdmissionRequest,
     AdmissionResult,
+    FactorReading,
     PlanRequest,
     WaitingBatch,
 )
 
 #: The version of the admission rules and of the shipped component.
-VERSION = "1.0.0"
+VERSION = "1.1.0"
 #: The WIT interface the functions come from.
 INTERFACE = f"capacity:sentinel/admission@{VERSION}"
 COMPONENT_FILE = f"capacity-admission-{VERSION}.wasm"
+#: The interface of `choose-factor` (docs/behaviour.md §9.1).
+FACTOR_CHOICE = f"capacity:sentinel/factor-choice@{VERSION}"
 
 _U32_MAX = 2**32 - 1
 _S64 = (-(2**63), 2**63 - 1)
@@ -89,11 +92,6 @@ def _result_out(r: Record) -> AdmissionResult:
 
 
 def _plan_in(r: PlanRequest) -> Record:
-    def instant(name: str, value: Any) -> int:
-        if type(value) is not int or not _S64[0] <= value <= _S64[1]:
-            raise ValueError(f"{name}: expected an int in s64 (unix seconds), got {value!r}")
-        return value
-
     def text(name: str, value: Any) -> str:
         if not isinstance(value, str):
             raise TypeError(f"{name}: expected a str, got {type(value).__name__}")
@@ -117,7 +115,7 @@ def _plan_in(r: PlanRequest) -> Record:
             _record(**{
                 "id": text(f"queue[{i}].id", b.id),
                 "workspace": text(f"queue[{i}].workspace", b.workspace),
-                "enqueued-at": instant(f"queue[{i}].enqueued_at", b.enqueued_at),
+                "enqueued-at": _s64(f"queue[{i}].enqueued_at", b.enqueued_at),
             })
             for i, b in enumerate(r.queue)
         ],
@@ -146,6 +144,7 @@ class Admission:
         self._resolve = self.instance.export(INTERFACE, "resolve-budget")
         self._resolve_many = self.instance.export(INTERFACE, "resolve-budgets")
         self._plan = self.instance.export(INTERFACE, "plan")
+        self._choose = self.instance.export(FACTOR_CHOICE, "choose-factor")
 
     def resolve_budget(self, request: AdmissionRequest) -> AdmissionResult:
         """How many batches one workspace may start now (docs/behaviour.md §9)."""
@@ -159,6 +158,38 @@ class Admission:
         """Admits a queue fairly: round robin across workspaces ordered by their oldest waiting
         batch, each within its ceiling, all within the service and cluster room."""
         return _plan_out(self._plan(_plan_in(request)))
+
+    def choose_factor(self, cache: Optional[Tuple[str, str]], parameter: Optional[Tuple[str, str]], *,
+                      now: int, max_age: int, max_skew: int) -> FactorReading:
+        """The document to act on, from what each channel returned: `("document", text)`,
+        `("failed", why)`, or None when the channel is not configured or was not read."""
+        request = _record(**{
+            "cache": _channel_read(cache),
+            "parameter": _channel_read(parameter),
+            "now": _s64("now", now),
+            "max-age-s": _u32("max_age", max_age),
+            "max-skew-s": _u32("max_skew", max_skew),
+        })
+        c = self._choose(request).__dict__
+        return FactorReading(
+            factor=c["factor"], source=c["source"], state=c["state"], sequence=c["sequence"],
+            decided_at=c["decided-at"], age_s=c["age-s"], error=c["reason"],
+            cache=c["cache"], parameter=c["parameter"])
+
+
+def _channel_read(read: Optional[Tuple[str, str]]) -> Variant:
+    if read is None:
+        return Variant("not-read")
+    tag, text = read
+    if tag not in ("document", "failed") or not isinstance(text, str):
+        raise ValueError(f"a channel read is ('document', text) or ('failed', why), not {read!r}")
+    return Variant(tag, text)
+
+
+def _s64(name: str, value: Any) -> int:
+    if type(value) is not int or not _S64[0] <= value <= _S64[1]:
+        raise ValueError(f"{name}: expected an int in s64 (unix seconds), got {value!r}")
+    return value
 
 
 _local = threading.local()

@@ -108,3 +108,33 @@ class AdmissionPlan:
     factor_read_failed: bool
     cluster_budget: int
     service_budget: int
+
+
+@dataclass(frozen=True)
+class FactorReading:
+    """Which published document a service acts on (docs/behaviour.md §9.1): the component's
+    `choose-factor` answer for one read of the channels."""
+
+    #: The bulk factor to admit with; None when no document was usable (pass it on: the
+    #: component then uses full capacity and reports `factor_read_failed`).
+    factor: Optional[float]
+    #: "cache" or "parameter": the channel the factor came from; None without a factor.
+    source: Optional[str]
+    #: The chosen document's `state` and `sequence`, its `decided_at` (unix seconds) and age
+    #: in seconds when it was read (negative when the sentinel's clock is ahead, within the
+    #: allowance).
+    state: Optional[str]
+    sequence: Optional[int]
+    decided_at: Optional[int]
+    age_s: Optional[int]
+    #: Why a read channel was not used (`cache: ...; parameter: ...`); None when all is well.
+    error: Optional[str]
+    #: What each channel's read was worth: not-read, usable, read-failed, unreadable,
+    #: out-of-range, stale, from-the-future.
+    cache: str = "not-read"
+    parameter: str = "not-read"
+
+    @property
+    def failed(self) -> bool:
+        """No usable document: admission runs at full capacity."""
+        return self.factor is None

@@ -1,0 +1,210 @@
+"""`BulkFactorReader`: what a service reads before admitting bulk work (docs/behaviour.md §9.1).
+
+    reader = BulkFactorReader(cache="redis://cache:6379/0", parameter="ssm:/capacity/state")
+    reading = reader.read()          # a FactorReading; never raises for a failed read
+    result = resolve_budget(AdmissionRequest(factor=reading.factor, ...))
+
+Each `read()` within `refresh` seconds of the last fetch answers from memory. A fetch reads the
+cache; the parameter only when the cache's document is not usable (missing, unreadable, out of
+range, stale or from the future); the admission component's `choose-factor` judges what came
+back, so Python, Node and Rust agree to the letter. No usable document gives `factor=None`,
+which admission turns into full capacity with `factor_read_failed`.
+
+Thread-safe: one reader serves a whole process. Concurrent callers share one fetch (the first
+fetches, the others wait for its answer), each channel keeps one client (a Redis connection
+pool, a boto3 client), and a fetch is bounded by `timeout` per channel. A channel that stops
+being usable, and full capacity, are logged once when they start and once when they end
+(logger `capacity_admission`); `counters()` says how often each channel gave what.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional, Tuple
+
+from .admission import Admission
+from .channels import Channel, Fetched, open_channel
+from .types import FactorReading
+
+__all__ = ["BulkFactorReader", "ReaderCounters", "DEFAULT_CACHE_KEY", "DEFAULT_MAX_AGE", "DEFAULT_MAX_SKEW"]
+
+#: The Redis key the sentinel publishes to unless configured otherwise.
+DEFAULT_CACHE_KEY = "capacity:state"
+#: A document older than this (seconds) is stale: three missed minute ticks.
+DEFAULT_MAX_AGE = 180
+#: How far ahead of this host's clock a document's `decided_at` may be (seconds).
+DEFAULT_MAX_SKEW = 30
+
+_U32_MAX = 2**32 - 1
+_log = logging.getLogger("capacity_admission")
+
+
+@dataclass
+class ReaderCounters:
+    """What a reader has done, for a service to export as metrics."""
+
+    #: `read()` calls, and how many of them fetched (the rest answered from memory).
+    calls: int = 0
+    fetches: int = 0
+    #: Reads that ended without a usable document (full capacity).
+    full_capacity: int = 0
+    #: Channel reads by channel ("cache", "parameter") and verdict ("usable", "read-failed",
+    #: "unreadable", "out-of-range", "stale", "from-the-future").
+    reads: Dict[Tuple[str, str], int] = field(default_factory=dict)
+
+
+def _whole(name: str, value: object, low: int) -> int:
+    if type(value) is not int or not low <= value <= _U32_MAX:
+        raise ValueError(f"{name}: expected a whole number of seconds from {low} to {_U32_MAX}, got {value!r}")
+    return value
+
+
+def _seconds(name: str, value: object, positive: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0 or (positive and value == 0):
+        raise ValueError(f"{name}: expected {'a positive' if positive else 'a non-negative'} number of seconds, got {value!r}")
+    return float(value)
+
+
+def _part(reason: Optional[str], channel: str) -> str:
+    """One channel's part of the component's reason (`cache: ...; parameter: ...`)."""
+    for part in (reason or "").split("; parameter: "):
+        if channel == "cache" and part.startswith("cache: "):
+            return part[len("cache: "):]
+        if channel == "parameter" and not part.startswith("cache: "):
+            return part[len("parameter: "):] if part.startswith("parameter: ") else part
+    return reason or ""
+
+
+class BulkFactorReader:
+    """Reads the published bulk factor from the cache and, when needed, the parameter.
+
+    `cache` and `parameter` each name a channel (`redis://...`, `ssm:NAME` or a file path;
+    either may be omitted, not both). `max_age` and `max_skew` bound a usable document's
+    `decided_at` (whole seconds); `refresh` is how long an answer is reused (seconds, 0 = every
+    call fetches); `timeout` bounds each network read. Bad settings raise ValueError here.
+    """
+
+    def __init__(
+        self,
+        cache: Optional[str] = None,
+        parameter: Optional[str] = None,
+        *,
+        cache_key: str = DEFAULT_CACHE_KEY,
+        max_age: int = DEFAULT_MAX_AGE,
+        max_skew: int = DEFAULT_MAX_SKEW,
+        refresh: float = 10.0,
+        timeout: float = 2.0,
+        logger: Optional[logging.Logger] = None,
+        clock: Callable[[], float] = time.time,
+        component: Optional[str] = None,
+    ) -> None:
+        if cache is None and parameter is None:
+            raise ValueError("a BulkFactorReader needs a cache, a parameter or both")
+        if not isinstance(cache_key, str) or not cache_key:
+            raise ValueError(f"cache_key: expected a non-empty Redis key, got {cache_key!r}")
+        self.max_age = _whole("max_age", max_age, 1)
+        self.max_skew = _whole("max_skew", max_skew, 0)
+        self.refresh = _seconds("refresh", refresh, positive=False)
+        self.timeout = _seconds("timeout", timeout, positive=True)
+        self._clock = clock
+        self._log = logger or _log
+        self._admission = Admission(component)
+        self._cache = open_channel(cache, cache_key, self.timeout)
+        self._parameter = open_channel(parameter, cache_key, self.timeout)
+        self._lock = threading.Lock()
+        # (reading, monotonic time until which it is reused), replaced as one value.
+        self._memo: Optional[Tuple[FactorReading, float]] = None
+        self._counts: Counter = Counter()
+        self._counts_lock = threading.Lock()
+        # Since when (monotonic) each troubled channel, and the reader as a whole, has had no
+        # usable document: the start and the end of each episode are logged, nothing between.
+        self._trouble: Dict[str, float] = {}
+
+    def read(self) -> FactorReading:
+        """The factor to admit with now; never raises for a failed read."""
+        self._count("calls")
+        memo = self._memo
+        if memo is not None and time.monotonic() < memo[1]:
+            return memo[0]
+        with self._lock:
+            memo = self._memo
+            if memo is not None and time.monotonic() < memo[1]:
+                return memo[0]
+            reading = self._fetch()
+            self._memo = (reading, time.monotonic() + self.refresh)
+            return reading
+
+    def counters(self) -> ReaderCounters:
+        """A snapshot of the counters."""
+        with self._counts_lock:
+            counts = dict(self._counts)
+        return ReaderCounters(
+            calls=counts.pop("calls", 0),
+            fetches=counts.pop("fetches", 0),
+            full_capacity=counts.pop("full-capacity", 0),
+            reads={k: v for k, v in counts.items() if isinstance(k, tuple)},
+        )
+
+    def close(self) -> None:
+        """Closes the channels' clients."""
+        for channel in (self._cache, self._parameter):
+            if channel is not None:
+                channel.close()
+
+    def __enter__(self) -> "BulkFactorReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _count(self, key: object) -> None:
+        with self._counts_lock:
+            self._counts[key] += 1
+
+    def _fetch(self) -> FactorReading:
+        self._count("fetches")
+        cache: Optional[Fetched] = self._cache.fetch() if self._cache is not None else None
+        reading = self._choose(cache, None)
+        parameter: Optional[Fetched] = None
+        if reading.factor is None and self._parameter is not None:
+            parameter = self._parameter.fetch()
+            reading = self._choose(cache, parameter)
+        for name, channel, fetched, verdict in (
+            ("cache", self._cache, cache, reading.cache),
+            ("parameter", self._parameter, parameter, reading.parameter),
+        ):
+            if fetched is not None and channel is not None:
+                self._count((name, verdict))
+                self._note(name, channel, verdict == "usable", verdict, reading)
+        if reading.factor is None:
+            self._count("full-capacity")
+        self._note_overall(reading)
+        return reading
+
+    def _choose(self, cache: Optional[Fetched], parameter: Optional[Fetched]) -> FactorReading:
+        return self._admission.choose_factor(
+            cache, parameter, now=int(self._clock()), max_age=self.max_age, max_skew=self.max_skew)
+
+    def _note(self, name: str, channel: Channel, usable: bool, verdict: str, reading: FactorReading) -> None:
+        since = self._trouble.get(name)
+        if usable and since is not None:
+            del self._trouble[name]
+            self._log.info("capacity %s %s is usable again after %.0f s", name, channel.label, time.monotonic() - since)
+        elif not usable and since is None:
+            self._trouble[name] = time.monotonic()
+            self._log.warning("capacity %s %s is not usable (%s): %s", name, channel.label, verdict, _part(reading.error, name))
+
+    def _note_overall(self, reading: FactorReading) -> None:
+        since = self._trouble.get("reader")
+        if reading.factor is not None and since is not None:
+            del self._trouble["reader"]
+            self._log.info("bulk factor read again from the %s after %.0f s at full capacity: %s is %s",
+                           reading.source, time.monotonic() - since, reading.state, reading.factor)
+        elif reading.factor is None and since is None:
+            self._trouble["reader"] = time.monotonic()
+            self._log.error("no usable capacity document: admitting bulk work at full capacity until one is "
+                            "readable again (%s)", reading.error)

@@ -1,0 +1,245 @@
+"""BulkFactorReader against real servers: Redis and moto's SSM on 127.0.0.1 (docs/behaviour.md
+§9.1). What a service sees when the cache is fresh, absent, expired or down, when the parameter
+is stale, when a document comes from the future or is malformed; that concurrent callers share
+one fetch; that trouble is logged once when it starts and once when it ends."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from capacity_admission import AdmissionRequest, BulkFactorReader, resolve_budget
+from servers import Moto, Redis
+
+NOW = 1_792_506_600  # 2026-10-20T14:30:00Z
+PARAMETER = "/capacity/state"
+
+
+def document(bulk=0.5, age=60, state="constrained", sequence=42, **extra) -> str:
+    at = datetime.fromtimestamp(NOW - age, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    doc = {"state": state, "factors": {"bulk": bulk, "heavy": 0.5, "write": 1.0, "read": 1.0}, "decided_at": at,
+           "policy": {"name": "capacity-policy", "version": "1.0.0", "digest": "ab" * 32}, "pinned": False,
+           "pin_expires_at": None, "cause": "escalate", "sequence": sequence}
+    doc.update(extra)
+    return json.dumps(doc)
+
+
+@pytest.fixture(scope="module")
+def moto():
+    server = Moto()
+    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL_SSM", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                                            "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL")}
+    os.environ.update({"AWS_ENDPOINT_URL_SSM": server.url, "AWS_ACCESS_KEY_ID": "testing",
+                       "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "eu-west-1"})
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+    try:
+        yield server
+    finally:
+        server.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture
+def ssm(moto):
+    import boto3
+
+    client = boto3.client("ssm")
+    try:
+        client.delete_parameter(Name=PARAMETER)
+    except client.exceptions.ParameterNotFound:
+        pass
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def redis(tmp_path):
+    server = Redis(tmp_path)
+    yield server
+    server.stop()
+
+
+def reader(redis_server, **options) -> BulkFactorReader:
+    options.setdefault("refresh", 0)
+    options.setdefault("clock", lambda: NOW)
+    options.setdefault("timeout", 1.0)
+    return BulkFactorReader(cache=redis_server.url, parameter=f"ssm:{PARAMETER}", **options)
+
+
+def publish(redis_server, ssm, cache=None, parameter=None, expire_ms=None):
+    if cache is not None:
+        with redis_server.client() as c:
+            c.set("capacity:state", cache, px=expire_ms)
+    if parameter is not None:
+        ssm.put_parameter(Name=PARAMETER, Value=parameter, Type="String", Overwrite=True)
+
+
+def test_a_fresh_cache_is_used_and_the_parameter_is_not_read(redis, ssm):
+    publish(redis, ssm, cache=document(0.5), parameter=document(0.0, state="critical"))
+    with reader(redis) as r:
+        got = r.read()
+        assert (got.factor, got.source, got.state, got.sequence, got.age_s) == (0.5, "cache", "constrained", 42, 60)
+        assert (got.cache, got.parameter, got.error) == ("usable", "not-read", None)
+        assert r.counters().reads == {("cache", "usable"): 1}
+
+
+def test_an_absent_or_expired_key_falls_to_a_fresh_parameter(redis, ssm):
+    publish(redis, ssm, parameter=document(0.0, state="critical", sequence=41))
+    with reader(redis) as r:
+        got = r.read()
+        assert (got.factor, got.source, got.sequence, got.cache) == (0.0, "parameter", 41, "read-failed")
+        assert got.error == "cache: no key capacity:state (absent or expired)"
+        publish(redis, ssm, cache=document(0.5), expire_ms=300)
+        assert r.read().source == "cache"
+        time.sleep(0.5)
+        assert (r.read().source, r.read().cache) == ("parameter", "read-failed")
+
+
+def test_a_stopped_redis_falls_to_the_parameter_and_its_return_is_followed(redis, ssm):
+    publish(redis, ssm, cache=document(0.5), parameter=document(0.0, state="critical"))
+    with reader(redis) as r:
+        assert r.read().source == "cache"
+        redis.stop()
+        started = time.monotonic()
+        got = r.read()
+        assert time.monotonic() - started < 5
+        assert (got.factor, got.source, got.cache) == (0.0, "parameter", "read-failed")
+        assert got.error.startswith("cache: ConnectionError"), got.error
+        redis.start()  # the same port, an empty server: publish again, the reader's client reconnects
+        publish(redis, ssm, cache=document(0.25))
+        assert (r.read().factor, r.read().source) == (0.25, "cache")
+
+
+def test_a_stale_parameter_with_the_cache_absent_is_full_capacity_naming_both(redis, ssm):
+    publish(redis, ssm, parameter=document(0.0, state="critical", age=181))
+    with reader(redis) as r:
+        got = r.read()
+    assert (got.factor, got.source, got.failed, got.cache, got.parameter) == (None, None, True, "read-failed", "stale")
+    assert got.error == ("cache: no key capacity:state (absent or expired); parameter: stale: decided_at "
+                         "2026-10-20T14:26:59Z is 181 s old (maximum 180 s)")
+    result = resolve_budget(AdmissionRequest(factor=got.factor, cluster_batches=10, service_batches=6, share=3))
+    assert (result.factor_used, result.factor_read_failed, result.admit) == (1.0, True, 3)
+
+
+def test_a_document_from_the_future_is_not_trusted(redis, ssm):
+    publish(redis, ssm, cache=document(0.0, age=-31), parameter=document(0.5, age=-30))
+    with reader(redis) as r:
+        got = r.read()
+    assert (got.factor, got.source, got.age_s, got.cache) == (0.5, "parameter", -30, "from-the-future")
+    assert "31 s ahead of this clock (allowance 30 s)" in got.error
+
+
+@pytest.mark.parametrize("cache,parameter,verdicts", [
+    ("{not json", "[1]", ("unreadable", "unreadable")),
+    (document(1.5), document(-0.25), ("out-of-range", "out-of-range")),
+    (json.dumps({"factors": {"bulk": "0.5"}, "decided_at": "2026-10-20T14:29:00Z"}), document(True), ("unreadable", "unreadable")),
+    (document(0.5, decided_at="yesterday"), json.dumps({"factors": {"bulk": 0.5}}), ("unreadable", "unreadable")),
+])
+def test_malformed_documents_and_out_of_range_factors_are_full_capacity(redis, ssm, cache, parameter, verdicts):
+    publish(redis, ssm, cache=cache, parameter=parameter)
+    with reader(redis) as r:
+        got = r.read()
+    assert (got.factor, (got.cache, got.parameter)) == (None, verdicts), got.error
+
+
+def test_a_thousand_concurrent_reads_within_one_refresh_fetch_once_per_channel(redis, ssm):
+    publish(redis, ssm, parameter=document(0.25))  # the cache fails, so both channels are read
+    before = redis.gets()
+    with reader(redis, refresh=60) as r:
+        barrier = threading.Barrier(50)
+        answers = []
+
+        def caller():
+            barrier.wait()
+            for _ in range(20):
+                answers.append(r.read().factor)
+
+        threads = [threading.Thread(target=caller) for _ in range(50)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        counters = r.counters()
+    assert len(answers) == 1000 and set(answers) == {0.25}
+    assert (counters.calls, counters.fetches) == (1000, 1)
+    assert counters.reads == {("cache", "read-failed"): 1, ("parameter", "usable"): 1}
+    assert redis.gets() - before == 1, "the Redis server answered more than one GET"
+
+
+def test_trouble_is_logged_once_when_it_starts_and_once_when_it_ends(redis, ssm, caplog):
+    caplog.set_level(logging.INFO, logger="capacity_admission")
+    publish(redis, ssm, cache=document(0.5))
+    with BulkFactorReader(cache=redis.url, refresh=0, clock=lambda: NOW) as r:
+        assert r.read().factor == 0.5
+        with redis.client() as c:
+            c.delete("capacity:state")
+        for _ in range(50):
+            assert r.read().failed
+        publish(redis, ssm, cache=document(0.5))
+        for _ in range(5):
+            assert r.read().factor == 0.5
+        assert r.counters().full_capacity == 50
+    records = [(rec.levelname, rec.getMessage()) for rec in caplog.records if rec.name == "capacity_admission"]
+    assert [level for level, _ in records] == ["WARNING", "ERROR", "INFO", "INFO"], records
+    assert "capacity cache redis://127.0.0.1" in records[0][1] and "no key capacity:state" in records[0][1]
+    assert "admitting bulk work at full capacity" in records[1][1]
+    assert "usable again" in records[2][1] and "read again from the cache" in records[3][1]
+
+
+def test_an_answer_is_reused_for_the_refresh_interval(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text(document(0.5))
+    with BulkFactorReader(cache=str(path), refresh=0.3, clock=lambda: NOW) as r:
+        assert r.read().factor == 0.5
+        path.write_text(document(0.25))
+        assert r.read().factor == 0.5
+        time.sleep(0.35)
+        assert r.read().factor == 0.25
+        assert r.counters().fetches == 2
+
+
+def test_files_work_as_both_channels_for_the_embedded_default(tmp_path):
+    cache, parameter = tmp_path / "cache.json", tmp_path / "parameter.json"
+    parameter.write_text(document(0.0, state="critical"))
+    with BulkFactorReader(cache=str(cache), parameter=f"file:{parameter}", refresh=0, clock=lambda: NOW) as r:
+        got = r.read()
+    assert (got.factor, got.source, got.cache) == (0.0, "parameter", "read-failed")
+    assert "No such file or directory" in got.error
+
+
+@pytest.mark.parametrize("options,message", [
+    ({}, "needs a cache, a parameter or both"),
+    ({"cache": "x", "max_age": 0}, "max_age"),
+    ({"cache": "x", "max_age": 1.5}, "max_age"),
+    ({"cache": "x", "max_skew": -1}, "max_skew"),
+    ({"cache": "x", "refresh": -1}, "refresh"),
+    ({"cache": "x", "timeout": 0}, "timeout"),
+    ({"cache": "x", "cache_key": ""}, "cache_key"),
+    ({"cache": ""}, "a channel is"),
+    ({"parameter": "ssm:"}, "ssm: needs a parameter name"),
+])
+def test_bad_settings_are_refused_when_the_reader_is_built(options, message):
+    with pytest.raises(ValueError, match=message):
+        BulkFactorReader(**options)
+
+
+def test_a_password_in_the_cache_url_never_reaches_the_log(caplog):
+    caplog.set_level(logging.INFO, logger="capacity_admission")
+    pytest.importorskip("redis")
+    from servers import free_port
+
+    with BulkFactorReader(cache=f"redis://user:s3cret@127.0.0.1:{free_port()}/0", refresh=0, timeout=0.3) as r:
+        assert r.read().failed
+    text = "\n".join(rec.getMessage() for rec in caplog.records)
+    assert "s3cret" not in text and "user:***@127.0.0.1" in text
