@@ -1,11 +1,11 @@
 /**
  * Job admission for Node services (docs/behaviour.md §9), computed by the capacity sentinel's own
- * WebAssembly component (`capacity-admission-1.0.0.wasm`, transpiled with jco). Plain numbers
+ * WebAssembly component (`capacity-admission-1.1.0.wasm`, transpiled with jco). Plain numbers
  * throughout: no BigInt reaches or leaves this API.
  */
 
 /** The version of the admission rules and of the component inside. */
-export declare const VERSION: '1.0.0';
+export declare const VERSION: '1.1.0';
 
 /** Admit, or the first limit that is full (cluster, service, workspace), or no capacity. */
 export type AdmissionOutcome =
@@ -104,34 +104,154 @@ export declare function resolveBudgets(requests: Iterable<AdmissionRequest>): Ad
  * each within its ceiling, all within the service and cluster room. Deterministic. */
 export declare function plan(request: PlanRequest): AdmissionPlan;
 
-/** The outcome of one read of the published state document. */
+/** What the factor choice made of one channel's read (docs/behaviour.md §9.1). */
+export type ChannelVerdict =
+  /** Not configured, or not read (the cache was already usable). */
+  | 'not-read'
+  /** Parsed, in range and fresh. */
+  | 'usable'
+  /** The read itself failed (no answer, refused, the key or parameter absent). */
+  | 'read-failed'
+  /** Not a JSON object with a numeric `factors.bulk` and an RFC 3339 `decided_at`. */
+  | 'unreadable'
+  /** `factors.bulk` is outside [0, 1]. */
+  | 'out-of-range'
+  /** `decided_at` is older than the maximum age. */
+  | 'stale'
+  /** `decided_at` is further ahead of the clock than the skew allowance. */
+  | 'from-the-future';
+
+export declare const ChannelVerdict: Readonly<{
+  NOT_READ: 'not-read';
+  USABLE: 'usable';
+  READ_FAILED: 'read-failed';
+  UNREADABLE: 'unreadable';
+  OUT_OF_RANGE: 'out-of-range';
+  STALE: 'stale';
+  FROM_THE_FUTURE: 'from-the-future';
+}>;
+
+/** The sentinel's two channels: the Redis cache and the SSM parameter. */
+export type Channel = 'cache' | 'parameter';
+
+/** What one channel gave: its document, why the read failed, or nothing (undefined, null or
+ * `{tag: 'not-read'}`: not configured or not read). jco's form of the WIT `channel-read`. */
+export type ChannelRead =
+  | { tag: 'document'; val: string }
+  | { tag: 'failed'; val: string }
+  | { tag: 'not-read' }
+  | null
+  | undefined;
+
+/** Which published document a service acts on: the component's `choose-factor` answer for one
+ * read of the channels. Plain numbers; undefined for what is absent. */
 export interface FactorReading {
-  /** `factors.bulk` as published; undefined when it could not be read. */
+  /** The bulk factor to admit with; undefined when no document was usable (pass it on: the
+   * component then uses full capacity and reports `factorReadFailed`). */
   factor: number | undefined;
-  /** Why the read failed (diagnostic only); undefined when it succeeded. */
-  error: string | undefined;
-  source: string;
+  /** The channel the factor came from; undefined without a factor. */
+  source: Channel | undefined;
+  /** The chosen document's `state` and `sequence`. */
   state: string | undefined;
   sequence: number | undefined;
-  decidedAt: string | undefined;
+  /** The chosen document's `decided_at`, in unix seconds. */
+  decidedAt: number | undefined;
+  /** Its age when read, in seconds (negative when the sentinel's clock is ahead, within the
+   * allowance). */
+  ageS: number | undefined;
+  /** Why a read channel was not used (`cache: ...; parameter: ...`); undefined when all is well. */
+  error: string | undefined;
+  /** What each channel's read was worth. */
+  cache: ChannelVerdict;
+  parameter: ChannelVerdict;
 }
 
+/**
+ * The document to act on, from what each channel returned: the cache's when usable, else the
+ * parameter's when usable, else none (full capacity). Pure: the caller reads the channels and
+ * passes the time. `now` is unix seconds (a safe integer or a BigInt); `maxAge` and `maxSkew`
+ * whole seconds in u32 (RangeError/TypeError otherwise, before the call).
+ */
+export declare function chooseFactor(
+  cache: ChannelRead,
+  parameter: ChannelRead,
+  options: { now: number | bigint; maxAge: number; maxSkew: number },
+): FactorReading;
+
 /** The Redis key the sentinel publishes to unless configured otherwise. */
-export declare const DEFAULT_REDIS_KEY: 'capacity:state';
+export declare const DEFAULT_CACHE_KEY: 'capacity:state';
+/** A document older than this (seconds) is stale: three missed minute ticks. */
+export declare const DEFAULT_MAX_AGE: 180;
+/** How far ahead of this host's clock a document's `decided_at` may be (seconds). */
+export declare const DEFAULT_MAX_SKEW: 30;
+
+/** Where a reader's log lines go: `console` by default. */
+export interface ReaderLogger {
+  warn(message: string): unknown;
+  error(message: string): unknown;
+  info(message: string): unknown;
+}
+
+export interface BulkFactorReaderOptions {
+  /** The cache: a `redis://`, `rediss://` or `unix://` URL (needs the `redis` package), `ssm:NAME`
+   * (needs `@aws-sdk/client-ssm`) or a file path (optionally `file:PATH`). */
+  cache?: string | null;
+  /** The parameter, in the same forms (usually `ssm:/capacity/state`). Either may be omitted, not
+   * both. */
+  parameter?: string | null;
+  /** The Redis key; default `capacity:state`. */
+  cacheKey?: string;
+  /** The oldest a usable document may be, in whole seconds (1 to 2^32-1); default 180. */
+  maxAge?: number;
+  /** How far a document's `decided_at` may be ahead of this clock, in whole seconds (0 to
+   * 2^32-1); default 30. */
+  maxSkew?: number;
+  /** How long an answer is reused, in seconds (may be fractional; 0: every read fetches);
+   * default 10. */
+  refresh?: number;
+  /** The bound of each channel's read, in seconds (> 0); default 2. */
+  timeout?: number;
+  /** Where trouble is logged, once when it starts and once when it ends; default `console`. */
+  logger?: ReaderLogger;
+  /** The clock documents are judged by, in unix seconds; default `Date.now() / 1000`. */
+  clock?: () => number;
+}
+
+/** What a reader has done, for a service to export as metrics. */
+export interface ReaderCounters {
+  /** `read()` calls, and how many of them fetched (the rest answered from memory). */
+  calls: number;
+  fetches: number;
+  /** Fetches that ended without a usable document (full capacity). */
+  fullCapacity: number;
+  /** Channel reads by channel and verdict (only the verdicts seen). */
+  reads: Record<Channel, Partial<Record<Exclude<ChannelVerdict, 'not-read'>, number>>>;
+}
 
 /**
- * Reads `factors.bulk` from the sentinel's published state document. `source` is a
- * `redis://`/`rediss://` URL (needs the `redis` package), `ssm:NAME` for an AWS SSM parameter
- * (needs `@aws-sdk/client-ssm`), or a file path (optionally `file:PATH`). Never rejects for a
- * failed read: `factor` is then undefined and `error` says why.
+ * Reads the published bulk factor from the cache and, when the cache's document is not usable,
+ * the parameter (docs/behaviour.md §9.1). One reader serves a whole process: one client per
+ * channel for its life, answers reused for `refresh` seconds, concurrent reads sharing one fetch.
+ * Bad settings throw a RangeError or TypeError naming the setting.
  */
-export declare function readBulkFactor(
-  source: string,
-  options?: { key?: string; timeoutMs?: number },
-): Promise<FactorReading>;
+export declare class BulkFactorReader {
+  constructor(options: BulkFactorReaderOptions);
+  readonly cacheKey: string;
+  readonly maxAge: number;
+  readonly maxSkew: number;
+  readonly refresh: number;
+  readonly timeout: number;
+  /** The factor to admit with now. Never rejects for a failed read (the reading says why);
+   * rejects after `close()`. The reading is frozen and shared by concurrent callers. */
+  read(): Promise<Readonly<FactorReading>>;
+  /** A snapshot of the counters. */
+  counters(): ReaderCounters;
+  /** Waits for a fetch in flight, then closes the channels' clients. */
+  close(): Promise<void>;
+}
 
-/** `factors.bulk` of one state document. */
-export declare function parseDocument(text: string | Uint8Array, source?: string): FactorReading;
+/** A channel as logs may show it: a URL's password replaced by `***`. */
+export declare function redact(spec: string): string;
 
 /** The transpiled component itself, in jco's conventions (BigInt instants, undefined options). */
 export declare const raw: typeof import('./gen/admission/interfaces/capacity-sentinel-admission.js');

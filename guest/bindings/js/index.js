@@ -1,7 +1,7 @@
 // Job admission for Node services, computed by the capacity sentinel's own component.
 //
 // The math of docs/behaviour.md §9 lives once, in the Rust guest; `npm run build` transpiles its
-// build (capacity-admission-1.0.0.wasm, the admission-only world, no imports) with `jco transpile`
+// build (capacity-admission-1.1.0.wasm, the admission-only world, no imports) with `jco transpile`
 // into gen/admission/, which this module wraps:
 // - plain numbers everywhere: the one s64 of the admission API (`enqueuedAt`, unix seconds) is
 //   accepted as a number (a safe integer) or a BigInt and converted here, so callers never see
@@ -9,13 +9,19 @@
 // - a factor of `null` means "could not be read" like `undefined` (jco's `option<f64>`), and the
 //   component then uses full capacity and reports `factorReadFailed`;
 // - counts are checked (integers in u32) before the call; jco's `--strict` checks them again.
+// Which published document to act on (docs/behaviour.md §9.1) is the component's too:
+// `chooseFactor` (factor-choice.js) wraps its `choose-factor`, and `BulkFactorReader` (reader.js,
+// over the channels of channels.js) reads the sentinel's cache and parameter and asks it.
 // Types and documentation: index.d.ts.
 import { admission } from './gen/admission/admission.js';
+import { instant, text, u32 } from './checks.js';
 
-export { readBulkFactor, parseDocument, DEFAULT_REDIS_KEY } from './state.js';
+export { chooseFactor, ChannelVerdict } from './factor-choice.js';
+export { BulkFactorReader, DEFAULT_CACHE_KEY, DEFAULT_MAX_AGE, DEFAULT_MAX_SKEW } from './reader.js';
+export { redact } from './channels.js';
 
 /** The version of the admission rules and of the component inside. */
-export const VERSION = '1.0.0';
+export const VERSION = '1.1.0';
 
 /** The outcomes, as the WIT names them. */
 export const AdmissionOutcome = Object.freeze({
@@ -25,17 +31,6 @@ export const AdmissionOutcome = Object.freeze({
   WAIT_WORKSPACE_FULL: 'wait-workspace-full',
   WAIT_CAPACITY_ZERO: 'wait-capacity-zero',
 });
-
-const U32_MAX = 2 ** 32 - 1;
-const S64_MIN = -(2n ** 63n);
-const S64_MAX = 2n ** 63n - 1n;
-
-function u32(name, value) {
-  if (!Number.isInteger(value) || value < 0 || value > U32_MAX) {
-    throw new RangeError(`${name}: expected an integer from 0 to ${U32_MAX}, got ${String(value)}`);
-  }
-  return value;
-}
 
 function count(name, value) {
   return value === undefined ? 0 : u32(name, value);
@@ -47,20 +42,6 @@ function factor(value) {
     throw new TypeError(`factor: expected a number, null or undefined, got ${typeof value}`);
   }
   return value; // NaN or out of [0, 1]: the component falls back and reports it
-}
-
-function text(name, value) {
-  if (typeof value !== 'string') throw new TypeError(`${name}: expected a string, got ${typeof value}`);
-  return value;
-}
-
-function instant(name, value) {
-  let big;
-  if (typeof value === 'bigint') big = value;
-  else if (Number.isSafeInteger(value)) big = BigInt(value);
-  else throw new RangeError(`${name}: expected unix seconds as a safe integer or a BigInt, got ${String(value)}`);
-  if (big < S64_MIN || big > S64_MAX) throw new RangeError(`${name}: ${big} is outside s64`);
-  return big;
 }
 
 function requestIn(r, at = 'request') {

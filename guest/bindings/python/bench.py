@@ -9,12 +9,15 @@ Paths measured (each the best of 5 rounds of N calls; a "call" of the batch is o
   export (cached)     the cached export alone, on a prepared Record (no dataclass conversion)
   export (dynamic)    wasmtime-py looking up the function and its types on every call
   batch of 100        resolve_budgets over 100 requests, cost per request
+  reader (cached)     BulkFactorReader.read() answered from memory (a file channel, refresh 60 s)
+  reader (fetch)      BulkFactorReader.read() with refresh 0: read the file, choose-factor
 The plain version is checked against the component on tests/vectors/admission first.
 """
 
 import argparse
 import json
 import math
+import tempfile
 import time
 from pathlib import Path
 
@@ -93,6 +96,21 @@ def main() -> None:
     print(f"resolve_budget per call, wasmtime-py (cached path {'on' if export.cached else 'OFF'}):")
     for name, us in rows:
         print(f"  {name:<18} {us:9.2f} µs   {us / plain:7.1f}x plain")
+
+    package = rows[1][1]
+    with tempfile.TemporaryDirectory() as folder:
+        state = Path(folder) / "state.json"
+        decided = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        state.write_text(json.dumps({"state": "constrained", "factors": {"bulk": 0.5}, "decided_at": decided, "sequence": 1}))
+        with ca.BulkFactorReader(cache=str(state), refresh=60) as cached, ca.BulkFactorReader(cache=str(state), refresh=0) as fetching:
+            assert cached.read().factor == 0.5 and fetching.read().factor == 0.5
+            readers = [
+                ("reader (cached)", best_per_call_us(cached.read, calls * 4)),
+                ("reader (fetch)", best_per_call_us(fetching.read, max(1, calls // 10))),
+            ]
+    print("BulkFactorReader.read() per call, beside the admission call (package, cached path):")
+    for name, us in readers:
+        print(f"  {name:<18} {us:9.2f} µs   {us / package:7.2f}x resolve_budget")
 
 
 if __name__ == "__main__":

@@ -2,17 +2,28 @@
 // TypeScript service uses, and refuse the mistakes below.
 import {
   AdmissionOutcome,
+  BulkFactorReader,
+  ChannelVerdict,
+  DEFAULT_CACHE_KEY,
+  chooseFactor,
   plan,
-  readBulkFactor,
+  redact,
   resolveBudget,
   resolveBudgets,
   type AdmissionPlan,
   type AdmissionResult,
+  type Channel,
   type FactorReading,
+  type ReaderCounters,
 } from '../index.js';
 
+const reader = new BulkFactorReader({
+  cache: 'redis://cache:6379/0', parameter: 'ssm:/capacity/state', cacheKey: DEFAULT_CACHE_KEY,
+  maxAge: 180, maxSkew: 30, refresh: 10, timeout: 2, logger: console, clock: () => Date.now() / 1000,
+});
+
 export async function admit(): Promise<number> {
-  const reading: FactorReading = await readBulkFactor('redis://cache:6379/0', { timeoutMs: 500 });
+  const reading: Readonly<FactorReading> = await reader.read();
   const result: AdmissionResult = resolveBudget({
     factor: reading.factor, clusterBatches: 40, serviceBatches: 12, share: 4, workspaceInFlight: 1,
   });
@@ -30,4 +41,39 @@ export async function admit(): Promise<number> {
   const wrong: AdmissionResult['outcome'] = 'WaitClusterFull';
   void wrong;
   return result.outcome === AdmissionOutcome.ADMIT ? result.admit + many.length + p.admitted.length + outcome.length : 0;
+}
+
+export async function observe(): Promise<string> {
+  const reading = await reader.read();
+  const source: Channel | undefined = reading.source;
+  const age: number | undefined = reading.ageS;
+  const sequence: number | undefined = reading.sequence;
+  const unusable = reading.cache !== ChannelVerdict.USABLE && reading.parameter !== 'usable';
+  const counters: ReaderCounters = reader.counters();
+  const stale: number = (counters.reads.cache.stale ?? 0) + (counters.reads.parameter['read-failed'] ?? 0);
+  // @ts-expect-error readings are read-only
+  reading.factor = 1;
+  // @ts-expect-error verdicts are the WIT names
+  const verdict: FactorReading['cache'] = 'Stale';
+  void verdict;
+  // @ts-expect-error no BigInt leaves the reader
+  const big: bigint | undefined = reading.decidedAt;
+  void big;
+  // @ts-expect-error settings are checked: maxAge is a number
+  new BulkFactorReader({ cache: 'redis://cache:6379/0', maxAge: '180' });
+  // @ts-expect-error unknown options are refused
+  new BulkFactorReader({ cache: 'redis://cache:6379/0', maxage: 180 });
+  // @ts-expect-error a logger has warn, error and info
+  new BulkFactorReader({ parameter: 'ssm:/capacity/state', logger: { warn() {} } });
+
+  const chosen: FactorReading = chooseFactor({ tag: 'document', val: '{}' }, { tag: 'failed', val: 'timed out' }, {
+    now: 1792506600n, maxAge: 180, maxSkew: 30,
+  });
+  chooseFactor(undefined, { tag: 'not-read' }, { now: 1792506600, maxAge: 0, maxSkew: 0 });
+  // @ts-expect-error a document carries its text
+  chooseFactor({ tag: 'document' }, undefined, { now: 0, maxAge: 1, maxSkew: 0 });
+  // @ts-expect-error now is required
+  chooseFactor(undefined, undefined, { maxAge: 1, maxSkew: 0 });
+  await reader.close();
+  return `${source}${age}${sequence}${unusable}${stale}${chosen.error}${redact('redis://:pw@cache')}`;
 }

@@ -64,6 +64,7 @@ const reading = {
     latency: { list: { record: { api: 'string', p95_ms: { option: 'f64' }, baseline_ms: { option: 'f64' } } } },
   },
 };
+const channelRead = { variant: { 'not-read': null, document: 'string', failed: 'string' } };
 export const schema = {
   decisionInput: {
     record: {
@@ -81,31 +82,47 @@ export const schema = {
       throttles: 'enum', supporting: { list: recentEntry }, memory, explanation: 'string',
     },
   },
+  // wit/factor-choice.wit (a unit case's payload type is null: serde writes it as the bare name).
+  factorChoiceRequest: {
+    record: {
+      cache: channelRead, parameter: channelRead, now: 'instant', max_age_s: 'u32', max_skew_s: 'u32',
+    },
+  },
+  factorChoice: {
+    record: {
+      factor: { option: 'f64' }, source: { option: 'enum' }, state: { option: 'string' }, sequence: { option: 'u64' },
+      decided_at: { option: 'instant' }, age_s: { option: 's64' }, cache: 'enum', parameter: 'enum',
+      reason: { option: 'string' },
+    },
+  },
 };
+
+const wide = new Set(['instant', 's64', 'u64']);
 
 /** A serde value to jco's form. */
 export function toJco(ty, v) {
-  if (ty === 'instant') return typeof v === 'object' ? BigInt(v.$bigint) : BigInt(v);
+  if (wide.has(ty)) return typeof v === 'object' ? BigInt(v.$bigint) : BigInt(v);
   if (ty === 'enum') return v;
   if (typeof ty === 'string') return v;
   if (ty.option) return v === null ? undefined : toJco(ty.option, v);
   if (ty.list) return v.map((x) => toJco(ty.list, x));
   if (ty.variant) {
+    if (typeof v === 'string') return { tag: v };
     const [[tag, payload]] = Object.entries(v);
     return { tag, val: toJco(ty.variant[tag], payload) };
   }
   return Object.fromEntries(Object.entries(ty.record).map(([k, t]) => [camel(k), toJco(t, v[k])]));
 }
 
-/** A jco value back to the serde form (instants beyond 2^53 as {"$bigint": ...}). */
+/** A jco value back to the serde form (s64/u64 beyond 2^53 as {"$bigint": ...}). */
 export function fromJco(ty, v) {
-  if (ty === 'instant') return Number.isSafeInteger(Number(v)) ? Number(v) : { $bigint: String(v) };
+  if (wide.has(ty)) return Number.isSafeInteger(Number(v)) ? Number(v) : { $bigint: String(v) };
   if (ty === 'enum') return v;
   if (typeof ty === 'string') return v;
   if (ty.option) return v === undefined || v === null ? null : fromJco(ty.option, v);
   if (ty.list) return v.map((x) => fromJco(ty.list, x));
   if (ty.variant) {
-    return { [v.tag]: fromJco(ty.variant[v.tag], v.val) };
+    return ty.variant[v.tag] === null ? v.tag : { [v.tag]: fromJco(ty.variant[v.tag], v.val) };
   }
   return Object.fromEntries(Object.entries(ty.record).map(([k, t]) => [k, fromJco(t, v[camel(k)])]));
 }

@@ -234,6 +234,15 @@ def test_bad_settings_are_refused_when_the_reader_is_built(options, message):
         BulkFactorReader(**options)
 
 
+def test_an_ssm_parameter_without_a_region_is_refused_when_the_reader_is_built(monkeypatch):
+    pytest.importorskip("boto3")
+    for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE", "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    with pytest.raises(ValueError, match="cannot create the SSM client.*AWS_DEFAULT_REGION"):
+        BulkFactorReader(parameter="ssm:/capacity/state")
+
+
 def test_a_password_in_the_cache_url_never_reaches_the_log(caplog):
     caplog.set_level(logging.INFO, logger="capacity_admission")
     pytest.importorskip("redis")

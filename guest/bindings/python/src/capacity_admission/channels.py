@@ -107,7 +107,11 @@ class SsmChannel(Channel):
             raise ValueError(f"parameter {spec}: `boto3` is not installed (pip install boto3)") from e
         config = Config(connect_timeout=timeout, read_timeout=timeout, retries={"max_attempts": 1, "mode": "standard"})
         # boto3 clients are thread-safe; one keeps its connection pool.
-        self._client = boto3.client("ssm", config=config)
+        try:
+            self._client = boto3.client("ssm", config=config)
+        except Exception as e:  # no region, a broken profile: a setting to fix, said now
+            raise ValueError(f"parameter {spec}: cannot create the SSM client: {e} "
+                             "(set AWS_DEFAULT_REGION or configure a profile)") from e
 
     def _fetch(self) -> str:
         try:

@@ -1,0 +1,202 @@
+// `BulkFactorReader`: what a service reads before admitting bulk work (docs/behaviour.md §9.1);
+// the Node twin of the Python package's reader.py, the same behaviour in camelCase.
+//
+//   const reader = new BulkFactorReader({ cache: 'redis://cache:6379/0', parameter: 'ssm:/capacity/state' });
+//   const reading = await reader.read();       // never rejects for a failed read
+//   const result = resolveBudget({ factor: reading.factor, ... });
+//
+// Each `read()` within `refresh` seconds of the last fetch answers from memory (a monotonic
+// clock). A fetch reads the cache; the parameter only when the cache's document is not usable
+// (missing, unreadable, out of range, stale or from the future); the admission component's
+// `choose-factor` judges what came back, so Node, Python and Rust agree to the letter. No usable
+// document gives `factor: undefined`, which admission turns into full capacity with
+// `factorReadFailed`.
+//
+// Concurrent callers share one fetch (the pending promise), each channel keeps one client for
+// the reader's life, and a fetch is bounded by `timeout` per channel. A channel that stops being
+// usable, and full capacity, are logged once when they start and once when they end;
+// `counters()` says how often each channel gave what.
+import { openChannel } from './channels.js';
+import { U32_MAX } from './checks.js';
+import { chooseFactor } from './factor-choice.js';
+
+/** The Redis key the sentinel publishes to unless configured otherwise. */
+export const DEFAULT_CACHE_KEY = 'capacity:state';
+/** A document older than this (seconds) is stale: three missed minute ticks. */
+export const DEFAULT_MAX_AGE = 180;
+/** How far ahead of this host's clock a document's `decided_at` may be (seconds). */
+export const DEFAULT_MAX_SKEW = 30;
+
+const OPTIONS = ['cache', 'parameter', 'cacheKey', 'maxAge', 'maxSkew', 'refresh', 'timeout', 'logger', 'clock'];
+// setTimeout's longest delay.
+const MAX_TIMEOUT_S = (2 ** 31 - 1) / 1000;
+
+function whole(name, value, low) {
+  if (typeof value !== 'number') throw new TypeError(`${name}: expected a whole number of seconds, got ${typeof value}`);
+  if (!Number.isInteger(value) || value < low || value > U32_MAX) {
+    throw new RangeError(`${name}: expected a whole number of seconds from ${low} to ${U32_MAX}, got ${value}`);
+  }
+  return value;
+}
+
+function seconds(name, value, positive) {
+  if (typeof value !== 'number') throw new TypeError(`${name}: expected a number of seconds, got ${typeof value}`);
+  if (!Number.isFinite(value) || value < 0 || (positive && value === 0) || (positive && value > MAX_TIMEOUT_S)) {
+    const range = positive ? `a positive number of seconds up to ${MAX_TIMEOUT_S}` : 'a finite non-negative number of seconds';
+    throw new RangeError(`${name}: expected ${range}, got ${value}`);
+  }
+  return value;
+}
+
+/** One channel's part of the component's reason (`cache: ...; parameter: ...`). */
+function part(reason, channel) {
+  for (const p of (reason ?? '').split('; parameter: ')) {
+    if (channel === 'cache' && p.startsWith('cache: ')) return p.slice('cache: '.length);
+    if (channel === 'parameter' && !p.startsWith('cache: ')) return p.startsWith('parameter: ') ? p.slice('parameter: '.length) : p;
+  }
+  return reason ?? '';
+}
+
+const elapsed = (since) => ((performance.now() - since) / 1000).toFixed(0);
+
+/** Reads the published bulk factor from the cache and, when needed, the parameter. */
+export class BulkFactorReader {
+  #cache;
+  #parameter;
+  #logger;
+  #clock;
+  #refreshMs;
+  // {promise, until}: the last answer, reused until `until` (performance.now() ms).
+  #memo;
+  // The fetch in flight, shared by every caller that arrives meanwhile.
+  #pending;
+  #closed = false;
+  #counts = { calls: 0, fetches: 0, fullCapacity: 0, reads: { cache: {}, parameter: {} } };
+  // Since when (performance.now()) each troubled channel, and the reader as a whole ('reader'),
+  // has had no usable document: the start and the end of each episode are logged, nothing between.
+  #trouble = new Map();
+
+  constructor(options = {}) {
+    if (options === null || typeof options !== 'object') throw new TypeError('BulkFactorReader: expected an options object');
+    for (const name of Object.keys(options)) {
+      if (!OPTIONS.includes(name)) throw new TypeError(`BulkFactorReader: unknown option ${name} (expected ${OPTIONS.join(', ')})`);
+    }
+    const {
+      cache, parameter, cacheKey = DEFAULT_CACHE_KEY, maxAge = DEFAULT_MAX_AGE, maxSkew = DEFAULT_MAX_SKEW,
+      refresh = 10, timeout = 2, logger = console, clock = () => Date.now() / 1000,
+    } = options;
+    if ((cache === undefined || cache === null) && (parameter === undefined || parameter === null)) {
+      throw new TypeError('BulkFactorReader: needs a cache, a parameter or both');
+    }
+    if (typeof cacheKey !== 'string' || cacheKey === '') {
+      throw new TypeError(`cacheKey: expected a non-empty Redis key, got ${JSON.stringify(cacheKey) ?? String(cacheKey)}`);
+    }
+    /** The settings, as validated. */
+    this.cacheKey = cacheKey;
+    this.maxAge = whole('maxAge', maxAge, 1);
+    this.maxSkew = whole('maxSkew', maxSkew, 0);
+    this.refresh = seconds('refresh', refresh, false);
+    this.timeout = seconds('timeout', timeout, true);
+    if (logger === null || typeof logger !== 'object' || !['warn', 'error', 'info'].every((m) => typeof logger[m] === 'function')) {
+      throw new TypeError('logger: expected an object with warn, error and info methods');
+    }
+    if (typeof clock !== 'function') throw new TypeError('clock: expected a function returning unix seconds');
+    this.#logger = logger;
+    this.#clock = clock;
+    this.#refreshMs = this.refresh * 1000;
+    const timeoutMs = Math.max(1, Math.round(this.timeout * 1000));
+    this.#cache = openChannel(cache, { setting: 'cache', key: cacheKey, timeoutMs });
+    this.#parameter = openChannel(parameter, { setting: 'parameter', key: cacheKey, timeoutMs });
+    Object.freeze(this);
+  }
+
+  /** The factor to admit with now; never rejects for a failed read (rejects after `close()`). */
+  read() {
+    if (this.#closed) return Promise.reject(new Error('BulkFactorReader: read() after close()'));
+    this.#counts.calls++;
+    const memo = this.#memo;
+    if (memo !== undefined && performance.now() < memo.until) return memo.promise;
+    if (this.#pending !== undefined) return this.#pending;
+    const pending = this.#fetch().then((reading) => {
+      this.#memo = { promise: Promise.resolve(reading), until: performance.now() + this.#refreshMs };
+      return reading;
+    });
+    this.#pending = pending;
+    const clear = () => {
+      if (this.#pending === pending) this.#pending = undefined;
+    };
+    pending.then(clear, clear);
+    return pending;
+  }
+
+  /** A snapshot of the counters. */
+  counters() {
+    const { calls, fetches, fullCapacity, reads } = this.#counts;
+    return { calls, fetches, fullCapacity, reads: { cache: { ...reads.cache }, parameter: { ...reads.parameter } } };
+  }
+
+  /** Waits for a fetch in flight, then closes the channels' clients. Later reads reject. */
+  async close() {
+    this.#closed = true;
+    await this.#pending?.catch(() => {});
+    await Promise.all([this.#cache?.close(), this.#parameter?.close()]);
+  }
+
+  async #fetch() {
+    this.#counts.fetches++;
+    const cache = await this.#cache?.fetch();
+    let reading = this.#choose(cache, undefined);
+    let parameter;
+    if (reading.factor === undefined && this.#parameter !== undefined) {
+      parameter = await this.#parameter.fetch();
+      reading = this.#choose(cache, parameter);
+    }
+    for (const [name, channel, fetched] of [['cache', this.#cache, cache], ['parameter', this.#parameter, parameter]]) {
+      if (fetched !== undefined && channel !== undefined) {
+        const verdict = reading[name];
+        const reads = this.#counts.reads[name];
+        reads[verdict] = (reads[verdict] ?? 0) + 1;
+        this.#note(name, channel, verdict, reading);
+      }
+    }
+    if (reading.factor === undefined) this.#counts.fullCapacity++;
+    this.#noteOverall(reading);
+    return Object.freeze(reading);
+  }
+
+  #choose(cache, parameter) {
+    return chooseFactor(cache, parameter, { now: Math.trunc(this.#clock()), maxAge: this.maxAge, maxSkew: this.maxSkew });
+  }
+
+  #log(level, message) {
+    try {
+      this.#logger[level](message);
+    } catch {
+      // a failing logger must not fail the read
+    }
+  }
+
+  #note(name, channel, verdict, reading) {
+    const since = this.#trouble.get(name);
+    if (verdict === 'usable' && since !== undefined) {
+      this.#trouble.delete(name);
+      this.#log('info', `capacity ${name} ${channel.label} is usable again after ${elapsed(since)} s`);
+    } else if (verdict !== 'usable' && since === undefined) {
+      this.#trouble.set(name, performance.now());
+      this.#log('warn', `capacity ${name} ${channel.label} is not usable (${verdict}): ${part(reading.error, name)}`);
+    }
+  }
+
+  #noteOverall(reading) {
+    const since = this.#trouble.get('reader');
+    if (reading.factor !== undefined && since !== undefined) {
+      this.#trouble.delete('reader');
+      this.#log('info', `bulk factor read again from the ${reading.source} after ${elapsed(since)} s at full capacity: `
+        + `${reading.state} is ${reading.factor}`);
+    } else if (reading.factor === undefined && since === undefined) {
+      this.#trouble.set('reader', performance.now());
+      this.#log('error', 'no usable capacity document: admitting bulk work at full capacity until one is readable '
+        + `again (${reading.error})`);
+    }
+  }
+}
