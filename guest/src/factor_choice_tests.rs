@@ -49,7 +49,37 @@ fn nothing_usable_gives_no_factor_and_a_reason_naming_both_channels() {
     );
 }
 
+/// A channel read of any kind: a well-formed document of any bulk and age (the usable kind
+/// included), a failure, nothing, or arbitrary text.
+fn any_read() -> impl Strategy<Value = ChannelRead> {
+    prop_oneof![
+        (-0.5f64..1.5, -400i64..400).prop_map(|(bulk, age)| {
+            let at = time::OffsetDateTime::from_unix_timestamp(NOW - age).unwrap().format(&Rfc3339).unwrap();
+            ChannelRead::Document(format!(r#"{{"factors":{{"bulk":{bulk}}},"decided_at":"{at}","sequence":1}}"#))
+        }),
+        ".{0,40}".prop_map(ChannelRead::Failed),
+        Just(ChannelRead::NotRead),
+        ".{0,80}".prop_map(ChannelRead::Document),
+    ]
+}
+
 proptest! {
+    /// The cache wins whenever it is usable; otherwise the parameter when usable; a chosen
+    /// document is fresh and in range; no choice always says why.
+    #[test]
+    fn the_cache_is_preferred_and_a_choice_is_fresh_and_in_range(cache in any_read(), parameter in any_read()) {
+        let c = choose_factor(&FactorChoiceRequest { cache, parameter, now: NOW, max_age_s: 180, max_skew_s: 30 });
+        match c.source {
+            Some(Channel::Cache) => prop_assert_eq!(c.cache, ChannelVerdict::Usable),
+            Some(Channel::Parameter) => prop_assert!(c.parameter == ChannelVerdict::Usable && c.cache != ChannelVerdict::Usable),
+            None => prop_assert!(c.cache != ChannelVerdict::Usable && c.parameter != ChannelVerdict::Usable && c.reason.is_some()),
+        }
+        if let Some(f) = c.factor {
+            let age = c.age_s.unwrap();
+            prop_assert!((0.0..=1.0).contains(&f) && (-30..=180).contains(&age));
+        }
+    }
+
     /// Any text on either channel gives an answer, never a panic, and a chosen factor is in [0, 1]
     /// from a channel judged usable.
     #[test]

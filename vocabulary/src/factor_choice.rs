@@ -51,7 +51,8 @@ impl ChannelVerdict {
     }
 }
 
-/// The two channels the sentinel publishes to.
+/// The two channels the sentinel publishes to: the cache and the parameter, whatever kind of
+/// system serves each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(test, derive(strum::EnumIter))]
 #[serde(rename_all = "kebab-case")]
@@ -61,11 +62,18 @@ pub enum Channel {
 }
 
 impl Channel {
+    /// `cache` or `parameter`: in logs, metrics labels, stored outcomes and config keys.
     pub fn name(self) -> &'static str {
         match self {
             Channel::Cache => "cache",
             Channel::Parameter => "parameter",
         }
+    }
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

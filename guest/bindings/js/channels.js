@@ -108,7 +108,23 @@ class RedisChannel extends Channel {
 
   async read() {
     const client = await this.#open();
-    return withTimeout(this.#get(client), this.#timeoutMs);
+    // A ready connection that does not answer in time is dropped, so the next read connects
+    // afresh: node-redis stops timing a command once it is written, and a half-open connection
+    // would otherwise keep every later command waiting (the sentinel's Redis adapter does the same).
+    return withTimeout(this.#get(client), this.#timeoutMs, () => {
+      if (client.isReady) this.#drop(client);
+    });
+  }
+
+  #drop(client) {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    this.#lastError = undefined;
+    try {
+      client.destroy();
+    } catch {
+      // already closed
+    }
   }
 
   async #get(client) {
@@ -136,16 +152,20 @@ class RedisChannel extends Channel {
           },
           commandOptions: { timeout: this.#timeoutMs },
         });
+        // Values as bytes: the document must be UTF-8, as for a file.
+        const mapped = RESP_TYPES ? client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer }) : client;
+        // A dropped client's late events are not this channel's any more.
         client.on('error', (e) => {
+          if (this.#client !== mapped) return;
           this.#lastError = e;
           for (const w of this.#waiters) w.reject(e);
         });
         client.on('ready', () => {
+          if (this.#client !== mapped) return;
           this.#lastError = undefined;
           for (const w of this.#waiters) w.resolve();
         });
-        // Values as bytes: the document must be UTF-8, as for a file.
-        this.#client = RESP_TYPES ? client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer }) : client;
+        this.#client = mapped;
       }
     }
     if (!this.#client.isOpen && !this.#closed) {

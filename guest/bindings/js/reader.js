@@ -145,11 +145,13 @@ export class BulkFactorReader {
   async #fetch() {
     this.#counts.fetches++;
     const cache = await this.#cache?.fetch();
-    let reading = this.#choose(cache, undefined);
+    // One `now` per fetch: both judgements of the cache's document use the same clock.
+    const now = Math.trunc(this.#clock());
+    let reading = this.#choose(cache, undefined, now);
     let parameter;
     if (reading.factor === undefined && this.#parameter !== undefined) {
       parameter = await this.#parameter.fetch();
-      reading = this.#choose(cache, parameter);
+      reading = this.#choose(cache, parameter, now);
     }
     for (const [name, channel, fetched] of [['cache', this.#cache, cache], ['parameter', this.#parameter, parameter]]) {
       if (fetched !== undefined && channel !== undefined) {
@@ -164,8 +166,8 @@ export class BulkFactorReader {
     return Object.freeze(reading);
   }
 
-  #choose(cache, parameter) {
-    return chooseFactor(cache, parameter, { now: Math.trunc(this.#clock()), maxAge: this.maxAge, maxSkew: this.maxSkew });
+  #choose(cache, parameter, now) {
+    return chooseFactor(cache, parameter, { now, maxAge: this.maxAge, maxSkew: this.maxSkew });
   }
 
   #log(level, message) {

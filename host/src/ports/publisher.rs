@@ -20,29 +20,9 @@ pub struct StateDocument {
     pub sequence: u64,
 }
 
-/// One of the document's two independent channels. Its name is where it is configured
-/// (`[publish.cache]`, `[publish.parameter]`), whatever kind of system serves it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Channel {
-    Cache,
-    Parameter,
-}
-
-impl Channel {
-    /// `cache` or `parameter`: in logs, metrics labels, stored outcomes and config keys.
-    pub fn name(self) -> &'static str {
-        match self {
-            Channel::Cache => "cache",
-            Channel::Parameter => "parameter",
-        }
-    }
-}
-
-impl std::fmt::Display for Channel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// One of the document's two independent channels (the vocabulary's word). Its name is where it
+/// is configured (`[publish.cache]`, `[publish.parameter]`), whatever kind of system serves it.
+pub use vocabulary::Channel;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("publishing to {channel} ({target}) failed: {message}")]

@@ -50,6 +50,22 @@ describe('BulkFactorReader with a real Redis cache', { skip: skipUnless('redis-s
     assert.equal((await reader({ cacheKey: 'other:key' }).read()).factor, 0.75);
   });
 
+  test('a connection that stops answering is dropped and the next read connects afresh', async () => {
+    await admin.set('capacity:state', documentText(), { EX: 300 });
+    const r = reader({ refresh: 0, timeout: 0.3 });
+    assert.equal((await r.read()).source, 'cache');
+    const before = await redis.connectionsReceived();
+    // The server stops answering every client for 1 s (the reader's connection stays open).
+    await admin.sendCommand(['CLIENT', 'PAUSE', '1000', 'ALL']);
+    const stuck = await r.read();
+    assert.equal(stuck.cache, 'read-failed');
+    assert.match(stuck.error, /timed out after 300 ms/);
+    await sleep(1100);
+    assert.equal((await r.read()).source, 'cache');
+    // The answer came on a new connection (before the fix the old one was kept: no new connection).
+    assert.equal(await redis.connectionsReceived(), before + 1);
+  });
+
   test('one connection serves every fetch', async () => {
     await admin.set('capacity:state', documentText(), { EX: 300 });
     const before = await redis.connectionsReceived();

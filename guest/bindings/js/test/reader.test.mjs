@@ -107,6 +107,14 @@ test('malformed documents and out-of-range factors without a parameter: full cap
   }
 });
 
+test('one clock reading judges both channels: a cache refused at the fetch\'s `now` is not trusted on a second look', async () => {
+  const cache = file(documentText({ decided_at: iso(T0 + 31), factors: { bulk: 0 } }));
+  const parameter = file(documentText({ decided_at: iso(T0) }));
+  const ticks = [T0, T0 + 5, T0 + 10];
+  const got = await reader({ cache, parameter, clock: () => ticks.shift() }).read();
+  assert.deepEqual([got.source, got.cache, got.factor], ['parameter', 'from-the-future', 0.5]);
+});
+
 test('a document from the future: within the skew it is used with a negative age, beyond it is not', async () => {
   const cache = file(documentText({ decided_at: iso(T0 + 30) }));
   const within = await reader({ cache, clock: clockAt(0) }).read();
@@ -119,11 +127,11 @@ test('a document from the future: within the skew it is used with a negative age
 
 test('an answer is reused for `refresh` seconds, then fetched again; refresh 0 fetches every call', async () => {
   const cache = file(documentText());
-  const r = reader({ cache, refresh: 0.2 });
+  const r = reader({ cache, refresh: 1.5 });
   assert.equal((await r.read()).factor, 0.5);
   writeFileSync(cache, documentText({ factors: { bulk: 0.75 } }));
   assert.equal((await r.read()).factor, 0.5);
-  await sleep(250);
+  await sleep(1600);
   assert.equal((await r.read()).factor, 0.75);
   assert.deepEqual([r.counters().calls, r.counters().fetches], [3, 2]);
   const every = reader({ cache, refresh: 0 });

@@ -100,9 +100,9 @@ def test_an_absent_or_expired_key_falls_to_a_fresh_parameter(redis, ssm):
         got = r.read()
         assert (got.factor, got.source, got.sequence, got.cache) == (0.0, "parameter", 41, "read-failed")
         assert got.error == "cache: no key capacity:state (absent or expired)"
-        publish(redis, ssm, cache=document(0.5), expire_ms=300)
+        publish(redis, ssm, cache=document(0.5), expire_ms=1500)
         assert r.read().source == "cache"
-        time.sleep(0.5)
+        time.sleep(2.0)
         assert (r.read().source, r.read().cache) == ("parameter", "read-failed")
 
 
@@ -130,6 +130,16 @@ def test_a_stale_parameter_with_the_cache_absent_is_full_capacity_naming_both(re
                          "2026-10-20T14:26:59Z is 181 s old (maximum 180 s)")
     result = resolve_budget(AdmissionRequest(factor=got.factor, cluster_batches=10, service_batches=6, share=3))
     assert (result.factor_used, result.factor_read_failed, result.admit) == (1.0, True, 3)
+
+
+def test_one_clock_reading_judges_both_channels(redis, ssm):
+    """The clock moves between the cache's read and the parameter's: the cache is still judged
+    at the fetch's one `now` (31 s ahead, refused), not trusted on a second look."""
+    publish(redis, ssm, cache=document(0.0, age=-31), parameter=document(0.5))
+    ticks = iter([NOW, NOW + 5, NOW + 10])
+    with reader(redis, clock=lambda: next(ticks)) as r:
+        got = r.read()
+    assert (got.source, got.cache, got.factor) == ("parameter", "from-the-future", 0.5)
 
 
 def test_a_document_from_the_future_is_not_trusted(redis, ssm):
@@ -200,13 +210,23 @@ def test_trouble_is_logged_once_when_it_starts_and_once_when_it_ends(redis, ssm,
 def test_an_answer_is_reused_for_the_refresh_interval(tmp_path):
     path = tmp_path / "state.json"
     path.write_text(document(0.5))
-    with BulkFactorReader(cache=str(path), refresh=0.3, clock=lambda: NOW) as r:
+    with BulkFactorReader(cache=str(path), refresh=1.5, clock=lambda: NOW) as r:
         assert r.read().factor == 0.5
         path.write_text(document(0.25))
         assert r.read().factor == 0.5
-        time.sleep(0.35)
+        time.sleep(1.6)
         assert r.read().factor == 0.25
         assert r.counters().fetches == 2
+
+
+def test_a_closed_reader_refuses_to_read(tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text(document(0.5))
+    r = BulkFactorReader(cache=str(path), clock=lambda: NOW)
+    assert r.read().factor == 0.5
+    r.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        r.read()
 
 
 def test_files_work_as_both_channels_for_the_embedded_default(tmp_path):
@@ -228,6 +248,9 @@ def test_files_work_as_both_channels_for_the_embedded_default(tmp_path):
     ({"cache": "x", "cache_key": ""}, "cache_key"),
     ({"cache": ""}, "a channel is"),
     ({"parameter": "ssm:"}, "ssm: needs a parameter name"),
+    ({"cache": "file:"}, "file: needs a path"),
+    ({"cache": "x", "clock": 5}, "clock"),
+    ({"cache": "x", "logger": "log"}, "logger"),
 ])
 def test_bad_settings_are_refused_when_the_reader_is_built(options, message):
     with pytest.raises(ValueError, match=message):

@@ -127,6 +127,8 @@ class FileChannel(Channel):
     def __init__(self, spec: str) -> None:
         super().__init__(spec)
         self.path = spec[len("file:"):] if spec.startswith("file:") else spec
+        if not self.path:
+            raise ValueError("file: needs a path, e.g. file:/var/lib/sentinel/cache.json")
 
     def _fetch(self) -> str:
         try:

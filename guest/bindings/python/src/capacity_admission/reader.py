@@ -11,8 +11,9 @@ back, so Python, Node and Rust agree to the letter. No usable document gives `fa
 which admission turns into full capacity with `factor_read_failed`.
 
 Thread-safe: one reader serves a whole process. Concurrent callers share one fetch (the first
-fetches, the others wait for its answer), each channel keeps one client (a Redis connection
-pool, a boto3 client), and a fetch is bounded by `timeout` per channel. A channel that stops
+fetches, the others wait for its answer; with `refresh=0` every call fetches, one at a time),
+each channel keeps one client (a Redis connection pool, a boto3 client), and a network read is
+bounded by `timeout` per channel. A file channel is read without a timeout: use a local file. A channel that stops
 being usable, and full capacity, are logged once when they start and once when they end
 (logger `capacity_admission`); `counters()` says how often each channel gave what.
 """
@@ -110,8 +111,13 @@ class BulkFactorReader:
         self.max_skew = _whole("max_skew", max_skew, 0)
         self.refresh = _seconds("refresh", refresh, positive=False)
         self.timeout = _seconds("timeout", timeout, positive=True)
+        if not callable(clock):
+            raise ValueError(f"clock: expected a function returning unix seconds, got {clock!r}")
+        if logger is not None and not all(callable(getattr(logger, m, None)) for m in ("info", "warning", "error")):
+            raise ValueError(f"logger: expected a logging.Logger (info, warning, error), got {logger!r}")
         self._clock = clock
         self._log = logger or _log
+        self._closed = False
         self._admission = Admission(component)
         self._cache = open_channel(cache, cache_key, self.timeout)
         self._parameter = open_channel(parameter, cache_key, self.timeout)
@@ -125,7 +131,10 @@ class BulkFactorReader:
         self._trouble: Dict[str, float] = {}
 
     def read(self) -> FactorReading:
-        """The factor to admit with now; never raises for a failed read."""
+        """The factor to admit with now; never raises for a failed read (RuntimeError once the
+        reader is closed)."""
+        if self._closed:
+            raise RuntimeError("the BulkFactorReader is closed")
         self._count("calls")
         memo = self._memo
         if memo is not None and time.monotonic() < memo[1]:
@@ -150,8 +159,11 @@ class BulkFactorReader:
         )
 
     def close(self) -> None:
-        """Closes the channels' clients."""
-        for channel in (self._cache, self._parameter):
+        """Closes the channels' clients, after a fetch in flight."""
+        self._closed = True
+        with self._lock:
+            channels = (self._cache, self._parameter)
+        for channel in channels:
             if channel is not None:
                 channel.close()
 
@@ -168,11 +180,13 @@ class BulkFactorReader:
     def _fetch(self) -> FactorReading:
         self._count("fetches")
         cache: Optional[Fetched] = self._cache.fetch() if self._cache is not None else None
-        reading = self._choose(cache, None)
+        # One `now` per fetch: both judgements of the cache's document use the same clock.
+        now = int(self._clock())
+        reading = self._choose(cache, None, now)
         parameter: Optional[Fetched] = None
         if reading.factor is None and self._parameter is not None:
             parameter = self._parameter.fetch()
-            reading = self._choose(cache, parameter)
+            reading = self._choose(cache, parameter, now)
         for name, channel, fetched, verdict in (
             ("cache", self._cache, cache, reading.cache),
             ("parameter", self._parameter, parameter, reading.parameter),
@@ -185,9 +199,8 @@ class BulkFactorReader:
         self._note_overall(reading)
         return reading
 
-    def _choose(self, cache: Optional[Fetched], parameter: Optional[Fetched]) -> FactorReading:
-        return self._admission.choose_factor(
-            cache, parameter, now=int(self._clock()), max_age=self.max_age, max_skew=self.max_skew)
+    def _choose(self, cache: Optional[Fetched], parameter: Optional[Fetched], now: int) -> FactorReading:
+        return self._admission.choose_factor(cache, parameter, now=now, max_age=self.max_age, max_skew=self.max_skew)
 
     def _note(self, name: str, channel: Channel, usable: bool, verdict: str, reading: FactorReading) -> None:
         since = self._trouble.get(name)
