@@ -4,12 +4,6 @@
 use crate::state::Instant;
 use serde::{Deserialize, Serialize};
 
-/// The maximum age of a usable document unless a service configures another: three missed
-/// minute ticks.
-pub const DEFAULT_MAX_AGE_S: u32 = 180;
-/// How far ahead of the service's clock a document's `decided_at` may be, unless configured.
-pub const DEFAULT_MAX_SKEW_S: u32 = 30;
-
 /// What one channel gave the service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

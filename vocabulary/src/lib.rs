@@ -27,7 +27,7 @@ pub use admission::{
 };
 pub use baseline::{ApiBaseline, ApiSamples, LatencySample};
 pub use decision::{Decision, DecisionInput};
-pub use factor_choice::{Channel, ChannelRead, ChannelVerdict, DEFAULT_MAX_AGE_S, DEFAULT_MAX_SKEW_S, FactorChoice, FactorChoiceRequest};
+pub use factor_choice::{Channel, ChannelRead, ChannelVerdict, FactorChoice, FactorChoiceRequest};
 pub use manifest::PolicyManifest;
 pub use memory::{Memory, Pin, RecentEntry};
 pub use pin_request::{PinError, PinField, PinRequest};
