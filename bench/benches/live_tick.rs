@@ -15,7 +15,6 @@ use sentinel::adapters::ssm_publisher::SsmPublisher;
 use sentinel::config::Config;
 use sentinel::ports::memory::{TickCommit, TickRecord};
 use sentinel::ports::publisher::{Channel, Publisher};
-use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use vocabulary::{LatencySample, Signal};
 
@@ -43,12 +42,12 @@ fn live_tick(c: &mut Criterion, backends: &Backends) {
         expired_pin: None,
         expired_by: "bench".into(),
         samples: reading.latency.iter().map(|l| (l.api.clone(), LatencySample { at: now, p95_ms: 120.0 })).collect(),
-        stages: BTreeMap::new(),
         record: TickRecord {
             at: now,
             signal: Signal::Reading(reading),
             pin: None,
             throttles_enabled: false,
+            stages_throttled: false,
             decision: report.decision.clone(),
             policy: report.document.policy.clone(),
         },

@@ -21,7 +21,14 @@ pub fn reading() -> Reading {
 
 /// The input of the eleventh tick of a steady run, its memory built by `policy` itself.
 pub fn steady(policy: &mut dyn Policy) -> DecisionInput {
-    let mut input = DecisionInput { now: START, signal: Signal::Reading(reading()), memory: None, pin: None, throttles_enabled: false };
+    let mut input = DecisionInput {
+        now: START,
+        signal: Signal::Reading(reading()),
+        memory: None,
+        pin: None,
+        throttles_enabled: false,
+        stages_throttled: false,
+    };
     for _ in 0..10 {
         input.memory = Some(policy.decide(&input).expect("a steady tick decides").memory);
         input.now += 60;

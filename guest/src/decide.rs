@@ -38,8 +38,11 @@ pub fn decide(input: &DecisionInput, t: &Thresholds) -> Decision {
         // 3. A failed read without a pin: hold once, then release.
         None if level.is_none() => signal_lost(&mut memory, now, t),
         // 4. The automatic rules.
-        None => automatic(&mut memory, now, t),
+        None => automatic(&mut memory, now, input.stages_throttled, t),
     };
+    if step.cause != Cause::RestoreThrottlesFirst {
+        memory.restore_held_since = None;
+    }
     if fresh && step.cause == Cause::Hold {
         step.cause = Cause::Fresh;
     }
@@ -83,11 +86,13 @@ struct Step {
     supporting: Vec<RecentEntry>,
     /// This tick asks for the throttles to be released whatever the state.
     release_throttles: bool,
+    /// Emergency stepped down although stages are still throttled: the hold ran out.
+    stepped_down_throttled: bool,
 }
 
 impl Step {
     fn new(cause: Cause) -> Step {
-        Step { cause, pending: None, supporting: Vec::new(), release_throttles: false }
+        Step { cause, pending: None, supporting: Vec::new(), release_throttles: false, stepped_down_throttled: false }
     }
 }
 
@@ -138,7 +143,7 @@ fn elapsed(now: Instant, since: Instant) -> i64 {
     now.saturating_sub(since)
 }
 
-fn automatic(memory: &mut Memory, now: Instant, t: &Thresholds) -> Step {
+fn automatic(memory: &mut Memory, now: Instant, stages_throttled: bool, t: &Thresholds) -> Step {
     let state = memory.state;
     let qualified = escalation(memory, now, t).or_else(|| recovery(memory, t));
     let Some((cause, target, supporting)) = qualified else {
@@ -148,13 +153,25 @@ fn automatic(memory: &mut Memory, now: Instant, t: &Thresholds) -> Step {
     if !spacing_ok {
         return Step { pending: Some(target), supporting, ..Step::new(Cause::SpacingWait) };
     }
-    if cause == Cause::Recover && state == ProtectionState::Emergency && memory.throttles_engaged {
+    let leaving_emergency = cause == Cause::Recover && state == ProtectionState::Emergency;
+    if leaving_emergency && memory.throttles_engaged {
+        // The release is asked for in a tick of its own, before the step down.
         return Step { supporting, release_throttles: true, ..Step::new(Cause::RestoreThrottlesFirst) };
+    }
+    let mut stepped_down_throttled = false;
+    if leaving_emergency && stages_throttled {
+        // Released, but a stage is still throttled: hold emergency while the host restores it,
+        // for at most `restore_hold_max_s`, then step down anyway (the host alarms).
+        let since = *memory.restore_held_since.get_or_insert(now);
+        if elapsed(now, since) < i64::from(t.restore_hold_max_s) {
+            return Step { supporting, release_throttles: true, ..Step::new(Cause::RestoreThrottlesFirst) };
+        }
+        stepped_down_throttled = true;
     }
     memory.state = target;
     memory.state_since = now;
     memory.last_auto_change = Some(now);
-    Step { supporting, ..Step::new(cause) }
+    Step { supporting, stepped_down_throttled, ..Step::new(cause) }
 }
 
 /// Escalation (straight to the lowest level of the newest readings) or emergency (critical
@@ -245,6 +262,12 @@ fn explain(
         ThrottleIntent::Engage => line.push_str("; engage stage throttles"),
         ThrottleIntent::Release => line.push_str("; release stage throttles"),
         ThrottleIntent::None => {}
+    }
+    if let Some(since) = memory.restore_held_since {
+        let _ = write!(line, "; stages still throttled, emergency held for their restore since {since}");
+    }
+    if step.stepped_down_throttled {
+        line.push_str("; stages still throttled, the hold for their restore ran out: stepped down anyway");
     }
     line
 }

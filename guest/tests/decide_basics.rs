@@ -100,7 +100,14 @@ fn a_failed_read_has_no_level() {
 fn the_same_input_gives_the_same_decision() {
     let mut m = memory_in(ProtectionState::Critical);
     m.recent = recent_before(T0, &[Level::Critical, Level::Critical]);
-    let input = DecisionInput { now: T0, signal: signal(Level::Critical), memory: Some(m), pin: None, throttles_enabled: true };
+    let input = DecisionInput {
+        now: T0,
+        signal: signal(Level::Critical),
+        memory: Some(m),
+        pin: None,
+        throttles_enabled: true,
+        stages_throttled: false,
+    };
     let a = decide(&input, &T);
     let b = decide(&input, &T);
     assert_eq!(a, b);

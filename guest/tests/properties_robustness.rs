@@ -64,14 +64,16 @@ fn memory() -> impl Strategy<Value = Memory> {
         prop::collection::vec(entry, 0..200),
         prop_oneof![any::<u32>(), Just(u32::MAX), 0u32..4],
         any::<bool>(),
+        prop::option::of(instant()),
     )
-        .prop_map(|(state, state_since, last_auto_change, recent, failed_reads, throttles_engaged)| Memory {
+        .prop_map(|(state, state_since, last_auto_change, recent, failed_reads, throttles_engaged, restore_held_since)| Memory {
             state,
             state_since,
             last_auto_change,
             recent,
             failed_reads,
             throttles_engaged,
+            restore_held_since,
         })
 }
 
@@ -80,8 +82,16 @@ fn any_pin() -> impl Strategy<Value = Pin> {
 }
 
 fn input() -> impl Strategy<Value = DecisionInput> {
-    (instant(), signal(), prop::option::of(memory()), prop::option::of(any_pin()), any::<bool>())
-        .prop_map(|(now, signal, memory, pin, throttles_enabled)| DecisionInput { now, signal, memory, pin, throttles_enabled })
+    (instant(), signal(), prop::option::of(memory()), prop::option::of(any_pin()), any::<bool>(), any::<bool>()).prop_map(
+        |(now, signal, memory, pin, throttles_enabled, stages_throttled)| DecisionInput {
+            now,
+            signal,
+            memory,
+            pin,
+            throttles_enabled,
+            stages_throttled,
+        },
+    )
 }
 
 proptest! {
@@ -104,7 +114,7 @@ proptest! {
         let mut now = first.now;
         for (gap, signal) in steps {
             now = now.saturating_add(gap);
-            let input = DecisionInput { now, signal, memory: Some(d.memory.clone()), pin: first.pin.clone(), throttles_enabled: first.throttles_enabled };
+            let input = DecisionInput { now, signal, memory: Some(d.memory.clone()), pin: first.pin.clone(), throttles_enabled: first.throttles_enabled, stages_throttled: first.stages_throttled };
             d = decide(&input, &T);
             assert_consistent(&d);
         }

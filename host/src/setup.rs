@@ -24,6 +24,7 @@ use crate::ports::memory::MemoryStore;
 use crate::ports::metrics::MetricsSource;
 use crate::ports::pins::PinStore;
 use crate::ports::publisher::{Channel, Publisher};
+use crate::ports::stage_ledger::StageLedger;
 use crate::ports::stages::StageController;
 use crate::telemetry::Telemetry;
 use crate::tick::{Ports, Sentinel, TickSettings};
@@ -63,6 +64,7 @@ pub struct Stores {
     pub memory: Arc<dyn MemoryStore>,
     pub pins: Arc<dyn PinStore>,
     pub baselines: Arc<dyn BaselineStore>,
+    pub stages: Arc<dyn StageLedger>,
     pub leadership: Box<dyn Leadership>,
 }
 
@@ -71,14 +73,21 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Stores> {
     Ok(match &config.store {
         StoreConfig::Sqlite { path } => {
             let store = Arc::new(SqliteStore::open(path)?);
-            Stores { memory: store.clone(), pins: store.clone(), baselines: store, leadership: Box::new(SqliteLock::new(path)) }
+            Stores {
+                memory: store.clone(),
+                pins: store.clone(),
+                baselines: store.clone(),
+                stages: store,
+                leadership: Box::new(SqliteLock::new(path)),
+            }
         }
         StoreConfig::Postgres { url, timeout, lock_key } => {
             let store = Arc::new(PostgresStore::connect(url, *timeout).await?);
             Stores {
                 memory: store.clone(),
                 pins: store.clone(),
-                baselines: store,
+                baselines: store.clone(),
+                stages: store,
                 leadership: Box::new(PostgresLeadership::new(url, *timeout, *lock_key)),
             }
         }
@@ -183,6 +192,7 @@ pub async fn sentinel(config: &Config, now: vocabulary::Instant, lock_wait: Opti
         cache: publisher(Channel::Cache, &config.cache, config.publish_timeout).await?,
         parameter: publisher(Channel::Parameter, &config.parameter, config.publish_timeout).await?,
         stages: stage_controller(config).await?,
+        stage_ledger: stores.stages,
         leadership: stores.leadership,
     };
     let settings = TickSettings {

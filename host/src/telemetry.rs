@@ -30,6 +30,10 @@ pub struct Telemetry {
     /// Ticks that failed (both channels down, store or policy failure): the alarm.
     pub tick_failures: Counter,
     pub stage_failures: Counter,
+    /// Stage targets with a throttle record (engaging, engaged or restoring) after the tick.
+    pub stages_throttled: Gauge,
+    /// Of those, the ones the policy no longer wants throttled (a restore failing): the alarm.
+    pub stages_left_throttled: Gauge,
     pub tick_seconds: Histogram,
     pub decision_seconds: Histogram,
     /// A policy version failed during a tick and the tick reran with the last good one: the alarm.
@@ -53,6 +57,8 @@ impl Default for Telemetry {
             failed_reads: Counter::default(),
             tick_failures: Counter::default(),
             stage_failures: Counter::default(),
+            stages_throttled: Gauge::default(),
+            stages_left_throttled: Gauge::default(),
             tick_seconds: Histogram::new(exponential_buckets(0.0005, 2.0, 16)),
             decision_seconds: Histogram::new(exponential_buckets(0.000_001, 2.0, 20)),
             policy_rollbacks: Counter::default(),
@@ -69,7 +75,17 @@ impl Default for Telemetry {
             r.register("publish_failures", "Failed publications by channel", t.publish_failures.clone());
             r.register("failed_reads", "Failed metric reads", t.failed_reads.clone());
             r.register("tick_failures", "Failed ticks (alarm)", t.tick_failures.clone());
-            r.register("stage_failures", "Stage throttle targets that failed to apply", t.stage_failures.clone());
+            r.register("stage_failures", "Stage throttle changes that failed (retried next tick)", t.stage_failures.clone());
+            r.register(
+                "stages_throttled",
+                "Stage targets throttled by the sentinel (or possibly so) after the tick",
+                t.stages_throttled.clone(),
+            );
+            r.register(
+                "stages_left_throttled",
+                "Stage targets still throttled although the policy released them: a restore is failing (alarm)",
+                t.stages_left_throttled.clone(),
+            );
             r.register("tick_seconds", "Duration of a whole tick", t.tick_seconds.clone());
             r.register("decision_seconds", "Duration of the policy call", t.decision_seconds.clone());
             r.register(

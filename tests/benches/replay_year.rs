@@ -76,8 +76,14 @@ fn per_call(spec: &str, runtime: &std::sync::Arc<Runtime>, calls: u32) -> (f64, 
         scaling: Some(false),
         latency: vec![ApiLatency { api: "crm".into(), p95_ms: Some(180.0), baseline_ms: Some(120.0) }],
     };
-    let mut input =
-        DecisionInput { now: 1_767_225_600, signal: Signal::Reading(reading), memory: None, pin: None, throttles_enabled: false };
+    let mut input = DecisionInput {
+        now: 1_767_225_600,
+        signal: Signal::Reading(reading),
+        memory: None,
+        pin: None,
+        throttles_enabled: false,
+        stages_throttled: false,
+    };
     for _ in 0..10 {
         input.memory = Some(policy.decide(&input).expect("decide").memory);
         input.now += 60;

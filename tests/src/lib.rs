@@ -16,6 +16,7 @@ pub mod policies;
 pub mod sentinel_bin;
 pub mod servers;
 pub mod signed;
+pub mod stage_ledger;
 pub mod year;
 
 pub use golden::{bless, first_difference};

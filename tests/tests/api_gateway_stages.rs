@@ -1,7 +1,7 @@
-//! Emergency stage throttles against moto's API Gateway: a REST API with a method, a
-//! deployment and stages; engage changes the stage-wide throttling and returns the original,
-//! restore puts it back (for a stage that had limits and one that had none); and the failure
-//! modes: an unknown stage, nothing listening, a hung server, the endpoint coming back.
+//! The stage controller against moto's API Gateway: a REST API with a method, a deployment and
+//! stages; `read` gives the stage-wide throttling, `apply` sets exactly the limits it is given
+//! (a stage that had limits, and one that had none); and the failure modes: an unknown stage,
+//! nothing listening, a hung server, the endpoint coming back.
 
 use aws_sdk_apigateway::types::{IntegrationType, Op, PatchOperation};
 use capacity_tests::servers::free_port;
@@ -9,8 +9,7 @@ use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::moto::Moto;
 use sentinel::adapters::api_gateway_stages::ApiGatewayStages;
 use sentinel::adapters::aws_client::AwsOverrides;
-use sentinel::ports::stages::{StageController, StageTarget};
-use serde_json::json;
+use sentinel::ports::stages::{StageController, StageLimits, StageRef, StageTarget};
 use std::time::{Duration, Instant};
 
 async fn controller(endpoint: &str, timeout: Duration) -> ApiGatewayStages {
@@ -43,7 +42,7 @@ fn target(api: &str, stage: &str) -> StageTarget {
 }
 
 #[tokio::test]
-async fn engage_then_restore_puts_the_original_throttling_back() {
+async fn read_then_apply_puts_the_original_throttling_back() {
     let moto = Moto::start();
     let stages = controller(&moto.endpoint(), Duration::from_secs(5)).await;
     assert!(stages.describe().contains(&moto.endpoint()), "{}", stages.describe());
@@ -64,52 +63,60 @@ async fn engage_then_restore_puts_the_original_throttling_back() {
 
     // Originally set.
     let live = target(&api, "live");
-    let original = stages.engage(&live).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(original, Some(json!({"method_settings_key": "*/*", "existed": true, "rate_limit": 100.0, "burst_limit": 200})));
+    let original = stages.read(&live.stage_ref()).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(original, StageLimits { existed: true, rate_limit: Some(100.0), burst_limit: Some(200) });
+    stages.apply(&live.stage_ref(), &live.throttled()).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(limits(c, &api, "live").await, Some((5.0, 10)));
-    // The store keeps the original as JSON text; restore gets it back from there.
-    let kept: serde_json::Value = serde_json::from_str(&original.unwrap().to_string()).unwrap();
-    stages.restore(&live, Some(&kept)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stages.read(&live.stage_ref()).await.unwrap(), live.throttled());
+    // The store keeps the original as JSON text; the restore gets it back from there.
+    let kept: StageLimits = serde_json::from_str(&serde_json::to_string(&original).unwrap()).unwrap();
+    stages.apply(&live.stage_ref(), &kept).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(limits(c, &api, "live").await, Some((100.0, 200)));
 
-    // Originally unset: engaging creates the `*/*` entry; restoring takes the limits away
-    // (-1, no stage-level limit) and removes the entry where the service supports that
-    // (moto keeps it, with the limits unset).
+    // Originally no stage-wide entry: the throttle creates it; putting "none" back sets the
+    // limits to -1 (no stage-level limit) and removes the entry, which moto accepts but does
+    // not do: the entry stays, with both limits unset, which throttles nothing.
     let prod = target(&api, "prod");
-    let original = stages.engage(&prod).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(original, Some(json!({"method_settings_key": "*/*", "existed": false, "rate_limit": null, "burst_limit": null})));
+    let original = stages.read(&prod.stage_ref()).await.unwrap();
+    assert_eq!(original, StageLimits::none());
+    stages.apply(&prod.stage_ref(), &prod.throttled()).await.unwrap();
     assert_eq!(limits(c, &api, "prod").await, Some((5.0, 10)));
-    stages.restore(&prod, original.as_ref()).await.unwrap_or_else(|e| panic!("{e}"));
-    match limits(c, &api, "prod").await {
-        None => {}
-        Some((rate, burst)) => assert!(rate < 0.0 && burst < 0, "still throttled after the restore: {rate}/{burst}"),
-    }
+    stages.apply(&prod.stage_ref(), &original).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(limits(c, &api, "prod").await, Some((-1.0, -1)), "moto keeps the entry, unset");
+    assert_eq!(stages.read(&prod.stage_ref()).await.unwrap(), StageLimits { existed: true, rate_limit: None, burst_limit: None });
 
-    // Engaging twice keeps the stage at the target; the restore is idempotent.
-    stages.engage(&live).await.unwrap();
-    stages.engage(&live).await.unwrap();
-    assert_eq!(limits(c, &api, "live").await, Some((5.0, 10)));
-    let first = json!({"method_settings_key": "*/*", "existed": true, "rate_limit": 100.0, "burst_limit": 200});
-    stages.restore(&live, Some(&first)).await.unwrap();
-    stages.restore(&live, Some(&first)).await.unwrap();
+    // One limit set, the other not: each put back as it was.
+    let half = StageLimits { existed: true, rate_limit: Some(30.0), burst_limit: None };
+    stages.apply(&live.stage_ref(), &half).await.unwrap();
+    assert_eq!(stages.read(&live.stage_ref()).await.unwrap(), half);
+
+    // Applying the same limits twice is harmless.
+    stages.apply(&live.stage_ref(), &kept).await.unwrap();
+    stages.apply(&live.stage_ref(), &kept).await.unwrap();
     assert_eq!(limits(c, &api, "live").await, Some((100.0, 200)));
 }
 
 #[tokio::test]
-async fn unknown_stages_and_bad_originals_are_errors_that_name_the_stage() {
+async fn unknown_stages_and_bad_limits_are_errors_that_name_the_stage() {
     let moto = Moto::start();
     let stages = controller(&moto.endpoint(), Duration::from_secs(5)).await;
     let api = rest_api(stages.client(), &["prod"]).await;
 
-    let missing = target(&api, "nope");
-    let err = stages.engage(&missing).await.unwrap_err();
+    let missing = StageRef { rest_api_id: api.clone(), stage: "nope".into() };
+    let err = stages.read(&missing).await.unwrap_err();
     let text = err.to_string();
     assert!(text.contains(&api) && text.contains("nope") && text.contains("GetStage"), "{text}");
     assert!(text.contains("check"), "{text}");
 
-    let err = stages.restore(&target(&api, "prod"), Some(&json!({"rate": 1}))).await.unwrap_err();
-    assert!(err.to_string().contains("not what engage records"), "{err}");
-    assert_eq!(limits(stages.client(), &api, "prod").await, None, "a bad original changes nothing");
+    let prod = StageRef { rest_api_id: api.clone(), stage: "prod".into() };
+    for bad in [
+        StageLimits { existed: true, rate_limit: Some(f64::NAN), burst_limit: None },
+        StageLimits { existed: true, rate_limit: None, burst_limit: Some(i64::from(i32::MAX) + 1) },
+    ] {
+        let err = stages.apply(&prod, &bad).await.unwrap_err();
+        assert!(err.to_string().contains("limit"), "{err}");
+    }
+    assert_eq!(limits(stages.client(), &api, "prod").await, None, "bad limits change nothing");
 }
 
 #[tokio::test]
@@ -117,19 +124,18 @@ async fn nothing_listening_fails_fast() {
     let endpoint = format!("http://127.0.0.1:{}", free_port());
     let timeout = Duration::from_secs(3);
     let stages = controller(&endpoint, timeout).await;
-    let t = target("abc123", "prod");
+    let t = target("abc123", "prod").stage_ref();
 
     let start = Instant::now();
-    let err = stages.engage(&t).await.unwrap_err();
+    let err = stages.read(&t).await.unwrap_err();
     let elapsed = start.elapsed();
-    eprintln!("api gateway, nothing listening, engage: failed in {elapsed:?}: {err}");
+    eprintln!("api gateway, nothing listening, read: failed in {elapsed:?}: {err}");
     assert!(elapsed < Duration::from_secs(1), "refusal took {elapsed:?}");
     assert!(err.to_string().contains("abc123") && err.to_string().contains("could not connect"), "{err}");
 
     let start = Instant::now();
-    let original = json!({"method_settings_key": "*/*", "existed": true, "rate_limit": 1.0, "burst_limit": 2});
-    let err = stages.restore(&t, Some(&original)).await.unwrap_err();
-    eprintln!("api gateway, nothing listening, restore: failed in {:?}: {err}", start.elapsed());
+    let err = stages.apply(&t, &StageLimits { existed: true, rate_limit: Some(1.0), burst_limit: Some(2) }).await.unwrap_err();
+    eprintln!("api gateway, nothing listening, apply: failed in {:?}: {err}", start.elapsed());
     assert!(start.elapsed() < Duration::from_secs(1), "refusal took {:?}", start.elapsed());
 }
 
@@ -138,33 +144,32 @@ async fn a_hung_server_costs_one_timeout() {
     let hung = HungServer::start();
     let timeout = Duration::from_secs(1);
     let stages = controller(&format!("http://{}", hung.addr()), timeout).await;
-    let t = target("abc123", "prod");
+    let t = target("abc123", "prod").stage_ref();
 
     let start = Instant::now();
-    let err = stages.engage(&t).await.unwrap_err();
+    let err = stages.read(&t).await.unwrap_err();
     let elapsed = start.elapsed();
-    eprintln!("api gateway, hung server, engage: failed in {elapsed:?}: {err}");
+    eprintln!("api gateway, hung server, read: failed in {elapsed:?}: {err}");
     assert!(elapsed >= timeout - Duration::from_millis(50), "gave up before the timeout: {elapsed:?}");
     assert!(elapsed < timeout * 2, "{elapsed:?} is past the {timeout:?} deadline");
     assert!(err.to_string().contains("no answer within"), "{err}");
 
     let start = Instant::now();
-    let err = stages.restore(&t, None).await.unwrap_err();
+    let err = stages.apply(&t, &StageLimits::none()).await.unwrap_err();
     let elapsed = start.elapsed();
-    eprintln!("api gateway, hung server, restore: failed in {elapsed:?}: {err}");
+    eprintln!("api gateway, hung server, apply: failed in {elapsed:?}: {err}");
     assert!(elapsed < timeout * 2, "{elapsed:?} is past the {timeout:?} deadline");
 }
 
 #[tokio::test]
-async fn the_next_engage_after_the_endpoint_comes_back_succeeds() {
+async fn the_next_call_after_the_endpoint_comes_back_succeeds() {
     let port = free_port();
     let stages = controller(&format!("http://127.0.0.1:{port}"), Duration::from_secs(5)).await;
-    stages.engage(&target("abc123", "prod")).await.unwrap_err();
+    stages.read(&target("abc123", "prod").stage_ref()).await.unwrap_err();
 
     let _moto = Moto::start_on(port);
     let api = rest_api(stages.client(), &["prod"]).await;
     let t = target(&api, "prod");
-    let original = stages.engage(&t).await.unwrap_or_else(|e| panic!("after the start: {e}"));
+    stages.apply(&t.stage_ref(), &t.throttled()).await.unwrap_or_else(|e| panic!("after the start: {e}"));
     assert_eq!(limits(stages.client(), &api, "prod").await, Some((5.0, 10)));
-    stages.restore(&t, original.as_ref()).await.unwrap_or_else(|e| panic!("{e}"));
 }

@@ -9,7 +9,14 @@ use vocabulary::{AdmissionOutcome, AdmissionRequest, ApiLatency, DecisionInput, 
 const NOW: i64 = 1_792_506_600;
 
 fn level_of(policy: &mut dyn Policy, reading: Reading) -> Option<Level> {
-    let input = DecisionInput { now: NOW, signal: Signal::Reading(reading), memory: None, pin: None, throttles_enabled: false };
+    let input = DecisionInput {
+        now: NOW,
+        signal: Signal::Reading(reading),
+        memory: None,
+        pin: None,
+        throttles_enabled: false,
+        stages_throttled: false,
+    };
     policy.decide(&input).expect("decide never fails").level
 }
 

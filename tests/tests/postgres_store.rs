@@ -15,9 +15,8 @@ use postgres_common::{Db, T0, TIMEOUT, commit, pin, raw, sample, unavailable, wa
 use sentinel::adapters::postgres::{SCHEMA_VERSION, connect};
 use sentinel::ports::StoreError;
 use sentinel::ports::baselines::BaselineStore;
-use sentinel::ports::memory::{ChannelOutcome, MemoryStore, StageStatus, TickCommit};
+use sentinel::ports::memory::{ChannelOutcome, MemoryStore, TickCommit};
 use sentinel::ports::pins::{AuditAction, PinStore};
-use std::collections::BTreeMap;
 use std::time::Duration;
 use vocabulary::{ApiBaseline, ApiSamples, Instant, ProtectionState};
 
@@ -181,28 +180,6 @@ async fn tick_records_and_publication_outcomes() {
     assert_eq!((&stored[0], &stored[2]), (&None, &None), "the other ticks are untouched");
     let err = store.record_publication(99, &outcomes).await.unwrap_err();
     assert!(err.to_string().contains("no tick 99"), "{err}");
-}
-
-#[tokio::test]
-async fn stage_status_is_upserted_per_target_with_its_original_settings() {
-    let db = Db::create("stage_status").await;
-    let store = db.store().await;
-    assert!(store.stage_status().await.unwrap().is_empty());
-    let original = serde_json::json!({"rate": 100.0, "burst": 200, "nested": {"z": [1, 2.5]}});
-    let mut tick = commit(T0);
-    tick.stages = BTreeMap::from([
-        ("api1/prod".to_string(), StageStatus { engaged: true, original: Some(original.clone()) }),
-        ("api2/prod".to_string(), StageStatus::default()),
-    ]);
-    store.commit_tick(&tick).await.unwrap();
-    let engaged = db.store().await.stage_status().await.unwrap();
-    assert_eq!(engaged, tick.stages, "engaged and the original settings, as written");
-    let mut tick = commit(T0 + 60);
-    tick.stages = BTreeMap::from([("api1/prod".to_string(), StageStatus::default())]);
-    store.commit_tick(&tick).await.unwrap();
-    let status = store.stage_status().await.unwrap();
-    let released = BTreeMap::from([("api1/prod".into(), StageStatus::default()), ("api2/prod".into(), StageStatus::default())]);
-    assert_eq!(status, released);
 }
 
 #[tokio::test]

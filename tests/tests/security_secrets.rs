@@ -179,7 +179,7 @@ fn store_dump(pg: &Postgres) -> String {
         let (client, connection) = tokio_postgres::connect(&pg.dsn(), tokio_postgres::NoTls).await.expect("connects");
         tokio::spawn(connection);
         let mut text = String::new();
-        for table in ["memory", "pin", "pin_audit", "ticks", "stage_status", "baselines"] {
+        for table in ["memory", "pin", "pin_audit", "ticks", "stage_throttles", "stage_changes", "baselines"] {
             let rows = client.simple_query(&format!("SELECT row_to_json(t)::text FROM {table} t")).await.expect("a table");
             for row in rows {
                 if let tokio_postgres::SimpleQueryMessage::Row(r) = row {

@@ -14,6 +14,10 @@ pub struct DecisionInput {
     pub memory: Option<Memory>,
     pub pin: Option<Pin>,
     pub throttles_enabled: bool,
+    /// Whether any stage is still throttled by the sentinel, as its stage records say at the
+    /// start of the tick (unreadable records count as throttled). Absent: none is.
+    #[serde(default)]
+    pub stages_throttled: bool,
 }
 
 /// The decided state, its factors, why, and the memory to keep.

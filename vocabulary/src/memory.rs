@@ -21,6 +21,10 @@ pub struct Memory {
     pub recent: Vec<RecentEntry>,
     pub failed_reads: u32,
     pub throttles_engaged: bool,
+    /// Since when a recovery from emergency has waited for stages still throttled after their
+    /// release (docs/behaviour.md §6). Absent in memory written before contract 2.0.0.
+    #[serde(default)]
+    pub restore_held_since: Option<Instant>,
 }
 
 impl Memory {
@@ -33,6 +37,7 @@ impl Memory {
             recent: Vec::new(),
             failed_reads: 0,
             throttles_engaged: false,
+            restore_held_since: None,
         }
     }
 }

@@ -52,12 +52,23 @@ pub struct Thresholds {
     pub recover_readings: u32,
     pub emergency_after_s: u32,
     pub throttle_after_s: u32,
+    /// The longest a recovery from emergency waits for throttled stages to be restored
+    /// (docs/behaviour.md §6); absent from a version's file: 600 (10 minutes).
+    #[serde(default = "default_restore_hold_max_s")]
+    pub restore_hold_max_s: u32,
     pub max_gap_s: u32,
     pub release_after_failed_reads: u32,
     pub baseline_min_samples: u32,
     pub pin_max_ahead_s: u32,
     pub pin_reason_max_chars: u32,
     pub factors: StateFactors,
+}
+
+/// The default bound on holding emergency for a failed restore: 10 minutes.
+pub const DEFAULT_RESTORE_HOLD_MAX_S: u32 = 600;
+
+fn default_restore_hold_max_s() -> u32 {
+    DEFAULT_RESTORE_HOLD_MAX_S
 }
 
 /// A version's `policy.toml`: who it is and its numbers.

@@ -19,6 +19,7 @@ pub fn violations(input: &DecisionInput, d: &Decision, t: &Thresholds) -> Vec<St
         recent: Vec::new(),
         failed_reads: 0,
         throttles_engaged: false,
+        restore_held_since: None,
     });
     let (prev, m) = (before.state, &d.memory);
     let pin = input.pin.as_ref().filter(|p| p.expires_at > now);

@@ -20,7 +20,7 @@ pub fn decision_input(g: &mut Gen) -> Result<DecisionInput> {
     }
     let now = g.instant_near(NOW)?;
     let memory = if g.chance(32)? { None } else { Some(memory(g, now)?) };
-    Ok(DecisionInput { now, signal: signal(g)?, memory, pin: pin(g, now)?, throttles_enabled: g.bool()? })
+    Ok(DecisionInput { now, signal: signal(g)?, memory, pin: pin(g, now)?, throttles_enabled: g.bool()?, stages_throttled: g.bool()? })
 }
 
 fn edit(g: &mut Gen, input: &mut DecisionInput) -> Result<()> {
@@ -59,6 +59,7 @@ fn memory(g: &mut Gen, now: Instant) -> Result<Memory> {
         recent: recent(g, now)?,
         failed_reads: g.count()?,
         throttles_engaged: g.bool()?,
+        restore_held_since: None,
     })
 }
 

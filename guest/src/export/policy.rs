@@ -78,6 +78,7 @@ impl info::Guest for Component {
                 recover_readings: t.recover_readings,
                 emergency_after_s: t.emergency_after_s,
                 throttle_after_s: t.throttle_after_s,
+                restore_hold_max_s: t.restore_hold_max_s,
                 max_gap_s: t.max_gap_s,
                 release_after_failed_reads: t.release_after_failed_reads,
                 baseline_min_samples: t.baseline_min_samples,
@@ -157,6 +158,7 @@ fn memory_in(m: wit::Memory) -> core::Memory {
         recent: m.recent.into_iter().map(entry_in).collect(),
         failed_reads: m.failed_reads,
         throttles_engaged: m.throttles_engaged,
+        restore_held_since: m.restore_held_since,
     }
 }
 
@@ -168,6 +170,7 @@ fn memory_out(m: core::Memory) -> wit::Memory {
         recent: m.recent.into_iter().map(entry_out).collect(),
         failed_reads: m.failed_reads,
         throttles_engaged: m.throttles_engaged,
+        restore_held_since: m.restore_held_since,
     }
 }
 
@@ -189,6 +192,7 @@ fn input_in(i: wit::DecisionInput) -> core::DecisionInput {
         memory: i.memory.map(memory_in),
         pin: i.pin.map(pin_in),
         throttles_enabled: i.throttles_enabled,
+        stages_throttled: i.stages_throttled,
     }
 }
 

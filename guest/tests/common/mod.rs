@@ -50,6 +50,7 @@ pub fn memory_in(state: ProtectionState) -> Memory {
         recent: Vec::new(),
         failed_reads: 0,
         throttles_engaged: false,
+        restore_held_since: None,
     }
 }
 
@@ -65,7 +66,19 @@ pub fn pin(state: ProtectionState, expires_at: Instant) -> Pin {
 
 /// One decision with v1 thresholds.
 pub fn decide_once(now: Instant, signal: Signal, memory: Option<Memory>, pin: Option<Pin>, throttles: bool) -> Decision {
-    let input = DecisionInput { now, signal, memory, pin, throttles_enabled: throttles };
+    decide_with_stages(now, signal, memory, pin, throttles, false)
+}
+
+/// One decision with v1 thresholds, saying whether a stage is still throttled.
+pub fn decide_with_stages(
+    now: Instant,
+    signal: Signal,
+    memory: Option<Memory>,
+    pin: Option<Pin>,
+    throttles: bool,
+    stages_throttled: bool,
+) -> Decision {
+    let input = DecisionInput { now, signal, memory, pin, throttles_enabled: throttles, stages_throttled };
     decide(&input, &T)
 }
 
@@ -77,13 +90,16 @@ pub struct Sim {
     pub memory: Option<Memory>,
     pub pin: Option<Pin>,
     pub throttles: bool,
+    /// Whether a stage is still throttled at the start of the next tick; `None`: as the live
+    /// sentinel leaves them when every stage change succeeds (throttled while the policy wants it).
+    pub stages_throttled: Option<bool>,
     pub log: Vec<Decision>,
 }
 
 impl Sim {
     /// No memory yet (the first tick starts fresh) at `T0`.
     pub fn fresh() -> Sim {
-        Sim { now: T0, memory: None, pin: None, throttles: false, log: Vec::new() }
+        Sim { now: T0, memory: None, pin: None, throttles: false, stages_throttled: None, log: Vec::new() }
     }
 
     /// Continues from `memory`, the next tick at `T0`.
@@ -105,7 +121,8 @@ impl Sim {
 
     /// One tick at `now`, then `now` moves on a minute.
     pub fn tick(&mut self, signal: Signal) -> Decision {
-        let d = decide_once(self.now, signal, self.memory.clone(), self.pin.clone(), self.throttles);
+        let stages = self.stages_throttled.unwrap_or_else(|| self.memory.as_ref().is_some_and(|m| m.throttles_engaged));
+        let d = decide_with_stages(self.now, signal, self.memory.clone(), self.pin.clone(), self.throttles, stages);
         self.memory = Some(d.memory.clone());
         self.log.push(d.clone());
         self.now += MIN;

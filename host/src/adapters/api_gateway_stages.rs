@@ -1,22 +1,17 @@
 //! Emergency stage throttles on real API Gateway REST API stages.
 //!
-//! `engage` reads the stage (GetStage), keeps its stage-wide method settings' throttling (the
-//! `*/*` entry: rate and burst), and replaces them with the target's (UpdateStage,
-//! `/*/*/throttling/rateLimit` and `/*/*/throttling/burstLimit`). The original it returns,
-//! which the store keeps until the restore, is
-//! `{"method_settings_key": "*/*", "existed": bool, "rate_limit": f64|null, "burst_limit": int|null}`:
-//! `existed` says whether the stage had a `*/*` entry at all; a limit is null when it was
-//! unset (negative, or both zero, which is what a missing field reads as).
-//!
-//! `restore` puts the original limits back; an unset one becomes -1 (no stage-level limit:
-//! the account's applies). When there was no `*/*` entry before, it then removes the entry
-//! the engage created (`remove /*/*`), best effort: the throttle is already lifted by then.
-//! Every call is bounded by the configured timeout (see [`super::aws_client`]).
+//! A stage's stage-wide throttling is its `*/*` method settings entry (every resource, every
+//! method): `read` takes it from GetStage, `apply` sets it with UpdateStage
+//! (`/*/*/throttling/rateLimit` and `/*/*/throttling/burstLimit`). An unset limit reads as
+//! `None` (negative, or both zero, which is what a missing field reads as) and is written as -1
+//! (no stage-level limit: the account's applies). Limits with `existed: false` (the stage had
+//! no `*/*` entry) are set as unset and the entry is then removed (`remove /*/*`); moto accepts
+//! the remove but keeps the entry, with both limits unset (docs/behaviour.md §11.3), which
+//! throttles nothing. Every call is bounded by the configured timeout (see [`super::aws_client`]).
 
 use super::aws_client::{self, AwsOverrides};
-use crate::ports::stages::{StageController, StageError, StageTarget};
+use crate::ports::stages::{StageController, StageError, StageLimits, StageRef};
 use aws_sdk_apigateway::types::{Op, PatchOperation};
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The stage-wide method settings entry: every resource, every method.
@@ -25,20 +20,6 @@ const RATE_PATH: &str = "/*/*/throttling/rateLimit";
 const BURST_PATH: &str = "/*/*/throttling/burstLimit";
 /// Slack on top of the SDK's own operation timeout before a call gives up by itself.
 const GUARD_SLACK: Duration = Duration::from_millis(500);
-
-/// What `engage` found, as kept by the store.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Original {
-    #[serde(default = "all_methods")]
-    method_settings_key: String,
-    existed: bool,
-    rate_limit: Option<f64>,
-    burst_limit: Option<i32>,
-}
-
-fn all_methods() -> String {
-    ALL_METHODS.to_string()
-}
 
 pub struct ApiGatewayStages {
     client: aws_sdk_apigateway::Client,
@@ -64,14 +45,14 @@ impl ApiGatewayStages {
         &self.client
     }
 
-    fn error(&self, target: &StageTarget, message: String) -> StageError {
+    fn error(&self, target: &StageRef, message: String) -> StageError {
         StageError { target: target.id(), message: format!("REST API {} stage {}: {message}", target.rest_api_id, target.stage) }
     }
 
     /// Runs one SDK call under the guard, describing any failure.
     async fn call<T, E, R>(
         &self,
-        target: &StageTarget,
+        target: &StageRef,
         operation: &str,
         checks: &str,
         call: impl std::future::Future<Output = Result<T, aws_sdk_apigateway::error::SdkError<E, R>>>,
@@ -97,7 +78,7 @@ impl ApiGatewayStages {
     }
 
     /// Replaces the stage-wide rate and burst limits (-1: unset).
-    async fn set_limits(&self, target: &StageTarget, rate: f64, burst: i64) -> Result<(), StageError> {
+    async fn set_limits(&self, target: &StageRef, rate: f64, burst: i64) -> Result<(), StageError> {
         let call = self
             .client
             .update_stage()
@@ -130,60 +111,43 @@ impl StageController for ApiGatewayStages {
         format!("API Gateway REST API stages ({})", self.location)
     }
 
-    async fn engage(&self, target: &StageTarget) -> Result<Option<serde_json::Value>, StageError> {
-        if !target.rate_limit.is_finite() || target.rate_limit < 0.0 {
-            return Err(self.error(target, format!("the rate limit {} is not a non-negative number", target.rate_limit)));
-        }
-        let burst = i32::try_from(target.burst_limit)
-            .map_err(|_| self.error(target, format!("the burst limit {} is over {}", target.burst_limit, i32::MAX)))?;
+    async fn read(&self, target: &StageRef) -> Result<StageLimits, StageError> {
         let get = self.client.get_stage().rest_api_id(&target.rest_api_id).stage_name(&target.stage);
         let stage = self.call(target, "GetStage", GET_CHECKS, get.send()).await?;
-        let current = stage.method_settings().and_then(|m| m.get(ALL_METHODS));
-        let (rate_limit, burst_limit) =
-            current.map(|s| read_limits(s.throttling_rate_limit(), s.throttling_burst_limit())).unwrap_or((None, None));
-        let original = Original { method_settings_key: all_methods(), existed: current.is_some(), rate_limit, burst_limit };
-        let original =
-            serde_json::to_value(&original).map_err(|e| self.error(target, format!("the original settings do not serialise: {e}")))?;
-        self.set_limits(target, target.rate_limit, i64::from(burst)).await?;
-        tracing::info!(
-            target = %target.id(),
-            rate_limit = target.rate_limit,
-            burst_limit = target.burst_limit,
-            original = %original,
-            "engaged the emergency stage throttle"
-        );
-        Ok(Some(original))
+        Ok(match stage.method_settings().and_then(|m| m.get(ALL_METHODS)) {
+            None => StageLimits::none(),
+            Some(s) => {
+                let (rate_limit, burst_limit) = read_limits(s.throttling_rate_limit(), s.throttling_burst_limit());
+                StageLimits { existed: true, rate_limit, burst_limit: burst_limit.map(i64::from) }
+            }
+        })
     }
 
-    async fn restore(&self, target: &StageTarget, original: Option<&serde_json::Value>) -> Result<(), StageError> {
-        let original = match original {
-            Some(value) => Original::deserialize(value)
-                .map_err(|e| self.error(target, format!("the kept original settings {value} are not what engage records: {e}")))?,
-            None => {
-                tracing::warn!(
-                    target = %target.id(),
-                    "no original settings kept for this stage: lifting the stage-wide throttle (limits unset)"
-                );
-                Original { method_settings_key: all_methods(), existed: true, rate_limit: None, burst_limit: None }
+    async fn apply(&self, target: &StageRef, limits: &StageLimits) -> Result<(), StageError> {
+        let rate = match limits.rate_limit {
+            Some(r) if !(r.is_finite() && r >= 0.0) => {
+                return Err(self.error(target, format!("the rate limit {r} is not a non-negative number")));
             }
+            Some(r) => r,
+            None => -1.0,
         };
-        if original.method_settings_key != ALL_METHODS {
-            return Err(self
-                .error(target, format!("the kept original is for method settings {:?}, not {ALL_METHODS}", original.method_settings_key)));
-        }
-        let rate = original.rate_limit.unwrap_or(-1.0);
-        let burst = original.burst_limit.map_or(-1, i64::from);
+        let burst = match limits.burst_limit {
+            Some(b) if !(0..=i64::from(i32::MAX)).contains(&b) => {
+                return Err(self.error(target, format!("the burst limit {b} is not within 0..={}", i32::MAX)));
+            }
+            Some(b) => b,
+            None => -1,
+        };
         self.set_limits(target, rate, burst).await?;
-        if !original.existed {
-            // The engage created the `*/*` entry; take it away again. The limits are unset
-            // already, so a failure here leaves the stage unthrottled, not engaged.
+        if !limits.existed {
+            // The stage had no stage-wide entry: take away the one setting the limits created.
+            // The limits are unset already, so a failure here throttles nothing.
             let remove = PatchOperation::builder().op(Op::Remove).path("/*/*").build();
             let call = self.client.update_stage().rest_api_id(&target.rest_api_id).stage_name(&target.stage).patch_operations(remove);
             if let Err(e) = self.call(target, "UpdateStage (remove */*)", UPDATE_CHECKS, call.send()).await {
-                tracing::warn!(error = %e, "the stage-wide throttle is lifted, but its method settings entry stays");
+                tracing::warn!(error = %e, "the stage-wide throttle is unset, but its method settings entry stays");
             }
         }
-        tracing::info!(target = %target.id(), rate_limit = rate, burst_limit = burst, "restored the stage's throttling");
         Ok(())
     }
 }
@@ -199,13 +163,5 @@ mod tests {
         assert_eq!(read_limits(100.0, 200), (Some(100.0), Some(200)));
         assert_eq!(read_limits(0.0, 5), (Some(0.0), Some(5)));
         assert_eq!(read_limits(10.0, -1), (Some(10.0), None));
-    }
-
-    #[test]
-    fn the_original_round_trips() {
-        let o = Original { method_settings_key: all_methods(), existed: false, rate_limit: None, burst_limit: Some(3) };
-        let v = serde_json::to_value(&o).unwrap();
-        assert_eq!(v, serde_json::json!({"method_settings_key": "*/*", "existed": false, "rate_limit": null, "burst_limit": 3}));
-        assert_eq!(Original::deserialize(&v).unwrap(), o);
     }
 }

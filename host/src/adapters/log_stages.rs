@@ -1,6 +1,7 @@
-//! The embedded stage controller: logs what it would change (the API Gateway one is real).
+//! The embedded stage controller: logs what it would change (the API Gateway one is real). It
+//! reads every stage as having no stage-wide settings, so a restore "puts back" none.
 
-use crate::ports::stages::{StageController, StageError, StageTarget};
+use crate::ports::stages::{StageController, StageError, StageLimits, StageRef};
 
 pub struct LogStageController;
 
@@ -10,18 +11,12 @@ impl StageController for LogStageController {
         "log only (no stage is changed)".into()
     }
 
-    async fn engage(&self, target: &StageTarget) -> Result<Option<serde_json::Value>, StageError> {
-        tracing::warn!(
-            target = %target.id(),
-            rate_limit = target.rate_limit,
-            burst_limit = target.burst_limit,
-            "would engage the emergency stage throttle"
-        );
-        Ok(None)
+    async fn read(&self, _stage: &StageRef) -> Result<StageLimits, StageError> {
+        Ok(StageLimits::none())
     }
 
-    async fn restore(&self, target: &StageTarget, _original: Option<&serde_json::Value>) -> Result<(), StageError> {
-        tracing::warn!(target = %target.id(), "would restore the stage's original throttling");
+    async fn apply(&self, stage: &StageRef, limits: &StageLimits) -> Result<(), StageError> {
+        tracing::warn!(target = %stage.id(), limits = %limits, "would set the stage's stage-wide throttling");
         Ok(())
     }
 }

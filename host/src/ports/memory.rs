@@ -3,7 +3,6 @@
 use super::StoreError;
 use super::pins::AuditRecord;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use vocabulary::{Decision, Instant, LatencySample, Memory, Pin, Signal};
 
 /// Which policy decided.
@@ -21,6 +20,9 @@ pub struct TickRecord {
     pub signal: Signal,
     pub pin: Option<Pin>,
     pub throttles_enabled: bool,
+    /// Whether a stage was still throttled at the start of the tick (the decision's input).
+    #[serde(default)]
+    pub stages_throttled: bool,
     pub decision: Decision,
     pub policy: PolicyRef,
 }
@@ -35,17 +37,7 @@ pub struct TickCommit {
     pub expired_by: String,
     /// Latency samples of this tick's reading, per API, for baselines.
     pub samples: Vec<(String, LatencySample)>,
-    /// Per declared stage target, whether its emergency throttle is now applied.
-    pub stages: BTreeMap<String, StageStatus>,
     pub record: TickRecord,
-}
-
-/// One stage target's throttle: applied or not, and the stage's settings from before it was
-/// applied (the controller's own JSON), to put back on restore.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct StageStatus {
-    pub engaged: bool,
-    pub original: Option<serde_json::Value>,
 }
 
 /// What a committed tick got back.
@@ -69,8 +61,6 @@ pub trait MemoryStore: Send + Sync {
     /// The last tick's memory; `Ok(None)` when there is none yet. An unreadable row is
     /// `Err(Corrupt)`: the tick starts fresh and says so.
     async fn load_memory(&self) -> Result<Option<Memory>, StoreError>;
-    /// Which stage targets have their emergency throttle applied.
-    async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError>;
     /// Commits one tick in one transaction and returns its sequence number.
     async fn commit_tick(&self, commit: &TickCommit) -> Result<Committed, StoreError>;
     /// Records how each channel's publication of tick `sequence` went.

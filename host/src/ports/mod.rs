@@ -7,6 +7,7 @@ pub mod memory;
 pub mod metrics;
 pub mod pins;
 pub mod publisher;
+pub mod stage_ledger;
 pub mod stages;
 
 /// A failure of the sentinel's store (memory, pins, audit, baselines, tick records).

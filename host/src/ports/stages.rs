@@ -1,4 +1,6 @@
-//! Emergency API-stage throttles: applying a declared target and restoring it.
+//! Emergency API-stage throttles: the declared targets, a stage's stage-wide limits, and the
+//! controller that reads and sets them. What to change and when is the tick's (`tick/stages.rs`),
+//! what was there before is the store's (`stage_ledger.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -14,9 +16,62 @@ pub struct StageTarget {
 }
 
 impl StageTarget {
-    /// The key the store keeps its status under.
+    /// The key the store keeps its record under.
+    pub fn id(&self) -> String {
+        self.stage_ref().id()
+    }
+
+    pub fn stage_ref(&self) -> StageRef {
+        StageRef { rest_api_id: self.rest_api_id.clone(), stage: self.stage.clone() }
+    }
+
+    /// The limits an engage sets.
+    pub fn throttled(&self) -> StageLimits {
+        StageLimits { existed: true, rate_limit: Some(self.rate_limit), burst_limit: Some(i64::from(self.burst_limit)) }
+    }
+}
+
+/// Which stage: enough to read it and to put its limits back, declared or not.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct StageRef {
+    pub rest_api_id: String,
+    pub stage: String,
+}
+
+impl StageRef {
     pub fn id(&self) -> String {
         format!("{}/{}", self.rest_api_id, self.stage)
+    }
+}
+
+/// A stage's stage-wide throttling (every resource, every method). Stored as JSON; records
+/// written before the write-ahead log also carry `method_settings_key`, which is ignored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageLimits {
+    /// Whether the stage has a stage-wide entry at all. A restore of `false` removes the entry
+    /// an engage created.
+    pub existed: bool,
+    /// Requests per second; `None`: no stage-level limit (the account's applies).
+    pub rate_limit: Option<f64>,
+    /// `None`: no stage-level limit.
+    pub burst_limit: Option<i64>,
+}
+
+impl StageLimits {
+    /// No stage-wide entry: what a stage the sentinel never saw is assumed to have had.
+    pub fn none() -> StageLimits {
+        StageLimits { existed: false, rate_limit: None, burst_limit: None }
+    }
+}
+
+impl std::fmt::Display for StageLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.existed {
+            return f.write_str("no stage-wide settings");
+        }
+        let rate = self.rate_limit.map_or("unset".to_string(), |r| format!("{r}/s"));
+        let burst = self.burst_limit.map_or("unset".to_string(), |b| b.to_string());
+        write!(f, "rate {rate}, burst {burst}")
     }
 }
 
@@ -30,9 +85,9 @@ pub struct StageError {
 #[async_trait::async_trait]
 pub trait StageController: Send + Sync {
     fn describe(&self) -> String;
-    /// Applies the target's throttle; returns the stage's settings from before, which the
-    /// store keeps until the restore.
-    async fn engage(&self, target: &StageTarget) -> Result<Option<serde_json::Value>, StageError>;
-    /// Puts the stage's settings from before back (`original` as `engage` returned it).
-    async fn restore(&self, target: &StageTarget, original: Option<&serde_json::Value>) -> Result<(), StageError>;
+    /// The stage's stage-wide limits now.
+    async fn read(&self, stage: &StageRef) -> Result<StageLimits, StageError>;
+    /// Sets the stage-wide limits to exactly `limits` (removing the entry when `existed` is false).
+    /// Setting the same limits twice is harmless.
+    async fn apply(&self, stage: &StageRef, limits: &StageLimits) -> Result<(), StageError>;
 }

@@ -40,7 +40,14 @@ pub struct Replayer {
 impl Replayer {
     /// A replay that starts with fresh memory, no pin and the switch as given.
     pub fn new(throttles_enabled: bool) -> Replayer {
-        let input = DecisionInput { now: 0, signal: Signal::Failed(String::new()), memory: None, pin: None, throttles_enabled };
+        let input = DecisionInput {
+            now: 0,
+            signal: Signal::Failed(String::new()),
+            memory: None,
+            pin: None,
+            throttles_enabled,
+            stages_throttled: false,
+        };
         Replayer { input, baselines: Baselines::default() }
     }
 
@@ -66,6 +73,9 @@ impl Replayer {
                     throttles_enabled: self.input.throttles_enabled,
                     decision: &decision,
                 });
+                // The stages as the live sentinel leaves them: engaged while the policy wants
+                // them, restored (successfully) once it no longer does.
+                self.input.stages_throttled = decision.memory.throttles_engaged;
                 self.input.memory = Some(decision.memory);
             }
         }

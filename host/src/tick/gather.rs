@@ -1,9 +1,9 @@
-//! Hop 1: memory, stage status, pin, metrics and baselines, read concurrently, each under its
+//! Hop 1: memory, stage records, pin, metrics and baselines, read concurrently, each under its
 //! own timeout. Nothing here fails the tick: unreadable memory starts fresh, an unreadable pin
 //! is no pin, a failed or malformed metric read is a failed read passed to the decision.
 
 use super::Sentinel;
-use crate::ports::memory::StageStatus;
+use crate::ports::stage_ledger::StageRecord;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
@@ -13,7 +13,9 @@ const HOUR: Instant = 3600;
 
 pub struct Gathered {
     pub memory: Option<Memory>,
-    pub stage_status: BTreeMap<String, StageStatus>,
+    /// The stage records, or why they could not be read (then no stage is changed this tick,
+    /// and the decision counts the stages as throttled).
+    pub stage_records: Result<BTreeMap<String, StageRecord>, String>,
     pub pin: Option<Pin>,
     pub signal: Signal,
     pub samples: Vec<(String, LatencySample)>,
@@ -33,7 +35,7 @@ pub async fn gather(s: &Sentinel, now: Instant) -> Gathered {
     let p = &s.ports;
     let (memory, stages, pin, reading, baselines) = tokio::join!(
         within(limit, "reading memory", p.memory.load_memory()),
-        within(limit, "reading stage status", p.memory.stage_status()),
+        within(limit, "reading the stage records", p.stage_ledger.stage_records()),
         within(limit, "reading the pin", p.pins.current_pin()),
         within(limit, "reading metrics", p.metrics.read(now)),
         within(limit, "reading baselines", p.baselines.latest_baselines()),
@@ -43,9 +45,8 @@ pub async fn gather(s: &Sentinel, now: Instant) -> Gathered {
         notes.push(format!("memory unreadable, starting fresh: {e}"));
         None
     });
-    let stage_status = stages.unwrap_or_else(|e| {
-        notes.push(format!("stage status unreadable, assuming no throttle applied: {e}"));
-        BTreeMap::new()
+    let stage_records = stages.inspect_err(|e| {
+        notes.push(format!("stage records unreadable: no stage is changed this tick, and the stages count as throttled: {e}"));
     });
     let pin = pin.unwrap_or_else(|e| {
         notes.push(format!("pin unreadable, deciding without one: {e}"));
@@ -64,7 +65,7 @@ pub async fn gather(s: &Sentinel, now: Instant) -> Gathered {
             (Signal::Reading(reading), samples)
         }
     };
-    Gathered { memory, stage_status, pin, signal, samples, notes }
+    Gathered { memory, stage_records, pin, signal, samples, notes }
 }
 
 /// A reading with a non-finite or out-of-range value is a failed read, never a crash.

@@ -12,7 +12,7 @@ mod stages;
 
 pub use gather::check_reading;
 pub use publish::recorded_document;
-pub use stages::{StageAction, plan_stages};
+pub use stages::{StageStep, plan_stages};
 
 use crate::instants;
 use crate::policy::active::ActivePolicy;
@@ -24,6 +24,7 @@ use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, TickCommit, T
 use crate::ports::metrics::MetricsSource;
 use crate::ports::pins::{AuditRecord, PinStore};
 use crate::ports::publisher::{Publisher, StateDocument};
+use crate::ports::stage_ledger::StageLedger;
 use crate::ports::stages::{StageController, StageTarget};
 use crate::telemetry::{ChangeLabels, Telemetry};
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub struct Ports {
     pub cache: Box<dyn Publisher>,
     pub parameter: Box<dyn Publisher>,
     pub stages: Box<dyn StageController>,
+    pub stage_ledger: Arc<dyn StageLedger>,
     pub leadership: Box<dyn Leadership>,
 }
 
@@ -138,10 +140,13 @@ impl Sentinel {
             memory: gathered.memory,
             pin: gathered.pin.clone(),
             throttles_enabled: self.settings.throttles_enabled,
+            stages_throttled: gathered.stage_records.as_ref().map_or(true, |r| !r.is_empty()),
         };
         let (decision, identity) = self.decide(&input, &mut notes)?;
 
-        let (stage_status, stage_failures) = stages::reconcile(self, &gathered.stage_status, decision.memory.throttles_engaged).await;
+        let stage_outcomes =
+            stages::reconcile(self, gathered.stage_records.as_ref().map_err(String::as_str), decision.memory.throttles_engaged, now).await;
+        self.watch_stages(&decision, &stage_outcomes);
 
         let expired_pin = gathered.pin.clone().filter(|p| p.expires_at <= now);
         let record = TickRecord {
@@ -149,6 +154,7 @@ impl Sentinel {
             signal: input.signal.clone(),
             pin: gathered.pin.clone(),
             throttles_enabled: self.settings.throttles_enabled,
+            stages_throttled: input.stages_throttled,
             decision: decision.clone(),
             policy: policy_ref(&identity),
         };
@@ -160,7 +166,6 @@ impl Sentinel {
                 expired_pin,
                 expired_by: "sentinel (expiry)".into(),
                 samples: gathered.samples,
-                stages: stage_status,
                 record,
             })
             .await?;
@@ -182,7 +187,7 @@ impl Sentinel {
             document,
             outcomes,
             expiry_audit: committed.expiry_audit,
-            stage_failures,
+            stage_failures: stage_outcomes.failures,
             notes,
             republished: false,
         };
@@ -191,6 +196,31 @@ impl Sentinel {
             return Err(TickError::BothChannelsFailed(Box::new(report)));
         }
         Ok(report)
+    }
+
+    /// The stages left throttled after this tick's changes: a gauge of them, and, when the
+    /// policy no longer wants them throttled, an alarm gauge and an error line every tick until
+    /// they are restored (docs/behaviour.md §6.2).
+    fn watch_stages(&self, decision: &Decision, outcomes: &stages::StageOutcomes) {
+        let Some(left) = &outcomes.left else { return };
+        self.telemetry.stages_throttled.set(left.len() as i64);
+        let unwanted = if decision.memory.throttles_engaged { 0 } else { left.len() };
+        self.telemetry.stages_left_throttled.set(unwanted as i64);
+        if unwanted == 0 {
+            return;
+        }
+        for record in left.values() {
+            tracing::error!(
+                target = %record.target.id(),
+                phase = record.phase.name(),
+                since = %instants::format_rfc3339(record.since),
+                original = %record.original,
+                state = decision.state.name(),
+                "a stage is still throttled although the policy released it; its restore is retried every tick. \
+                 Check the stage controller's errors above; to restore by hand, set the stage's stage-wide limits to the \
+                 original and delete its row from stage_throttles"
+            );
+        }
     }
 
     fn count(&self, decision: &Decision, outcomes: &[ChannelOutcome]) {

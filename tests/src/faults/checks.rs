@@ -67,6 +67,7 @@ pub fn redecide(policy: &mut dyn Policy, record: &TickRecord, memory: Option<Mem
         memory,
         pin: record.pin.clone(),
         throttles_enabled: record.throttles_enabled,
+        stages_throttled: record.stages_throttled,
     };
     policy.decide(&input).unwrap_or_else(|e| panic!("the native policy failed on tick at {}: {e}", record.at))
 }

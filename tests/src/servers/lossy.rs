@@ -1,17 +1,22 @@
 //! A TCP proxy in front of a real server that can lose answers: everything the client sends
 //! reaches the server, and the server's answers come back, except the next N reads from the
 //! server, which are dropped. The server has acted on the request; the client never hears so
-//! (a lost reply, as a flaky network or a failover loses it).
+//! (a lost reply, as a flaky network or a failover loses it). It can also lose every answer on
+//! the connections that carry requests starting with a given text (an HTTP method): the server
+//! applies each such request, its client waits for an answer that never comes. And it
+//! can play the server being down (connections refused and cut) while the server keeps its state.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 pub struct LossyProxy {
     pub port: u16,
     lose: Arc<AtomicUsize>,
+    armed: Arc<Mutex<Option<Vec<u8>>>>,
+    down: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 }
 
@@ -22,26 +27,51 @@ impl LossyProxy {
         let port = listener.local_addr().expect("local addr").port();
         listener.set_nonblocking(true).expect("nonblocking listener");
         let (lose, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
-        let (losing, stopping) = (lose.clone(), stop.clone());
+        let armed: Arc<Mutex<Option<Vec<u8>>>> = Arc::new(Mutex::new(None));
+        let down = Arc::new(AtomicBool::new(false));
+        let (losing, stopping, arming, downing) = (lose.clone(), stop.clone(), armed.clone(), down.clone());
         std::thread::spawn(move || {
             while !stopping.load(Ordering::Relaxed) {
                 match listener.accept() {
+                    Ok((client, _)) if downing.load(Ordering::SeqCst) => drop(client),
                     Ok((client, _)) => {
                         client.set_nonblocking(false).expect("blocking client socket");
                         let server = TcpStream::connect(("127.0.0.1", upstream)).expect("the proxy reaches its server");
-                        pump(client.try_clone().expect("clone"), server.try_clone().expect("clone"), None);
-                        pump(server, client, Some(losing.clone()));
+                        // Set when this connection carried the armed request: its answers are lost.
+                        let swallow = Arc::new(AtomicBool::new(false));
+                        let requests =
+                            Direction { lose: None, swallow: swallow.clone(), watch: Some(arming.clone()), down: downing.clone() };
+                        let answers = Direction { lose: Some(losing.clone()), swallow, watch: None, down: downing.clone() };
+                        pump(client.try_clone().expect("clone"), server.try_clone().expect("clone"), requests);
+                        pump(server, client, answers);
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(10)),
                 }
             }
         });
-        LossyProxy { port, lose, stop }
+        LossyProxy { port, lose, armed, down, stop }
     }
 
     /// The next `n` answers from the server (one read each) are lost.
     pub fn lose_next(&self, n: usize) {
         self.lose.store(n, Ordering::SeqCst);
+    }
+
+    /// From now until [`LossyProxy::keep_answers`], every answer on a connection that carried a
+    /// request starting with `prefix` (for example `"PATCH "`) is lost: the server acts on each
+    /// such request (and on the client's retries of it), the client never hears.
+    pub fn lose_answers_to(&self, prefix: &str) {
+        *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = Some(prefix.as_bytes().to_vec());
+    }
+
+    pub fn keep_answers(&self) {
+        *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Down: new connections are closed at once and open ones are cut at their next data, as
+    /// when the server stops (but it keeps its state, unlike a stopped emulator); up: all pass.
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::SeqCst);
     }
 }
 
@@ -51,8 +81,20 @@ impl Drop for LossyProxy {
     }
 }
 
-/// Copies `from` to `to` until either side closes, dropping reads while `lose` is above zero.
-fn pump(mut from: TcpStream, mut to: TcpStream, lose: Option<Arc<AtomicUsize>>) {
+/// What one direction of a connection drops or watches for.
+struct Direction {
+    /// Answers: drop reads while above zero.
+    lose: Option<Arc<AtomicUsize>>,
+    /// Answers: drop everything once set. Requests: set it on the armed request.
+    swallow: Arc<AtomicBool>,
+    /// Requests: the armed prefix; a request starting with it sets `swallow`.
+    watch: Option<Arc<Mutex<Option<Vec<u8>>>>>,
+    /// Both: the server is "down", the connection is cut.
+    down: Arc<AtomicBool>,
+}
+
+/// Copies `from` to `to` until either side closes, dropping what `direction` says.
+fn pump(mut from: TcpStream, mut to: TcpStream, direction: Direction) {
     std::thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
         loop {
@@ -60,7 +102,18 @@ fn pump(mut from: TcpStream, mut to: TcpStream, lose: Option<Arc<AtomicUsize>>) 
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
-            if let Some(lose) = &lose
+            if direction.down.load(Ordering::SeqCst) {
+                break;
+            }
+            if let Some(watch) = &direction.watch {
+                let armed = watch.lock().unwrap_or_else(PoisonError::into_inner);
+                if armed.as_ref().is_some_and(|prefix| buf[..n].starts_with(prefix)) {
+                    direction.swallow.store(true, Ordering::SeqCst);
+                }
+            } else if direction.swallow.load(Ordering::SeqCst) {
+                continue;
+            }
+            if let Some(lose) = &direction.lose
                 && lose.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1)).is_ok()
             {
                 continue;

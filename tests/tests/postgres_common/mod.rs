@@ -6,7 +6,6 @@ use capacity_tests::servers::postgres::Postgres;
 use sentinel::adapters::postgres::{PostgresStore, connect};
 use sentinel::ports::StoreError;
 use sentinel::ports::memory::{PolicyRef, TickCommit, TickRecord};
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use vocabulary::{
@@ -86,6 +85,7 @@ pub fn commit(at: Instant) -> TickCommit {
         recent: vec![RecentEntry { at, level: Level::Constrained }],
         failed_reads: 0,
         throttles_engaged: false,
+        restore_held_since: None,
     };
     let decision = Decision {
         state: ProtectionState::Constrained,
@@ -106,12 +106,12 @@ pub fn commit(at: Instant) -> TickCommit {
         expired_pin: None,
         expired_by: "sentinel".into(),
         samples: vec![],
-        stages: BTreeMap::new(),
         record: TickRecord {
             at,
             signal: Signal::Reading(reading),
             pin: None,
             throttles_enabled: false,
+            stages_throttled: false,
             decision,
             policy: PolicyRef { name: "default".into(), version: "1.0.0".into(), digest: "sha256:ab".into() },
         },

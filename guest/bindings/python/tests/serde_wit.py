@@ -17,7 +17,11 @@ def to_wit(ty: Any, value: Any) -> Any:
     if isinstance(ty, wc.RecordType):
         record = wc.Record()
         for name, field_ty in ty.fields:
-            setattr(record, name, to_wit(field_ty, value[name.replace("-", "_")]))
+            key = name.replace("-", "_")
+            if key not in value:  # a field the vector leaves out has serde's default
+                setattr(record, name, None if isinstance(field_ty, wc.OptionType) else False)
+                continue
+            setattr(record, name, to_wit(field_ty, value[key]))
         return record
     if isinstance(ty, wc.ListType):
         return [to_wit(ty.element, v) for v in value]

@@ -1,13 +1,12 @@
-//! `MemoryStore`: the memory row, stage status and tick records, and the one transaction
+//! `MemoryStore`: the memory row and tick records, and the one transaction
 //! that ends each tick (docs/behaviour.md §11.4).
 
 use super::pins::{append_audit, lock_pin};
 use super::{Fail, PostgresStore};
 use crate::adapters::stored_json::{parse_json, to_json};
 use crate::ports::StoreError;
-use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
+use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
 use crate::ports::pins::AuditAction;
-use std::collections::BTreeMap;
 use tokio_postgres::Client;
 use tokio_postgres::types::Type;
 use vocabulary::Memory;
@@ -21,22 +20,6 @@ impl MemoryStore for PostgresStore {
                 let Some(row) = row else { return Ok(None) };
                 let text: String = row.try_get(0)?;
                 Ok(Some(parse_json("memory", "the memory row", &text, "the tick starts fresh and its commit replaces the row")?))
-            })
-        })
-        .await
-    }
-
-    async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {
-        self.run_statement("reading the stage status", |c| {
-            Box::pin(async move {
-                let rows = c.query_typed("SELECT target, engaged, original::text FROM stage_status ORDER BY target", &[]).await?;
-                let mut status = BTreeMap::new();
-                for row in rows {
-                    let original: Option<String> = row.try_get(2)?;
-                    let original = original.and_then(|t| serde_json::from_str(&t).ok());
-                    status.insert(row.try_get(0)?, StageStatus { engaged: row.try_get(1)?, original });
-                }
-                Ok(status)
             })
         })
         .await
@@ -150,20 +133,6 @@ async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<C
             .await?;
         for (api, sample) in finite {
             c.execute(&insert, &[api, &sample.at, &sample.p95_ms]).await?;
-        }
-    }
-
-    if !commit.stages.is_empty() {
-        let upsert = c
-            .prepare(
-                "INSERT INTO stage_status (target, engaged, original, updated_at) VALUES ($1, $2, $3::text::json, $4)
-                 ON CONFLICT (target) DO UPDATE SET engaged = excluded.engaged, original = excluded.original,
-                     updated_at = excluded.updated_at",
-            )
-            .await?;
-        for (target, status) in &commit.stages {
-            let original = status.original.as_ref().map(|v| v.to_string());
-            c.execute(&upsert, &[target, &status.engaged, &original, &at]).await?;
         }
     }
 

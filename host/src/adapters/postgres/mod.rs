@@ -27,6 +27,7 @@ mod lock;
 mod memory;
 mod pins;
 mod schema;
+mod stages;
 
 pub use lock::{PostgresLeadership, PostgresLease, RETRY_EVERY};
 pub use schema::SCHEMA_VERSION;

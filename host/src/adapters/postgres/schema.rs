@@ -88,6 +88,37 @@ const MIGRATIONS: &[&str] = &[
         updated_at bigint  NOT NULL
     );
     "#,
+    // 2: write-ahead records of the stage throttles (the original is written once, before the
+    // first change) and the audit of every stage change, as the SQLite store's step 2.
+    r#"
+    CREATE TABLE stage_throttles (
+        target      text   PRIMARY KEY,            -- rest_api_id/stage
+        rest_api_id text   NOT NULL,
+        stage       text   NOT NULL,
+        phase       text   NOT NULL CHECK (phase IN ('engaging', 'engaged', 'restoring')),
+        original    json   NOT NULL,               -- StageLimits: what the restore puts back
+        since       bigint NOT NULL,               -- the tick that wrote the first engage
+        updated_at  bigint NOT NULL
+    );
+    INSERT INTO stage_throttles (target, rest_api_id, stage, phase, original, since, updated_at)
+        SELECT target, split_part(target, '/', 1), substr(target, strpos(target, '/') + 1), 'engaged',
+               COALESCE(original, '{"existed":true,"rate_limit":null,"burst_limit":null}'::json), updated_at, updated_at
+        FROM stage_status WHERE engaged AND strpos(target, '/') > 0;
+    DROP TABLE stage_status;
+
+    CREATE TABLE stage_changes (
+        id          bigserial   PRIMARY KEY,
+        at          bigint      NOT NULL,         -- the tick's `now`
+        rest_api_id text        NOT NULL,
+        stage       text        NOT NULL,
+        kind        text        NOT NULL CHECK (kind IN ('engage', 'restore')),
+        before      json        NOT NULL,         -- StageLimits, read just before the change
+        after       json        NOT NULL,         -- StageLimits, what the change sets
+        outcome     text        NOT NULL CHECK (outcome IN ('pending', 'applied', 'failed', 'interrupted')),
+        detail      text,
+        created     timestamptz NOT NULL DEFAULT now()
+    );
+    "#,
 ];
 
 /// The schema version this sentinel writes.

@@ -1,14 +1,13 @@
-//! `MemoryStore`: the memory row, stage status and tick records, and the one transaction
+//! `MemoryStore`: the memory row and tick records, and the one transaction
 //! that ends each tick (docs/behaviour.md §11.4).
 
 use super::pins::{append_audit, stored_pin};
 use super::{Fail, SqliteStore, wall_clock};
 use crate::adapters::stored_json::{parse_json, to_json};
 use crate::ports::StoreError;
-use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
+use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
 use crate::ports::pins::AuditAction;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
-use std::collections::BTreeMap;
 use vocabulary::Memory;
 
 #[async_trait::async_trait]
@@ -19,22 +18,6 @@ impl MemoryStore for SqliteStore {
             Ok(text
                 .map(|t| parse_json("memory", "the memory row", &t, "the tick starts fresh and its commit replaces the row"))
                 .transpose()?)
-        })
-        .await
-    }
-
-    async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {
-        self.run("reading the stage status", |conn| {
-            let mut stmt = conn.prepare_cached("SELECT target, engaged, original FROM stage_status ORDER BY target")?;
-            let rows =
-                stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?, row.get::<_, Option<String>>(2)?)))?;
-            let mut status = BTreeMap::new();
-            for row in rows {
-                let (target, engaged, original) = row?;
-                let original = original.and_then(|t| serde_json::from_str(&t).ok());
-                status.insert(target, StageStatus { engaged, original });
-            }
-            Ok(status)
         })
         .await
     }
@@ -119,18 +102,6 @@ fn write_tick(tx: &Transaction<'_>, commit: &TickCommit, location: &str) -> Resu
                 continue;
             }
             insert.execute(params![api, sample.at, sample.p95_ms])?;
-        }
-    }
-
-    {
-        let mut upsert = tx.prepare_cached(
-            "INSERT INTO stage_status (target, engaged, original, updated_at) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (target) DO UPDATE SET engaged = excluded.engaged, original = excluded.original,
-                 updated_at = excluded.updated_at",
-        )?;
-        for (target, status) in &commit.stages {
-            let original = status.original.as_ref().map(|v| v.to_string());
-            upsert.execute(params![target, status.engaged, original, at])?;
         }
     }
 

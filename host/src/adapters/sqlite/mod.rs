@@ -14,11 +14,12 @@ mod lock;
 mod memory;
 mod pins;
 mod schema;
+mod stages;
 #[cfg(test)]
 mod tests;
 
 pub use lock::{SqliteLease, SqliteLock};
-pub use schema::SCHEMA_VERSION;
+pub use schema::{FIRST_SCHEMA, SCHEMA_VERSION};
 
 use crate::ports::StoreError;
 use rusqlite::{Connection, ErrorCode};

@@ -74,7 +74,42 @@ const MIGRATIONS: &[&str] = &[
         updated_at INTEGER NOT NULL
     );
     "#,
+    // 2: write-ahead records of the stage throttles (the original is written once, before the
+    // first change) and the audit of every stage change. Engaged targets carry over; one kept
+    // without an original is restored to "no stage-level limit", as before.
+    r#"
+    CREATE TABLE stage_throttles (
+        target      TEXT    PRIMARY KEY,      -- rest_api_id/stage
+        rest_api_id TEXT    NOT NULL,
+        stage       TEXT    NOT NULL,
+        phase       TEXT    NOT NULL CHECK (phase IN ('engaging', 'engaged', 'restoring')),
+        original    TEXT    NOT NULL,         -- StageLimits JSON: what the restore puts back
+        since       INTEGER NOT NULL,         -- the tick that wrote the first engage
+        updated_at  INTEGER NOT NULL
+    );
+    INSERT INTO stage_throttles (target, rest_api_id, stage, phase, original, since, updated_at)
+        SELECT target, substr(target, 1, instr(target, '/') - 1), substr(target, instr(target, '/') + 1), 'engaged',
+               COALESCE(original, '{"existed":true,"rate_limit":null,"burst_limit":null}'), updated_at, updated_at
+        FROM stage_status WHERE engaged = 1 AND instr(target, '/') > 0;
+    DROP TABLE stage_status;
+
+    CREATE TABLE stage_changes (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        at          INTEGER NOT NULL,         -- the tick's `now`
+        rest_api_id TEXT    NOT NULL,
+        stage       TEXT    NOT NULL,
+        kind        TEXT    NOT NULL CHECK (kind IN ('engage', 'restore')),
+        before      TEXT    NOT NULL,         -- StageLimits JSON, read just before the change
+        after       TEXT    NOT NULL,         -- StageLimits JSON, what the change sets
+        outcome     TEXT    NOT NULL CHECK (outcome IN ('pending', 'applied', 'failed', 'interrupted')),
+        detail      TEXT,
+        created     INTEGER NOT NULL          -- wall clock when written
+    );
+    "#,
 ];
+
+/// The first schema, as released (tests build older stores with it).
+pub const FIRST_SCHEMA: &str = MIGRATIONS[0];
 
 /// The schema version this sentinel writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

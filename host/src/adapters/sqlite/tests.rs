@@ -3,9 +3,8 @@
 
 use super::*;
 use crate::ports::baselines::BaselineStore;
-use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, StageStatus, TickCommit, TickRecord};
+use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, TickCommit, TickRecord};
 use crate::ports::pins::{AuditAction, PinStore};
-use std::collections::BTreeMap;
 use vocabulary::{
     ApiBaseline, ApiSamples, Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry,
     Signal, ThrottleIntent,
@@ -30,6 +29,7 @@ fn memory(at: Instant, state: ProtectionState) -> Memory {
         recent: vec![RecentEntry { at, level: Level::Constrained }],
         failed_reads: 0,
         throttles_engaged: false,
+        restore_held_since: None,
     }
 }
 
@@ -59,12 +59,12 @@ fn commit(at: Instant) -> TickCommit {
         expired_pin: None,
         expired_by: "sentinel".into(),
         samples: vec![],
-        stages: BTreeMap::new(),
         record: TickRecord {
             at,
             signal: Signal::Reading(reading),
             pin: None,
             throttles_enabled: false,
+            stages_throttled: false,
             decision,
             policy: PolicyRef { name: "default".into(), version: "1.0.0".into(), digest: "sha256:ab".into() },
         },
@@ -240,30 +240,6 @@ async fn tick_records_and_publication_outcomes() {
 
     let err = store.record_publication(99, &outcomes).await.unwrap_err();
     assert!(err.to_string().contains("no tick 99"), "{err}");
-}
-
-#[tokio::test]
-async fn stage_status_is_upserted_per_target() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&db(&dir)).unwrap();
-    assert!(store.stage_status().await.unwrap().is_empty());
-    let mut tick = commit(T0);
-    tick.stages = BTreeMap::from([
-        ("api1/prod".to_string(), StageStatus { engaged: true, original: Some(serde_json::json!({"rate": 100.0})) }),
-        ("api2/prod".to_string(), StageStatus::default()),
-    ]);
-    store.commit_tick(&tick).await.unwrap();
-    let engaged = store.stage_status().await.unwrap();
-    assert!(engaged["api1/prod"].engaged);
-    assert_eq!(engaged["api1/prod"].original, Some(serde_json::json!({"rate": 100.0})), "the original settings are kept");
-    let mut tick = commit(T0 + 60);
-    tick.stages = BTreeMap::from([("api1/prod".to_string(), StageStatus::default())]);
-    store.commit_tick(&tick).await.unwrap();
-    let status = SqliteStore::open(&db(&dir)).unwrap().stage_status().await.unwrap();
-    assert_eq!(
-        status,
-        BTreeMap::from([("api1/prod".to_string(), StageStatus::default()), ("api2/prod".to_string(), StageStatus::default())])
-    );
 }
 
 #[tokio::test]

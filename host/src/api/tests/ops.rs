@@ -2,9 +2,8 @@
 
 use super::*;
 use crate::ports::StoreError;
-use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, StageStatus, TickCommit, TickRecord};
+use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
 use crate::ports::pins::{AuditRecord, PinStore};
-use std::collections::BTreeMap;
 use vocabulary::Pin;
 
 #[tokio::test]
@@ -123,9 +122,6 @@ impl PinStore for Down {
 #[async_trait::async_trait]
 impl MemoryStore for Down {
     async fn load_memory(&self) -> Result<Option<vocabulary::Memory>, StoreError> {
-        Err(down())
-    }
-    async fn stage_status(&self) -> Result<BTreeMap<String, StageStatus>, StoreError> {
         Err(down())
     }
     async fn commit_tick(&self, _: &TickCommit) -> Result<Committed, StoreError> {

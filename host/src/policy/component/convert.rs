@@ -83,6 +83,7 @@ fn memory_to_wit(m: &v::Memory) -> w::Memory {
         recent: m.recent.iter().map(entry_to_wit).collect(),
         failed_reads: m.failed_reads,
         throttles_engaged: m.throttles_engaged,
+        restore_held_since: m.restore_held_since,
     }
 }
 
@@ -94,6 +95,7 @@ fn memory_from_wit(m: w::Memory) -> v::Memory {
         recent: m.recent.into_iter().map(entry_from_wit).collect(),
         failed_reads: m.failed_reads,
         throttles_engaged: m.throttles_engaged,
+        restore_held_since: m.restore_held_since,
     }
 }
 
@@ -124,6 +126,7 @@ pub fn input_to_wit(i: &v::DecisionInput) -> w::DecisionInput {
         memory: i.memory.as_ref().map(memory_to_wit),
         pin: i.pin.as_ref().map(pin_to_wit),
         throttles_enabled: i.throttles_enabled,
+        stages_throttled: i.stages_throttled,
     }
 }
 
@@ -180,6 +183,7 @@ pub fn description_from_wit(d: w::PolicyDescription) -> v::PolicyDescription {
             recover_readings: t.recover_readings,
             emergency_after_s: t.emergency_after_s,
             throttle_after_s: t.throttle_after_s,
+            restore_hold_max_s: t.restore_hold_max_s,
             max_gap_s: t.max_gap_s,
             release_after_failed_reads: t.release_after_failed_reads,
             baseline_min_samples: t.baseline_min_samples,

@@ -62,8 +62,14 @@ pub fn self_check(policy: &mut dyn Policy) -> Result<usize, String> {
     let mut checker = InvariantChecker::new(&thresholds);
     let mut memory: Option<Memory> = None;
     for (at, reading) in scenario() {
-        let input =
-            DecisionInput { now: at, signal: Signal::Reading(reading.clone()), memory: memory.take(), pin: None, throttles_enabled: false };
+        let input = DecisionInput {
+            now: at,
+            signal: Signal::Reading(reading.clone()),
+            memory: memory.take(),
+            pin: None,
+            throttles_enabled: false,
+            stages_throttled: false,
+        };
         let d = policy.decide(&input).map_err(|e| format!("conformance scenario at {at}: {e}"))?;
         calls += 1;
         if let Some(why) = structural(&d) {
@@ -92,6 +98,7 @@ pub fn trial_replay(policy: &mut dyn Policy, records: &[TickRecord]) -> Result<u
             memory: memory.take(),
             pin: record.pin.clone(),
             throttles_enabled: record.throttles_enabled,
+            stages_throttled: false,
         };
         let d = policy.decide(&input).map_err(|e| format!("trial replay, recorded tick at {at}: {e}"))?;
         if let Some(why) = structural(&d) {

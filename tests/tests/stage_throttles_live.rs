@@ -1,0 +1,205 @@
+//! The tick's stage throttles against moto's API Gateway through a proxy that can lose answers
+//! (docs/behaviour.md §11.3): the sentinel's own ticks (SQLite store, readings from a trace,
+//! throttles switched on) take a stage with its owners' limits (1000/2000) and one with none
+//! through an incident, and every fault ends with each stage back at exactly its original.
+
+use aws_sdk_apigateway::types::{IntegrationType, Op, PatchOperation};
+use capacity_tests::servers::lossy::LossyProxy;
+use capacity_tests::servers::moto::Moto;
+use sentinel::adapters::api_gateway_stages::ApiGatewayStages;
+use sentinel::adapters::aws_client::AwsOverrides;
+use sentinel::config::Config;
+use sentinel::ports::stage_ledger::{StageChangeKind, StageOutcome};
+use sentinel::tick::{Sentinel, TickReport};
+use std::time::Duration;
+use vocabulary::{Cause, ProtectionState, ThrottleIntent};
+
+const T0: i64 = 1_792_504_800; // 2026-10-20T14:00:00Z
+const MIN: i64 = 60;
+/// Critical CPU for this many minutes, then calm: emergency, throttles, recovery.
+const HOT_MINUTES: i64 = 14;
+
+struct Stages {
+    moto: Moto,
+    proxy: LossyProxy,
+    api: String,
+    dir: tempfile::TempDir,
+}
+
+impl Stages {
+    /// moto with a REST API whose stage "live" has its owners' limits 1000/2000 and "prod" none,
+    /// a proxy in front of it, and a config declaring both as targets (50/100).
+    async fn start() -> Stages {
+        let moto = Moto::start();
+        let proxy = LossyProxy::start(moto.process.port);
+        let c = controller(&moto.endpoint()).await;
+        let c = c.client();
+        let api = c.create_rest_api().name("orders").send().await.unwrap().id().unwrap().to_string();
+        let resources = c.get_resources().rest_api_id(&api).send().await.unwrap();
+        let root = resources.items().iter().find(|r| r.path() == Some("/")).unwrap().id().unwrap().to_string();
+        c.put_method().rest_api_id(&api).resource_id(&root).http_method("GET").authorization_type("NONE").send().await.unwrap();
+        c.put_integration().rest_api_id(&api).resource_id(&root).http_method("GET").r#type(IntegrationType::Mock).send().await.unwrap();
+        let deployment = c.create_deployment().rest_api_id(&api).send().await.unwrap();
+        for stage in ["live", "prod"] {
+            c.create_stage().rest_api_id(&api).stage_name(stage).deployment_id(deployment.id().unwrap()).send().await.unwrap();
+        }
+        c.update_stage()
+            .rest_api_id(&api)
+            .stage_name("live")
+            .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/rateLimit").value("1000").build())
+            .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/burstLimit").value("2000").build())
+            .send()
+            .await
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let trace: String = (0..60)
+            .map(|i| {
+                let cpu = if i < HOT_MINUTES { 95.0 } else { 10.0 };
+                format!("{{\"at\":\"2026-10-20T14:{i:02}:00Z\",\"reading\":{{\"cpu_pct\":{cpu}}}}}\n")
+            })
+            .collect();
+        std::fs::write(dir.path().join("trace.jsonl"), trace).unwrap();
+        let config = format!(
+            r#"throttles_enabled = true
+[store]
+kind = "sqlite"
+path = "sentinel.db"
+[metrics]
+kind = "trace"
+path = "trace.jsonl"
+[publish]
+timeout = "1s"
+[publish.cache]
+kind = "file"
+path = "cache.json"
+[publish.parameter]
+kind = "file"
+path = "parameter.json"
+[stages]
+controller = {{ kind = "log" }}
+targets = [
+  {{ rest_api_id = "{api}", stage = "live", rate_limit = 50.0, burst_limit = 100 }},
+  {{ rest_api_id = "{api}", stage = "prod", rate_limit = 50.0, burst_limit = 100 }},
+]
+"#
+        );
+        std::fs::write(dir.path().join("sentinel.toml"), config).unwrap();
+        Stages { moto, proxy, api, dir }
+    }
+
+    /// The sentinel of the config, its stage controller pointed at the proxy.
+    async fn sentinel(&self) -> Sentinel {
+        let config = Config::load(Some(&self.dir.path().join("sentinel.toml"))).unwrap();
+        let (mut sentinel, _) = sentinel::setup::sentinel(&config, T0, None).await.unwrap();
+        sentinel.ports.stages = Box::new(controller(&format!("http://127.0.0.1:{}", self.proxy.port)).await);
+        sentinel
+    }
+
+    /// A stage's stage-wide (rate, burst), read straight from moto.
+    async fn limits(&self, stage: &str) -> Option<(f64, i32)> {
+        let c = controller(&self.moto.endpoint()).await;
+        let out = c.client().get_stage().rest_api_id(&self.api).stage_name(stage).send().await.unwrap();
+        out.method_settings().and_then(|m| m.get("*/*")).map(|s| (s.throttling_rate_limit(), s.throttling_burst_limit()))
+    }
+}
+
+async fn controller(endpoint: &str) -> ApiGatewayStages {
+    ApiGatewayStages::with_overrides(Duration::from_secs(1), &AwsOverrides::emulator(endpoint, "us-east-1")).await
+}
+
+async fn tick(s: &Sentinel, minute: i64) -> TickReport {
+    match s.tick(T0 + minute * MIN).await {
+        Ok(report) => report,
+        Err(e) => panic!("tick {minute}: {e}"),
+    }
+}
+
+/// After the incident: both stages exactly as their owners left them, no record left, and an
+/// audit in which every change has an outcome and the last change of each stage is an applied
+/// restore to its original.
+async fn assert_restored(w: &Stages, s: &Sentinel) {
+    assert_eq!(w.limits("live").await, Some((1000.0, 2000)), "live is back at its owners' limits");
+    // "prod" had no stage-wide entry: moto keeps the one the throttle created, with no limits.
+    assert_eq!(w.limits("prod").await, Some((-1.0, -1)), "prod has no stage-level limit again");
+    assert!(s.ports.stage_ledger.stage_records().await.unwrap().is_empty(), "no stage left recorded");
+    let changes = s.ports.stage_ledger.stage_changes(1000).await.unwrap();
+    assert!(changes.iter().all(|c| c.outcome != StageOutcome::Pending), "every change has an outcome: {changes:#?}");
+    for stage in ["live", "prod"] {
+        let last = changes.iter().find(|c| c.target.stage == stage).unwrap();
+        assert_eq!((last.kind, last.outcome), (StageChangeKind::Restore, StageOutcome::Applied), "{stage}: {last:?}");
+    }
+    let live_restores: Vec<_> = changes.iter().filter(|c| c.target.stage == "live" && c.kind == StageChangeKind::Restore).collect();
+    assert!(live_restores.iter().all(|c| c.after.rate_limit == Some(1000.0) && c.after.burst_limit == Some(2000)), "{live_restores:#?}");
+}
+
+/// The defect reproduced: the engage reaches API Gateway but its answer is lost, so the tick
+/// counts it failed and the next tick engages again, reading the already throttled 50/100. The
+/// first original (1000/2000) must survive that, and the restore put it back.
+#[tokio::test]
+async fn an_engage_whose_answer_is_lost_still_restores_the_owners_limits() {
+    let w = Stages::start().await;
+    let s = w.sentinel().await;
+    w.proxy.lose_answers_to("PATCH ");
+    let mut engaged_at = None;
+    let mut lost_seen = false;
+    for minute in 0..40 {
+        let report = tick(&s, minute).await;
+        if report.decision.throttles == ThrottleIntent::Engage {
+            engaged_at = Some(minute);
+            w.proxy.keep_answers();
+            assert_eq!(report.stage_failures.len(), 2, "the lost answers are failures: {:?}", report.stage_failures);
+            assert_eq!(w.limits("live").await, Some((50.0, 100)), "yet the throttle reached the stage");
+            assert_eq!(w.limits("prod").await, Some((50.0, 100)));
+            lost_seen = true;
+        }
+        if report.decision.state == ProtectionState::Critical && engaged_at.is_some() {
+            break;
+        }
+    }
+    assert!(lost_seen, "the incident engaged the throttles");
+    assert_restored(&w, &s).await;
+}
+
+/// moto unreachable while the restore is due (the proxy cuts every connection; moto itself keeps
+/// its stages, which a stopped emulator would lose): emergency holds (restore-throttles-first) and the
+/// restore is retried every minute; when moto is back the stages are restored, then the state
+/// steps down.
+#[tokio::test]
+async fn a_restore_that_fails_holds_emergency_until_the_stages_are_back() {
+    let w = Stages::start().await;
+    let s = w.sentinel().await;
+    let mut minute = 0;
+    while tick(&s, minute).await.decision.throttles != ThrottleIntent::Engage {
+        minute += 1;
+        assert!(minute < 30, "never engaged");
+    }
+    assert_eq!(w.limits("live").await, Some((50.0, 100)));
+    w.proxy.set_down(true);
+    let mut held = 0;
+    loop {
+        minute += 1;
+        let r = tick(&s, minute).await;
+        if r.decision.throttles == ThrottleIntent::Release {
+            assert!(!r.stage_failures.is_empty(), "the restore fails while moto is down");
+            continue;
+        }
+        if r.decision.cause == Cause::RestoreThrottlesFirst {
+            assert_eq!(r.decision.state, ProtectionState::Emergency);
+            assert!(!r.stage_failures.is_empty(), "retried and failing: {:?}", r.stage_failures);
+            held += 1;
+            if held == 3 {
+                break;
+            }
+        }
+        assert!(minute < 40, "never held");
+    }
+    assert!(s.telemetry.stages_left_throttled.get() == 2, "the alarm gauge counts both stages");
+    w.proxy.set_down(false);
+    let restored = tick(&s, minute + 1).await;
+    assert!(restored.stage_failures.is_empty(), "{:?}", restored.stage_failures);
+    assert_eq!(restored.decision.state, ProtectionState::Emergency, "this tick decided before it restored");
+    let step = tick(&s, minute + 2).await;
+    assert_eq!((step.decision.cause, step.decision.state), (Cause::Recover, ProtectionState::Critical));
+    assert_eq!(s.telemetry.stages_left_throttled.get(), 0);
+    assert_restored(&w, &s).await;
+}
