@@ -16,7 +16,7 @@ use vocabulary::{Cause, ProtectionState, ThrottleIntent};
 
 const T0: i64 = 1_792_504_800; // 2026-10-20T14:00:00Z
 const MIN: i64 = 60;
-/// Critical CPU for this many minutes, then calm: emergency, throttles, recovery.
+/// Critical CPU for this many minutes, then calm: emergency, throttles (minute 12), recovery.
 const HOT_MINUTES: i64 = 14;
 
 struct Stages {
@@ -30,6 +30,11 @@ impl Stages {
     /// moto with a REST API whose stage "live" has its owners' limits 1000/2000 and "prod" none,
     /// a proxy in front of it, and a config declaring both as targets (50/100).
     async fn start() -> Stages {
+        Stages::start_hot_for(HOT_MINUTES).await
+    }
+
+    /// As [`Stages::start`], critical for `hot_minutes`.
+    async fn start_hot_for(hot_minutes: i64) -> Stages {
         let moto = Moto::start();
         let proxy = LossyProxy::start(moto.process.port);
         let c = controller(&moto.endpoint()).await;
@@ -54,7 +59,7 @@ impl Stages {
         let dir = tempfile::tempdir().unwrap();
         let trace: String = (0..60)
             .map(|i| {
-                let cpu = if i < HOT_MINUTES { 95.0 } else { 10.0 };
+                let cpu = if i < hot_minutes { 95.0 } else { 10.0 };
                 format!("{{\"at\":\"2026-10-20T14:{i:02}:00Z\",\"reading\":{{\"cpu_pct\":{cpu}}}}}\n")
             })
             .collect();
@@ -202,4 +207,99 @@ async fn a_restore_that_fails_holds_emergency_until_the_stages_are_back() {
     assert_eq!((step.decision.cause, step.decision.state), (Cause::Recover, ProtectionState::Critical));
     assert_eq!(s.telemetry.stages_left_throttled.get(), 0);
     assert_restored(&w, &s).await;
+}
+
+/// Two targets, one whose every change fails (its answers lost) from the start: the other is
+/// engaged and restored on time; the failing one is engaged again every minute (keeping its
+/// original), emergency holds while its restore fails, and once it succeeds both are back.
+#[tokio::test]
+async fn two_targets_where_one_fails_each_ends_at_its_original() {
+    let w = Stages::start().await;
+    let s = w.sentinel().await;
+    w.proxy.lose_answers_to(&format!("PATCH /restapis/{}/stages/prod", w.api));
+    let mut minute = 0;
+    let mut released = false;
+    let mut held = 0;
+    loop {
+        let r = tick(&s, minute).await;
+        if r.decision.throttles == ThrottleIntent::Engage {
+            assert_eq!(r.stage_failures.len(), 1, "{:?}", r.stage_failures);
+            assert!(r.stage_failures[0].contains("prod"), "{:?}", r.stage_failures);
+            assert_eq!(w.limits("live").await, Some((50.0, 100)));
+        }
+        if r.decision.throttles == ThrottleIntent::Release {
+            released = true;
+            assert_eq!(w.limits("live").await, Some((1000.0, 2000)), "live restored at the release");
+        }
+        if released && r.decision.cause == Cause::RestoreThrottlesFirst && r.decision.throttles == ThrottleIntent::None {
+            held += 1;
+            assert_eq!(r.decision.state, ProtectionState::Emergency);
+            let left = s.ports.stage_ledger.stage_records().await.unwrap();
+            if held <= 2 {
+                assert_eq!(left.keys().map(String::as_str).collect::<Vec<_>>(), [format!("{}/prod", w.api)], "only prod is left");
+            } else {
+                assert!(left.is_empty(), "the tick after the answers came back restored prod");
+            }
+            if held == 2 {
+                w.proxy.keep_answers();
+            }
+        }
+        if released && r.decision.state == ProtectionState::Critical {
+            break;
+        }
+        minute += 1;
+        assert!(minute < 40, "never stepped down");
+    }
+    assert_eq!(held, 3, "held while prod's restore failed, and the tick that restored it");
+    assert_restored(&w, &s).await;
+    let failed = s.ports.stage_ledger.stage_changes(1000).await.unwrap();
+    assert!(failed.iter().filter(|c| c.target.stage == "prod" && c.outcome == StageOutcome::Failed).count() >= 3);
+}
+
+/// The switch turned off mid-emergency: the next tick releases and restores every stage while
+/// the state stays emergency; turned on again, the throttles engage again, reading the owners'
+/// limits afresh, and the recovery restores them.
+#[tokio::test]
+async fn the_switch_turned_off_mid_emergency_restores_the_stages() {
+    let w = Stages::start_hot_for(20).await;
+    let mut s = w.sentinel().await;
+    let mut minute = 0;
+    while tick(&s, minute).await.decision.throttles != ThrottleIntent::Engage {
+        minute += 1;
+        assert!(minute < 20, "never engaged");
+    }
+    s.settings.throttles_enabled = false;
+    minute += 1;
+    let r = tick(&s, minute).await;
+    assert_eq!((r.decision.throttles, r.decision.state), (ThrottleIntent::Release, ProtectionState::Emergency));
+    assert!(r.stage_failures.is_empty(), "{:?}", r.stage_failures);
+    assert_eq!((w.limits("live").await, w.limits("prod").await), (Some((1000.0, 2000)), Some((-1.0, -1))));
+    assert!(s.ports.stage_ledger.stage_records().await.unwrap().is_empty());
+    s.settings.throttles_enabled = true;
+    minute += 1;
+    let r = tick(&s, minute).await;
+    assert_eq!(r.decision.throttles, ThrottleIntent::Engage, "{}", r.decision.explanation);
+    let records = s.ports.stage_ledger.stage_records().await.unwrap();
+    let live = &records[&format!("{}/live", w.api)];
+    assert_eq!((live.original.rate_limit, live.original.burst_limit), (Some(1000.0), Some(2000)));
+    loop {
+        minute += 1;
+        if tick(&s, minute).await.decision.state == ProtectionState::Critical {
+            break;
+        }
+        assert!(minute < 45, "never stepped down");
+    }
+    assert_restored(&w, &s).await;
+
+    // What an operator sees: nothing throttled now; the changes, newest first.
+    let config = w.dir.path().join("sentinel.toml");
+    let show = capacity_tests::sentinel_bin::run(["stages", "show", "--config", config.to_str().unwrap()]).success();
+    assert_eq!(show.stdout.trim(), "[]");
+    let changes = capacity_tests::sentinel_bin::run(["stages", "changes", "--limit", "4", "--config", config.to_str().unwrap()]).success();
+    let lines: Vec<serde_json::Value> = changes.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    assert!(lines.iter().take(2).all(|l| l["kind"] == "restore" && l["outcome"] == "applied"), "{lines:#?}");
+    let live = lines.iter().find(|l| l["target"] == format!("{}/live", w.api)).unwrap();
+    assert_eq!(live["after"], serde_json::json!({"existed": true, "rate_limit": 1000.0, "burst_limit": 2000}));
+    assert_eq!(live["before"], serde_json::json!({"existed": true, "rate_limit": 50.0, "burst_limit": 100}));
 }

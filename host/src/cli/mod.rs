@@ -6,6 +6,7 @@ mod policy;
 mod replay;
 mod run;
 mod serve;
+mod stages;
 mod tick;
 mod trace;
 
@@ -36,6 +37,8 @@ pub enum Command {
     Tick(tick::TickArgs),
     /// Staff pins: set, clear, show, audit.
     Pin(pin::PinArgs),
+    /// Emergency stage throttles: what is throttled now, and every change made.
+    Stages(stages::StagesArgs),
     /// Validate the config and the policy and print what would run.
     Check(check::CheckArgs),
     /// Inspect policy components.
@@ -69,6 +72,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Tick(args) => tick::run(args),
         Command::Pin(args) => pin::run(args),
+        Command::Stages(args) => stages::run(args),
         Command::Check(args) => check::run(args),
         Command::Policy(cmd) => policy::run(cmd),
         Command::Replay(args) => replay::run(args),

@@ -31,6 +31,10 @@ pub struct Summary {
     pub bulk_capacity_minutes: f64,
     pub failed_reads: u64,
     pub throttle_engagements: u64,
+    /// Ticks that released the throttles (the stages are restored then, or retried).
+    pub throttle_releases: u64,
+    /// Ticks held in emergency because a stage was still throttled (a restore failing).
+    pub minutes_held_for_restore: u64,
     pub violations: Vec<Violation>,
     /// The first tick (unix seconds), none for a trace without ticks.
     pub start_at: Option<Instant>,
@@ -87,6 +91,8 @@ impl Accumulator {
                 bulk_capacity_minutes: 0.0,
                 failed_reads: 0,
                 throttle_engagements: 0,
+                throttle_releases: 0,
+                minutes_held_for_restore: 0,
                 violations: Vec::new(),
                 start_at: None,
                 first_critical_at: None,
@@ -108,8 +114,11 @@ impl Accumulator {
         if d.level.is_none() {
             s.failed_reads += 1;
         }
-        if d.throttles == ThrottleIntent::Engage {
-            s.throttle_engagements += 1;
+        match d.throttles {
+            ThrottleIntent::Engage => s.throttle_engagements += 1,
+            ThrottleIntent::Release => s.throttle_releases += 1,
+            ThrottleIntent::None if d.memory.restore_held_since.is_some() => s.minutes_held_for_restore += 1,
+            ThrottleIntent::None => {}
         }
         let pinned = tick.pin.is_some_and(|p| p.expires_at > tick.at);
         if state_rank > 0 && !pinned && d.level == Some(Level::Normal) {

@@ -81,6 +81,20 @@ pub const METRICS: &[Metric] = &[
         value: |s| count(s.throttle_engagements),
     },
     Metric {
+        key: "throttle_releases",
+        name: "throttle releases",
+        better: Better::Neither,
+        decimals: 0,
+        value: |s| count(s.throttle_releases),
+    },
+    Metric {
+        key: "minutes_held_for_restore",
+        name: "minutes emergency held for a stage restore",
+        better: Better::Lower,
+        decimals: 0,
+        value: |s| count(s.minutes_held_for_restore),
+    },
+    Metric {
         key: "invariant_violations",
         name: "invariant violations",
         better: Better::Lower,

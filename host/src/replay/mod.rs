@@ -35,6 +35,8 @@ pub enum ReplayError {
 pub struct Replayer {
     input: DecisionInput,
     baselines: Baselines,
+    /// Stage restores fail from a `stage_restores_fail` line on (API Gateway unreachable).
+    restores_fail: bool,
 }
 
 impl Replayer {
@@ -48,7 +50,7 @@ impl Replayer {
             throttles_enabled,
             stages_throttled: false,
         };
-        Replayer { input, baselines: Baselines::default() }
+        Replayer { input, baselines: Baselines::default(), restores_fail: false }
     }
 
     /// Applies one trace event; for a tick, calls the policy once and hands the tick to `sink`.
@@ -56,6 +58,7 @@ impl Replayer {
         match event {
             TraceEvent::Pin { pin, .. } => self.input.pin = pin.clone(),
             TraceEvent::Throttles { enabled, .. } => self.input.throttles_enabled = *enabled,
+            TraceEvent::StageRestores { fail, .. } => self.restores_fail = *fail,
             TraceEvent::Tick { at, signal } => {
                 self.input.now = *at;
                 self.input.signal = match signal {
@@ -73,9 +76,10 @@ impl Replayer {
                     throttles_enabled: self.input.throttles_enabled,
                     decision: &decision,
                 });
-                // The stages as the live sentinel leaves them: engaged while the policy wants
-                // them, restored (successfully) once it no longer does.
-                self.input.stages_throttled = decision.memory.throttles_engaged;
+                // The stages as the live sentinel leaves them (docs/behaviour.md §11.3): engaged
+                // while the policy wants them; restored once it no longer does, unless restores
+                // fail, when they stay throttled (and the next decisions see it).
+                self.input.stages_throttled = decision.memory.throttles_engaged || (self.input.stages_throttled && self.restores_fail);
                 self.input.memory = Some(decision.memory);
             }
         }

@@ -6,6 +6,7 @@
 //! {"at":"2026-10-20T14:04:30Z","pin":{"state":"emergency","reason":"incident 4411","expires_at":"2026-10-20T16:00:00Z","actor":"ops@example.com"}}
 //! {"at":"2026-10-20T15:00:00Z","pin":null}
 //! {"at":"2026-10-20T15:00:00Z","throttles_enabled":true}
+//! {"at":"2026-10-20T15:20:00Z","stage_restores_fail":true}
 //! ```
 //!
 //! [`parse_trace`] checks every field by hand so that an error names the file, the line and the
@@ -34,13 +35,19 @@ pub enum TraceEvent {
     Pin { at: Instant, pin: Option<Pin> },
     /// A `throttles_enabled` line: the stage-throttle switch of the ticks from `at` on.
     Throttles { at: Instant, enabled: bool },
+    /// A `stage_restores_fail` line (replay only): from `at` on, every stage restore fails
+    /// (`true`, as while API Gateway is unreachable) or succeeds again (`false`).
+    StageRestores { at: Instant, fail: bool },
 }
 
 impl TraceEvent {
     /// When the event happens.
     pub fn at(&self) -> Instant {
         match self {
-            TraceEvent::Tick { at, .. } | TraceEvent::Pin { at, .. } | TraceEvent::Throttles { at, .. } => *at,
+            TraceEvent::Tick { at, .. }
+            | TraceEvent::Pin { at, .. }
+            | TraceEvent::Throttles { at, .. }
+            | TraceEvent::StageRestores { at, .. } => *at,
         }
     }
 }
@@ -119,7 +126,10 @@ mod tests {
 
         std::fs::write(&path, "\n{\"at\":\"2026-10-20T14:04:00Z\"}\n").unwrap();
         let err = read_trace(&path).unwrap_err().to_string();
-        assert_eq!(err, format!("{}:2: expected one of reading, read_error, pin, throttles_enabled besides at", path.display()));
+        assert_eq!(
+            err,
+            format!("{}:2: expected one of reading, read_error, pin, throttles_enabled, stage_restores_fail besides at", path.display())
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -7,7 +7,7 @@ use crate::instants::{format_rfc3339, parse_rfc3339};
 use vocabulary::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 
 /// The keys that make a line an event; a line has `at` and exactly one of these.
-const EVENT_KEYS: [&str; 4] = ["reading", "read_error", "pin", "throttles_enabled"];
+const EVENT_KEYS: [&str; 5] = ["reading", "read_error", "pin", "throttles_enabled", "stage_restores_fail"];
 const READING_KEYS: [&str; 4] = ["cpu_pct", "connections_pct", "scaling", "latency"];
 const LATENCY_KEYS: [&str; 3] = ["api", "p95_ms", "baseline_ms"];
 const PIN_KEYS: [&str; 4] = ["state", "reason", "expires_at", "actor"];
@@ -71,7 +71,7 @@ pub(super) fn parse_line(line: &str, previous: Option<Instant>) -> Checked<Trace
 
     let mut present = EVENT_KEYS.iter().filter(|k| obj.contains_key(**k));
     let Some(&key) = present.next() else {
-        return Err(FieldError::new("", "expected one of reading, read_error, pin, throttles_enabled besides at"));
+        return Err(FieldError::new("", "expected one of reading, read_error, pin, throttles_enabled, stage_restores_fail besides at"));
     };
     if let Some(&other) = present.next() {
         return Err(FieldError::new(other, format!("a line holds one event, and this one already has {key}")));
@@ -81,7 +81,8 @@ pub(super) fn parse_line(line: &str, previous: Option<Instant>) -> Checked<Trace
         "reading" => TraceEvent::Tick { at, signal: Signal::Reading(reading(v)?) },
         "read_error" => TraceEvent::Tick { at, signal: Signal::Failed(string(v, "read_error")?) },
         "pin" => TraceEvent::Pin { at, pin: if v.is_null() { None } else { Some(pin(v)?) } },
-        _ => TraceEvent::Throttles { at, enabled: boolean(v, "throttles_enabled")? },
+        "throttles_enabled" => TraceEvent::Throttles { at, enabled: boolean(v, "throttles_enabled")? },
+        _ => TraceEvent::StageRestores { at, fail: boolean(v, "stage_restores_fail")? },
     })
 }
 

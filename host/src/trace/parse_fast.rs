@@ -22,17 +22,18 @@ pub(super) fn parse_line(line: &str, previous: Option<Instant>) -> Option<TraceE
     if previous.is_some_and(|p| at < p) {
         return None;
     }
-    Some(match (raw.reading, raw.read_error, raw.pin, raw.throttles_enabled) {
-        (Some(Obj(r)), None, None, None) => TraceEvent::Tick { at, signal: Signal::Reading(r.checked()?) },
-        (None, Some(why), None, None) => TraceEvent::Tick { at, signal: Signal::Failed(why) },
-        (None, None, Some(pin), None) => TraceEvent::Pin {
+    Some(match (raw.reading, raw.read_error, raw.pin, raw.throttles_enabled, raw.stage_restores_fail) {
+        (Some(Obj(r)), None, None, None, None) => TraceEvent::Tick { at, signal: Signal::Reading(r.checked()?) },
+        (None, Some(why), None, None, None) => TraceEvent::Tick { at, signal: Signal::Failed(why) },
+        (None, None, Some(pin), None, None) => TraceEvent::Pin {
             at,
             pin: match pin {
                 None => None,
                 Some(Obj(p)) => Some(p.checked()?),
             },
         },
-        (None, None, None, Some(enabled)) => TraceEvent::Throttles { at, enabled },
+        (None, None, None, Some(enabled), None) => TraceEvent::Throttles { at, enabled },
+        (None, None, None, None, Some(fail)) => TraceEvent::StageRestores { at, fail },
         _ => return None,
     })
 }
@@ -51,6 +52,8 @@ struct RawLine<'a> {
     pin: Option<Option<Obj<RawPin>>>,
     #[serde(default, deserialize_with = "present")]
     throttles_enabled: Option<bool>,
+    #[serde(default, deserialize_with = "present")]
+    stage_restores_fail: Option<bool>,
 }
 
 /// Optional fields: absent and `null` are the same, as in the checking parser.

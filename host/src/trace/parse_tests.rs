@@ -124,7 +124,7 @@ fn line_errors() {
     assert_eq!(error(r#"{"read_error":"x"}"#), pair("at", "missing"));
     assert_eq!(
         error(r#"{"at":"2026-10-20T14:03:00Z"}"#),
-        pair("", "expected one of reading, read_error, pin, throttles_enabled besides at")
+        pair("", "expected one of reading, read_error, pin, throttles_enabled, stage_restores_fail besides at")
     );
     assert_eq!(
         error(r#"{"at":"2026-10-20T14:03:00Z","read_error":"x","throttles_enabled":true}"#),

@@ -41,6 +41,9 @@ pub fn write_event(event: &TraceEvent) -> String {
         TraceEvent::Throttles { enabled, .. } => {
             let _ = write!(out, ",\"throttles_enabled\":{enabled}");
         }
+        TraceEvent::StageRestores { fail, .. } => {
+            let _ = write!(out, ",\"stage_restores_fail\":{fail}");
+        }
     }
     out.push('}');
     out
@@ -158,6 +161,7 @@ mod tests {
             r#"{"at":"2026-10-20T14:04:30Z","pin":{"state":"emergency","reason":"incident 4411","expires_at":"2026-10-20T16:00:00Z","actor":"ops@example.com"}}"#,
             r#"{"at":"2026-10-20T15:00:00Z","pin":null}"#,
             r#"{"at":"2026-10-20T15:00:00Z","throttles_enabled":true}"#,
+            r#"{"at":"2026-10-20T15:20:00Z","stage_restores_fail":true}"#,
         ];
         let trace = parse_trace("readme", &readme.join("\n")).unwrap();
         let written: Vec<String> = trace.events.iter().map(write_event).collect();
@@ -195,6 +199,7 @@ mod tests {
             },
             TraceEvent::Pin { at: AT, pin: None },
             TraceEvent::Throttles { at: AT, enabled: false },
+            TraceEvent::StageRestores { at: AT, fail: true },
         ];
         for event in &events {
             assert_eq!(&round_trip(event), event, "{}", write_event(event));

@@ -3,8 +3,9 @@
 //! server, which are dropped. The server has acted on the request; the client never hears so
 //! (a lost reply, as a flaky network or a failover loses it). It can also lose every answer on
 //! the connections that carry requests starting with a given text (an HTTP method): the server
-//! applies each such request, its client waits for an answer that never comes. And it
-//! can play the server being down (connections refused and cut) while the server keeps its state.
+//! applies each such request, its client waits for an answer that never comes; or hold such
+//! answers back a while (counting the requests). And it can play the server being down
+//! (connections refused and cut) while the server keeps its state.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -16,8 +17,16 @@ pub struct LossyProxy {
     pub port: u16,
     lose: Arc<AtomicUsize>,
     armed: Arc<Mutex<Option<Vec<u8>>>>,
+    slow: Arc<Slow>,
     down: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
+}
+
+/// Requests whose answers are held back, and how many such requests came.
+#[derive(Default)]
+struct Slow {
+    rule: Mutex<Option<(Vec<u8>, Duration)>>,
+    seen: AtomicUsize,
 }
 
 impl LossyProxy {
@@ -29,7 +38,8 @@ impl LossyProxy {
         let (lose, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
         let armed: Arc<Mutex<Option<Vec<u8>>>> = Arc::new(Mutex::new(None));
         let down = Arc::new(AtomicBool::new(false));
-        let (losing, stopping, arming, downing) = (lose.clone(), stop.clone(), armed.clone(), down.clone());
+        let slow = Arc::new(Slow::default());
+        let (losing, stopping, arming, downing, slowing) = (lose.clone(), stop.clone(), armed.clone(), down.clone(), slow.clone());
         std::thread::spawn(move || {
             while !stopping.load(Ordering::Relaxed) {
                 match listener.accept() {
@@ -39,9 +49,24 @@ impl LossyProxy {
                         let server = TcpStream::connect(("127.0.0.1", upstream)).expect("the proxy reaches its server");
                         // Set when this connection carried the armed request: its answers are lost.
                         let swallow = Arc::new(AtomicBool::new(false));
-                        let requests =
-                            Direction { lose: None, swallow: swallow.clone(), watch: Some(arming.clone()), down: downing.clone() };
-                        let answers = Direction { lose: Some(losing.clone()), swallow, watch: None, down: downing.clone() };
+                        // Set by a slow request: how long to hold its answer back.
+                        let delay = Arc::new(Mutex::new(None));
+                        let requests = Direction {
+                            lose: None,
+                            swallow: swallow.clone(),
+                            watch: Some(arming.clone()),
+                            down: downing.clone(),
+                            slow: slowing.clone(),
+                            delay: delay.clone(),
+                        };
+                        let answers = Direction {
+                            lose: Some(losing.clone()),
+                            swallow,
+                            watch: None,
+                            down: downing.clone(),
+                            slow: slowing.clone(),
+                            delay,
+                        };
                         pump(client.try_clone().expect("clone"), server.try_clone().expect("clone"), requests);
                         pump(server, client, answers);
                     }
@@ -49,7 +74,7 @@ impl LossyProxy {
                 }
             }
         });
-        LossyProxy { port, lose, armed, down, stop }
+        LossyProxy { port, lose, armed, slow, down, stop }
     }
 
     /// The next `n` answers from the server (one read each) are lost.
@@ -66,6 +91,17 @@ impl LossyProxy {
 
     pub fn keep_answers(&self) {
         *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// From now on, the answer to each request starting with `prefix` is held back `delay`
+    /// (the server has acted; the client waits), and such requests are counted.
+    pub fn slow_answers_to(&self, prefix: &str, delay: Duration) {
+        *self.slow.rule.lock().unwrap_or_else(PoisonError::into_inner) = Some((prefix.as_bytes().to_vec(), delay));
+    }
+
+    /// How many requests matched the rule of [`LossyProxy::slow_answers_to`] so far.
+    pub fn slow_requests_seen(&self) -> usize {
+        self.slow.seen.load(Ordering::SeqCst)
     }
 
     /// Down: new connections are closed at once and open ones are cut at their next data, as
@@ -91,6 +127,9 @@ struct Direction {
     watch: Option<Arc<Mutex<Option<Vec<u8>>>>>,
     /// Both: the server is "down", the connection is cut.
     down: Arc<AtomicBool>,
+    slow: Arc<Slow>,
+    /// Requests: set to the slow rule's delay on a slow request. Answers: taken and slept.
+    delay: Arc<Mutex<Option<Duration>>>,
 }
 
 /// Copies `from` to `to` until either side closes, dropping what `direction` says.
@@ -110,8 +149,17 @@ fn pump(mut from: TcpStream, mut to: TcpStream, direction: Direction) {
                 if armed.as_ref().is_some_and(|prefix| buf[..n].starts_with(prefix)) {
                     direction.swallow.store(true, Ordering::SeqCst);
                 }
+                let rule = direction.slow.rule.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some((prefix, delay)) = rule.as_ref()
+                    && buf[..n].starts_with(prefix)
+                {
+                    *direction.delay.lock().unwrap_or_else(PoisonError::into_inner) = Some(*delay);
+                    direction.slow.seen.fetch_add(1, Ordering::SeqCst);
+                }
             } else if direction.swallow.load(Ordering::SeqCst) {
                 continue;
+            } else if let Some(delay) = direction.delay.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                std::thread::sleep(delay);
             }
             if let Some(lose) = &direction.lose
                 && lose.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1)).is_ok()
