@@ -152,13 +152,34 @@ fn automatic(
         f.ensure(d.cause == Cause::RestoreThrottlesFirst && !d.changed, || {
             format!("recovering from emergency with throttles engaged must release them first, got {:?}", d.cause)
         });
+        f.ensure(d.memory.restore_held_since == before.restore_held_since, || {
+            "the release tick neither starts nor ends a hold for the restore".into()
+        });
+        unchanged_times(f);
+    } else if cause == Cause::Recover && prev == S::Emergency && input.stages_throttled && held_within(input, before, t) {
+        // Released, but a stage is still throttled: emergency holds (section 5.4).
+        let since = before.restore_held_since.unwrap_or(now);
+        f.ensure(d.cause == Cause::RestoreThrottlesFirst && !d.changed, || {
+            format!("a stage still throttled within the hold must keep emergency, got {:?} -> {:?}", d.cause, d.state)
+        });
+        f.ensure(d.memory.restore_held_since == Some(since), || {
+            format!("the hold started at {since}, memory says {:?}", d.memory.restore_held_since)
+        });
         unchanged_times(f);
     } else {
         f.ensure(d.cause == cause && d.state == target, || {
             format!("{cause:?} to {target:?} qualifies, got {:?} -> {:?}", d.cause, d.state)
         });
+        f.ensure(d.memory.restore_held_since.is_none(), || "a step down ends the hold".into());
         auto_times(f);
     }
+}
+
+/// Whether a hold for a stage restore (section 5.4) that began at the memory's
+/// `restore_held_since` (or now) is still within `restore_hold_max_s`.
+fn held_within(input: &DecisionInput, before: &Memory, t: &Thresholds) -> bool {
+    let since = before.restore_held_since.unwrap_or(input.now);
+    elapsed(input.now, since) < i64::from(t.restore_hold_max_s)
 }
 
 fn throttles(f: &mut Findings, input: &DecisionInput, before: &Memory, d: &Decision, t: &Thresholds, pinned: bool) {
