@@ -13,6 +13,7 @@ pub mod golden;
 pub mod json;
 pub mod paths;
 pub mod policies;
+pub mod rest_api;
 pub mod sentinel_bin;
 pub mod servers;
 pub mod signed;

@@ -3,7 +3,7 @@
 //! (a stage that had limits, and one that had none); and the failure modes: an unknown stage,
 //! nothing listening, a hung server, the endpoint coming back.
 
-use aws_sdk_apigateway::types::{IntegrationType, Op, PatchOperation};
+use capacity_tests::rest_api::{self, limits};
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::moto::Moto;
@@ -16,27 +16,6 @@ async fn controller(endpoint: &str, timeout: Duration) -> ApiGatewayStages {
     ApiGatewayStages::with_overrides(timeout, &AwsOverrides::emulator(endpoint, "us-east-1")).await
 }
 
-/// A REST API with `GET /` (a mock integration), one deployment and the given stages on it.
-async fn rest_api(c: &aws_sdk_apigateway::Client, stages: &[&str]) -> String {
-    let api = c.create_rest_api().name("orders").send().await.unwrap();
-    let id = api.id().unwrap().to_string();
-    let resources = c.get_resources().rest_api_id(&id).send().await.unwrap();
-    let root = resources.items().iter().find(|r| r.path() == Some("/")).unwrap().id().unwrap().to_string();
-    c.put_method().rest_api_id(&id).resource_id(&root).http_method("GET").authorization_type("NONE").send().await.unwrap();
-    c.put_integration().rest_api_id(&id).resource_id(&root).http_method("GET").r#type(IntegrationType::Mock).send().await.unwrap();
-    let deployment = c.create_deployment().rest_api_id(&id).send().await.unwrap();
-    for stage in stages {
-        c.create_stage().rest_api_id(&id).stage_name(*stage).deployment_id(deployment.id().unwrap()).send().await.unwrap();
-    }
-    id
-}
-
-/// The stage-wide (`*/*`) rate and burst limits, if the stage has that entry.
-async fn limits(c: &aws_sdk_apigateway::Client, api: &str, stage: &str) -> Option<(f64, i32)> {
-    let out = c.get_stage().rest_api_id(api).stage_name(stage).send().await.unwrap();
-    out.method_settings().and_then(|m| m.get("*/*")).map(|s| (s.throttling_rate_limit(), s.throttling_burst_limit()))
-}
-
 fn target(api: &str, stage: &str) -> StageTarget {
     StageTarget { rest_api_id: api.into(), stage: stage.into(), rate_limit: 5.0, burst_limit: 10 }
 }
@@ -47,17 +26,10 @@ async fn read_then_apply_puts_the_original_throttling_back() {
     let stages = controller(&moto.endpoint(), Duration::from_secs(5)).await;
     assert!(stages.describe().contains(&moto.endpoint()), "{}", stages.describe());
     let c = stages.client();
-    let api = rest_api(c, &["prod", "live"]).await;
+    let api = rest_api::create(c, &["prod", "live"]).await;
 
     // "live" has stage-wide limits set by its owners; "prod" has none.
-    c.update_stage()
-        .rest_api_id(&api)
-        .stage_name("live")
-        .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/rateLimit").value("100").build())
-        .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/burstLimit").value("200").build())
-        .send()
-        .await
-        .unwrap();
+    rest_api::set_limits(c, &api, "live", "100", "200").await;
     assert_eq!(limits(c, &api, "live").await, Some((100.0, 200)));
     assert_eq!(limits(c, &api, "prod").await, None);
 
@@ -100,7 +72,7 @@ async fn read_then_apply_puts_the_original_throttling_back() {
 async fn unknown_stages_and_bad_limits_are_errors_that_name_the_stage() {
     let moto = Moto::start();
     let stages = controller(&moto.endpoint(), Duration::from_secs(5)).await;
-    let api = rest_api(stages.client(), &["prod"]).await;
+    let api = rest_api::create(stages.client(), &["prod"]).await;
 
     let missing = StageRef { rest_api_id: api.clone(), stage: "nope".into() };
     let err = stages.read(&missing).await.unwrap_err();
@@ -168,7 +140,7 @@ async fn the_next_call_after_the_endpoint_comes_back_succeeds() {
     stages.read(&target("abc123", "prod").stage_ref()).await.unwrap_err();
 
     let _moto = Moto::start_on(port);
-    let api = rest_api(stages.client(), &["prod"]).await;
+    let api = rest_api::create(stages.client(), &["prod"]).await;
     let t = target(&api, "prod");
     stages.apply(&t.stage_ref(), &t.throttled()).await.unwrap_or_else(|e| panic!("after the start: {e}"));
     assert_eq!(limits(stages.client(), &api, "prod").await, Some((5.0, 10)));

@@ -10,8 +10,8 @@
 //! 30 kills here; `STAGE_KILLS=100 cargo test -p capacity-tests --test stage_throttles_kill -- --nocapture`
 //! runs 100 (RELIABILITY.md).
 
-use aws_sdk_apigateway::types::{IntegrationType, Op, PatchOperation};
 use capacity_tests::paths::target_dir;
+use capacity_tests::rest_api::limits;
 use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::servers::lossy::LossyProxy;
 use capacity_tests::servers::moto::Moto;
@@ -29,33 +29,6 @@ const HOT: i64 = 14;
 
 async fn controller(endpoint: &str) -> ApiGatewayStages {
     ApiGatewayStages::with_overrides(Duration::from_secs(5), &AwsOverrides::emulator(endpoint, "us-east-1")).await
-}
-
-/// A REST API with stages "live" (its owners' limits 1000/2000) and "prod" (no stage-wide entry).
-async fn rest_api(c: &aws_sdk_apigateway::Client) -> String {
-    let api = c.create_rest_api().name("orders").send().await.unwrap().id().unwrap().to_string();
-    let resources = c.get_resources().rest_api_id(&api).send().await.unwrap();
-    let root = resources.items().iter().find(|r| r.path() == Some("/")).unwrap().id().unwrap().to_string();
-    c.put_method().rest_api_id(&api).resource_id(&root).http_method("GET").authorization_type("NONE").send().await.unwrap();
-    c.put_integration().rest_api_id(&api).resource_id(&root).http_method("GET").r#type(IntegrationType::Mock).send().await.unwrap();
-    let deployment = c.create_deployment().rest_api_id(&api).send().await.unwrap();
-    for stage in ["live", "prod"] {
-        c.create_stage().rest_api_id(&api).stage_name(stage).deployment_id(deployment.id().unwrap()).send().await.unwrap();
-    }
-    c.update_stage()
-        .rest_api_id(&api)
-        .stage_name("live")
-        .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/rateLimit").value("1000").build())
-        .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/burstLimit").value("2000").build())
-        .send()
-        .await
-        .unwrap();
-    api
-}
-
-async fn limits(c: &aws_sdk_apigateway::Client, api: &str, stage: &str) -> Option<(f64, i32)> {
-    let out = c.get_stage().rest_api_id(api).stage_name(stage).send().await.unwrap();
-    out.method_settings().and_then(|m| m.get("*/*")).map(|s| (s.throttling_rate_limit(), s.throttling_burst_limit()))
 }
 
 /// `cycles` incidents, then an hour of calm.
@@ -96,7 +69,8 @@ async fn killed_mid_change_again_and_again_every_stage_ends_at_its_original() {
     let moto = Moto::start();
     let proxy = LossyProxy::start(moto.process.port);
     let direct = controller(&moto.endpoint()).await;
-    let api = rest_api(direct.client()).await;
+    let api = capacity_tests::rest_api::create(direct.client(), &["live", "prod"]).await;
+    capacity_tests::rest_api::set_limits(direct.client(), &api, "live", "1000", "2000").await;
     let dir = tempfile::tempdir().unwrap();
     let policies = SignedPolicies::install(dir.path(), &[target_dir().join("policies/capacity-policy-1.0.0.wasm")]);
     write_trace(&dir.path().join("trace.jsonl"), kills as i64 + 6);

@@ -3,7 +3,6 @@
 //! throttles switched on) take a stage with its owners' limits (1000/2000) and one with none
 //! through an incident, and every fault ends with each stage back at exactly its original.
 
-use aws_sdk_apigateway::types::{IntegrationType, Op, PatchOperation};
 use capacity_tests::servers::lossy::LossyProxy;
 use capacity_tests::servers::moto::Moto;
 use sentinel::adapters::api_gateway_stages::ApiGatewayStages;
@@ -39,23 +38,8 @@ impl Stages {
         let proxy = LossyProxy::start(moto.process.port);
         let c = controller(&moto.endpoint()).await;
         let c = c.client();
-        let api = c.create_rest_api().name("orders").send().await.unwrap().id().unwrap().to_string();
-        let resources = c.get_resources().rest_api_id(&api).send().await.unwrap();
-        let root = resources.items().iter().find(|r| r.path() == Some("/")).unwrap().id().unwrap().to_string();
-        c.put_method().rest_api_id(&api).resource_id(&root).http_method("GET").authorization_type("NONE").send().await.unwrap();
-        c.put_integration().rest_api_id(&api).resource_id(&root).http_method("GET").r#type(IntegrationType::Mock).send().await.unwrap();
-        let deployment = c.create_deployment().rest_api_id(&api).send().await.unwrap();
-        for stage in ["live", "prod"] {
-            c.create_stage().rest_api_id(&api).stage_name(stage).deployment_id(deployment.id().unwrap()).send().await.unwrap();
-        }
-        c.update_stage()
-            .rest_api_id(&api)
-            .stage_name("live")
-            .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/rateLimit").value("1000").build())
-            .patch_operations(PatchOperation::builder().op(Op::Replace).path("/*/*/throttling/burstLimit").value("2000").build())
-            .send()
-            .await
-            .unwrap();
+        let api = capacity_tests::rest_api::create(c, &["live", "prod"]).await;
+        capacity_tests::rest_api::set_limits(c, &api, "live", "1000", "2000").await;
         let dir = tempfile::tempdir().unwrap();
         let trace: String = (0..60)
             .map(|i| {
@@ -102,9 +86,7 @@ targets = [
 
     /// A stage's stage-wide (rate, burst), read straight from moto.
     async fn limits(&self, stage: &str) -> Option<(f64, i32)> {
-        let c = controller(&self.moto.endpoint()).await;
-        let out = c.client().get_stage().rest_api_id(&self.api).stage_name(stage).send().await.unwrap();
-        out.method_settings().and_then(|m| m.get("*/*")).map(|s| (s.throttling_rate_limit(), s.throttling_burst_limit()))
+        capacity_tests::rest_api::limits(controller(&self.moto.endpoint()).await.client(), &self.api, stage).await
     }
 }
 

@@ -70,6 +70,14 @@ impl StageChangeKind {
     pub fn parse(text: &str) -> Option<StageChangeKind> {
         [StageChangeKind::Engage, StageChangeKind::Restore].into_iter().find(|k| k.name() == text)
     }
+
+    /// The phase a record is in while this change is on its way.
+    pub fn phase(self) -> StagePhase {
+        match self {
+            StageChangeKind::Engage => StagePhase::Engaging,
+            StageChangeKind::Restore => StagePhase::Restoring,
+        }
+    }
 }
 
 /// How a stage change ended.

@@ -67,10 +67,7 @@ impl StageLedger for PostgresStore {
                     &[&target.rest_api_id, &target.stage],
                 )
                 .await?;
-                let phase = match kind {
-                    StageChangeKind::Engage => StagePhase::Engaging,
-                    StageChangeKind::Restore => StagePhase::Restoring,
-                };
+                let phase = kind.phase();
                 match (lock_record(c, &id).await?, kind) {
                     (Some(_), _) => {
                         c.execute("UPDATE stage_throttles SET phase = $2, updated_at = $3 WHERE target = $1", &[&id, &phase.name(), &at])

@@ -62,10 +62,7 @@ impl StageLedger for SqliteStore {
                 "UPDATE stage_changes SET outcome = 'interrupted' WHERE outcome = 'pending' AND rest_api_id = ?1 AND stage = ?2",
                 params![target.rest_api_id, target.stage],
             )?;
-            let phase = match kind {
-                StageChangeKind::Engage => StagePhase::Engaging,
-                StageChangeKind::Restore => StagePhase::Restoring,
-            };
+            let phase = kind.phase();
             match (read_record(&tx, &id)?, kind) {
                 (Some(_), _) => {
                     tx.execute("UPDATE stage_throttles SET phase = ?2, updated_at = ?3 WHERE target = ?1", params![id, phase.name(), at])?;
