@@ -46,6 +46,8 @@ component() { # the built component of policies/<version>
 }
 
 mapfile -t versions < <(for p in policies/*/policy.toml; do basename "$(dirname "$p")"; done | sort -V)
+# Retired versions ([[retire]] in policies/gate.toml) stay in policies/ but leave the chain.
+mapfile -t retired < <(awk '/^\[\[/{r=($0 ~ /^\[\[retire\]\]/); next} /^\[/{r=0} r && /^version *=/{gsub(/^[^"]*"|".*$/, ""); print}' policies/gate.toml)
 declare -A wasm
 for version in "${versions[@]}"; do
   wasm[$version]=$(component "$version") || exit 2
@@ -53,6 +55,10 @@ done
 failed=0
 previous=""
 for version in "${versions[@]}"; do
+  if printf '%s\n' "${retired[@]}" | grep -qx "$version"; then
+    echo "ab gate: $version is retired (policies/gate.toml [[retire]]): not gated"
+    continue
+  fi
   if [ -n "$previous" ]; then
     report="$target/ab-report/$version-vs-$previous"
     rm -rf "$report"

@@ -57,6 +57,7 @@ impl Run {
         self.swap(&mut rows);
         self.live(&mut rows);
         self.rss(&mut rows);
+        self.tune(&mut rows);
         sizes(&mut rows);
         let mut out = String::from(
             "| measure | figures (same run, medians) | ratio | target | verdict | load 1 min (start -> end) |\n|---|---|---|---|---|---|\n",
@@ -127,6 +128,34 @@ impl Run {
                 load,
             });
         }
+    }
+
+    fn tune(&self, rows: &mut Vec<Row>) {
+        let note = self.note("tune");
+        let field = |key: &str| note.as_ref().and_then(|n| n[key].as_f64());
+        let (Some(all), Some(one), Some(work), Some(candidates), Some(evidence), Some(cores)) = (
+            self.median("tune", "sweep-all-cores"),
+            self.median("tune", "sweep-one-core"),
+            field("candidate_ticks"),
+            field("candidates"),
+            field("evidence_ticks"),
+            field("cores"),
+        ) else {
+            return rows.push(missing("tuning sweep (cargo bench --bench tune)"));
+        };
+        let rate = work / (all * 1e-9);
+        let thousand = 1001.0 * evidence / rate;
+        rows.push(Row {
+            what: format!(
+                "tuning sweep: {candidates:.0} candidates over the real series ({:.0} days), `sentinel::tune::tune`",
+                evidence / 1440.0
+            ),
+            figures: format!("{cores:.0} cores {} ({}) · one core {}", per_s(rate), time(all), per_s(work / (one * 1e-9))),
+            ratio: format!("cores/one {} · 1,000 candidates in {thousand:.0} s", x(one / all)),
+            target: "1,000 candidates in minutes",
+            verdict: verdict(thousand < 600.0),
+            load: self.load("tune"),
+        });
     }
 
     fn swap(&self, rows: &mut Vec<Row>) {
@@ -216,7 +245,7 @@ impl Run {
 fn sizes(rows: &mut Vec<Row>) {
     let dir = capacity_tests::paths::policies_dir();
     let size = |f: &str| std::fs::metadata(dir.join(f)).ok().map(|m| m.len() as f64);
-    let files = ["capacity-policy-1.0.0.wasm", "capacity-policy-2.0.0.wasm", "capacity-admission-2.0.0.wasm"];
+    let files = ["capacity-policy-1.0.0.wasm", "capacity-policy-2.0.0.wasm", "capacity-admission-3.0.0.wasm"];
     let found: Vec<(&str, f64)> = files.iter().filter_map(|f| Some((*f, size(f)?))).collect();
     if found.len() != files.len() {
         return rows.push(missing("component sizes (cargo policies)"));

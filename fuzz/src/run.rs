@@ -74,7 +74,7 @@ pub fn self_check_decide() {
             let mut broken = [d.clone(), d.clone(), d.clone()];
             broken[0].state = if d.state == ProtectionState::Critical { ProtectionState::Normal } else { ProtectionState::Critical };
             broken[1].throttles = if d.throttles == ThrottleIntent::Engage { ThrottleIntent::None } else { ThrottleIntent::Engage };
-            broken[2].memory.recent.push(vocabulary::RecentEntry { at: input.now, level: vocabulary::Level::Critical });
+            broken[2].memory.recent.push(vocabulary::RecentEntry::new(input.now, vocabulary::Level::Critical));
             for b in &broken {
                 assert!(!check::decision::violations(input, b, &t).is_empty(), "the decision checks miss {b:?} for {input:?}");
             }

@@ -5,7 +5,7 @@
 //! then the stage throttles, then the factors. Arithmetic on times saturates, so no memory the host
 //! hands in, however odd, can make the decision trap.
 
-use crate::assess::assess;
+use crate::assess::{assess, assess_for_recovery};
 use vocabulary::{Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, ProtectionState, RecentEntry, Signal, ThrottleIntent};
 use vocabulary::{Factors, Thresholds};
 
@@ -20,8 +20,9 @@ pub fn decide(input: &DecisionInput, t: &Thresholds) -> Decision {
     let level = match &input.signal {
         Signal::Reading(reading) => {
             let level = assess(reading, t);
+            let recovery_level = assess_for_recovery(reading, t, level);
             memory.failed_reads = 0;
-            remember(&mut memory.recent, RecentEntry { at: now, level }, t);
+            remember(&mut memory.recent, RecentEntry::resolving(now, level, recovery_level), t);
             Some(level)
         }
         Signal::Failed(_) => {
@@ -188,11 +189,12 @@ fn escalation(memory: &Memory, now: Instant, t: &Thresholds) -> Option<(Cause, P
     }
 }
 
-/// Recovery by one rank when every one of the newest readings is below min(state, critical).
+/// Recovery by one rank when every one of the newest readings is below min(state, critical),
+/// each by the level it counts as for a recovery (its resolve level, §3).
 fn recovery(memory: &Memory, t: &Thresholds) -> Option<(Cause, ProtectionState, Vec<RecentEntry>)> {
     let window = newest(&memory.recent, t.recover_readings)?;
     let bar = memory.state.min(ProtectionState::Critical).rank();
-    window.iter().all(|e| e.level.rank() < bar).then(|| (Cause::Recover, memory.state.step_down(), window.to_vec()))
+    window.iter().all(|e| e.recovery_level().rank() < bar).then(|| (Cause::Recover, memory.state.step_down(), window.to_vec()))
 }
 
 fn throttle_intent(memory: &mut Memory, step: &Step, pinned: bool, enabled: bool, now: Instant, t: &Thresholds) -> ThrottleIntent {

@@ -289,7 +289,7 @@ proptest! {
         m.state_since = T0 - since;
         m.last_auto_change = last_change.map(|ago| T0 - ago);
         m.throttles_engaged = engaged;
-        m.recent = old.into_iter().map(|(ago, level)| RecentEntry { at: T0 - MIN + ago, level }).collect();
+        m.recent = old.into_iter().map(|(ago, level)| RecentEntry::new(T0 - MIN + ago, level)).collect();
         let mut sim = Sim::from(m).throttles(switch);
         let ds: Vec<Decision> = (0..6)
             .map(|i| sim.tick_at(T0 + i as i64 * MIN + offsets[i], signal(calm[i])))

@@ -56,7 +56,8 @@ fn signal() -> impl Strategy<Value = Signal> {
 }
 
 fn memory() -> impl Strategy<Value = Memory> {
-    let entry = (instant(), level()).prop_map(|(at, level)| RecentEntry { at, level });
+    let entry =
+        (instant(), level(), prop::option::of(level())).prop_map(|(at, level, resolve_level)| RecentEntry { at, level, resolve_level });
     (
         state(),
         instant(),

@@ -18,4 +18,5 @@ pub mod setup;
 pub mod telemetry;
 pub mod tick;
 pub mod trace;
+pub mod tune;
 pub mod user_text;

@@ -52,7 +52,7 @@ fn a_sentinel_without_the_aws_feature_refuses_ssm_naming_the_install() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{command:?}: {stderr}");
         assert!(stderr.contains("publish.parameter.kind: kind = \"ssm\" needs the AWS adapters"), "{stderr}");
-        assert!(stderr.contains("cargo install --locked --path host --features aws"), "{stderr}");
+        assert!(stderr.contains("cargo install --locked --path host --features aws --profile production"), "{stderr}");
     }
     assert!(!work.path().join("sentinel-state").exists(), "nothing is created for a refused configuration");
 }

@@ -1,6 +1,7 @@
 //! `sentinel replay --from-store`: what the live sentinel recorded replays to what it decided.
 //! A sped-up `sentinel run` over the incident trace fills a SQLite store; replaying the store's
-//! tick records through the same component gives exactly the scenario's expected lines.
+//! tick records through the same component gives exactly the scenario's expected lines, and
+//! `sentinel policy tune --from-store` tunes on them.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -45,6 +46,24 @@ fn replaying_the_store_reproduces_the_live_decisions() {
     assert!(replay.status.success(), "{}", String::from_utf8_lossy(&replay.stderr));
     let expected = std::fs::read_to_string(workspace().join("tests/traces/incident.expected.jsonl")).unwrap();
     assert_eq!(String::from_utf8_lossy(&replay.stdout), expected);
+
+    // The same records are evidence a tuning sweep chooses on (named `store`).
+    std::fs::write(dir.path().join("space.toml"), "[thresholds]\ncpu_pct.resolve_band = [0, 5]\n").unwrap();
+    let tune = Command::new(env!("CARGO_BIN_EXE_sentinel"))
+        .args(["policy", "tune", "--base"])
+        .arg(workspace().join("policies/1.0.0"))
+        .args(["--space", "space.toml", "--from-store"])
+        .arg(&config)
+        .args(["--since", "100000h", "--out", "tuned", "--holdout"])
+        .arg(workspace().join("tests/traces/flapping.jsonl"))
+        .current_dir(dir.path())
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert!(tune.status.success(), "{}", String::from_utf8_lossy(&tune.stderr));
+    let report = std::fs::read_to_string(dir.path().join("tuned/report.md")).unwrap();
+    assert!(report.contains("| store | train | 0.0 | `store` |"), "{report}");
+    assert!(report.contains("| flapping | hold-out |"), "{report}");
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //!
 //! Cases: `PROPTEST_CASES` (default 1000). One component instance per version serves all cases.
 
-use capacity_tests::policies::{VERSIONS, component_hint};
+use capacity_tests::paths::{crate_dir, target_dir};
+use capacity_tests::policies::{VERSIONS, component_hint, runtime};
 use capacity_tests::{first_difference, native, replay_lines, shared_component};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -32,9 +33,25 @@ fn runner(cases: u32) -> TestRunner {
 
 type Pairs = RefCell<Vec<(Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>)>>;
 
-/// Both implementations of every version: the native modules and the shared component.
+/// The fixture with a resolve band on every signal (`tests/policies/9.4.0`), both ways: the band
+/// changes recoveries and the memory's entries, which no shipped version exercises yet.
+fn band_fixture() -> (Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>) {
+    let open = |path: std::path::PathBuf| {
+        sentinel::policy::open(&format!("9.4.0={}", path.display()), &runtime())
+            .unwrap_or_else(|e| panic!("opening {}: {e}", path.display()))
+    };
+    let native = open(crate_dir().join("policies/9.4.0"));
+    let component: &'static std::sync::Mutex<Box<dyn Policy>> =
+        Box::leak(Box::new(std::sync::Mutex::new(open(target_dir().join("test-policies/capacity-policy-band-9.4.0.wasm")))));
+    (native, component.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Both implementations of every version (and of the band fixture): the native modules and the
+/// shared component.
 fn pairs() -> Pairs {
-    RefCell::new(VERSIONS.iter().map(|v| (native(v), shared_component(v))).collect())
+    let mut pairs: Vec<_> = VERSIONS.iter().map(|v| (native(v), shared_component(v))).collect();
+    pairs.push(band_fixture());
+    RefCell::new(pairs)
 }
 
 // ---- random traces -------------------------------------------------------------------------
@@ -171,6 +188,7 @@ fn component_replays_random_traces_like_native_modules() {
 #[test]
 fn random_traces_break_no_invariant() {
     let mut policies: Vec<Box<dyn Policy>> = VERSIONS.iter().map(|v| native(v)).collect();
+    policies.push(band_fixture().0);
     let thresholds: Vec<_> = policies.iter_mut().map(|p| p.describe().expect("describe").thresholds).collect();
     let policies = RefCell::new(policies);
     runner(cases())

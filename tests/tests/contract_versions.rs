@@ -1,7 +1,8 @@
 //! A component built for another major contract is refused at activation, naming both versions
 //! (docs/behaviour.md §11.9): contract 2.0.0 changed the records a policy decides with (the
 //! decision input says whether a stage is still throttled, the memory when a restore began to
-//! hold emergency), so a policy built for 1.x would be mis-run and is not run at all.
+//! hold emergency), and 3.0.0 again (each signal's resolve band, each recent reading's recovery
+//! level), so a policy built for 1.x or 2.x would be mis-run and is not run at all.
 //!
 //! `tests/contracts/<version>/` holds policy 1.0.0 exactly as that contract built it.
 
@@ -11,16 +12,16 @@ use sentinel::policy::contract::CONTRACT;
 use sentinel::policy::{ComponentPolicy, PolicyError, inspect_component};
 
 #[test]
-fn policies_built_for_contract_1_are_refused_naming_both_versions() {
-    assert_eq!(CONTRACT, "2.0.0");
-    for old in ["1.0.0", "1.1.0"] {
+fn policies_built_for_contracts_1_and_2_are_refused_naming_both_versions() {
+    assert_eq!(CONTRACT, "3.0.0");
+    for old in ["1.0.0", "1.1.0", "2.0.0"] {
         let path = crate_dir().join(format!("contracts/{old}/capacity-policy-1.0.0.wasm"));
         let info = inspect_component(&runtime(), &path).unwrap();
         assert_eq!((info.contract.as_deref(), info.world.as_str()), (Some(old), "policy"));
         let error = ComponentPolicy::load(&runtime(), &path, None).err().expect("refused");
         assert!(matches!(error, PolicyError::ContractMismatch { .. }), "{error}");
         let message = error.to_string();
-        assert!(message.contains(&format!("capacity:sentinel@{old}")) && message.contains("capacity:sentinel@2.0.0"), "{message}");
+        assert!(message.contains(&format!("capacity:sentinel@{old}")) && message.contains("capacity:sentinel@3.0.0"), "{message}");
     }
 }
 

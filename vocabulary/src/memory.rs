@@ -9,6 +9,28 @@ use serde::{Deserialize, Serialize};
 pub struct RecentEntry {
     pub at: Instant,
     pub level: Level,
+    /// The level the reading counts as for a recovery, against boundaries lowered by their
+    /// resolve bands (docs/behaviour.md §3), when it is above `level`; absent: the same as
+    /// `level` (always so without a band, and in memory written before contract 3.0.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolve_level: Option<Level>,
+}
+
+impl RecentEntry {
+    /// An entry whose recovery level is its level (no resolve band moved it).
+    pub fn new(at: Instant, level: Level) -> RecentEntry {
+        RecentEntry { at, level, resolve_level: None }
+    }
+
+    /// An entry with the level it counts as for a recovery (kept only when it differs).
+    pub fn resolving(at: Instant, level: Level, resolve_level: Level) -> RecentEntry {
+        RecentEntry { at, level, resolve_level: (resolve_level != level).then_some(resolve_level) }
+    }
+
+    /// The level this reading counts as for a recovery.
+    pub fn recovery_level(&self) -> Level {
+        self.resolve_level.unwrap_or(self.level)
+    }
 }
 
 /// The persisted memory of the decision (docs/behaviour.md §4).

@@ -87,3 +87,45 @@ fn channel_words_are_named_as_serde_writes_them() {
         assert_eq!(serde_json::to_string(&c).unwrap(), format!("\"{}\"", c.name()));
     }
 }
+
+#[test]
+fn memory_stored_before_the_resolve_band_reads_as_the_level_itself() {
+    let memory: Memory = serde_json::from_str(
+        r#"{"state":"constrained","state_since":10,"last_auto_change":null,
+        "recent":[{"at":10,"level":"normal"}],"failed_reads":0,"throttles_engaged":false}"#,
+    )
+    .unwrap();
+    assert_eq!((memory.recent[0].resolve_level, memory.recent[0].recovery_level()), (None, Level::Normal));
+    let banded = RecentEntry::resolving(10, Level::Normal, Level::Constrained);
+    let written = serde_json::to_string(&banded).unwrap();
+    assert_eq!(written, r#"{"at":10,"level":"normal","resolve_level":"constrained"}"#);
+    assert_eq!(serde_json::to_string(&RecentEntry::resolving(10, Level::Normal, Level::Normal)).unwrap(), r#"{"at":10,"level":"normal"}"#);
+}
+
+#[test]
+fn a_resolve_band_is_checked_and_named_by_its_key() {
+    let bounds = LevelThresholds { constrained: 70.0, critical: 85.0, resolve_band: 0.0 };
+    let file = |cpu: LevelThresholds| -> Thresholds {
+        let mut t: Thresholds = serde_json::from_value(serde_json::json!({
+            "cpu_pct": bounds, "connections_pct": bounds, "latency_ratio": {"constrained": 1.5, "critical": 2.5},
+            "spacing_s": 300, "escalate_readings": 3, "recover_readings": 5, "emergency_after_s": 180,
+            "throttle_after_s": 300, "max_gap_s": 90, "release_after_failed_reads": 2, "baseline_min_samples": 60,
+            "pin_max_ahead_s": 86400, "pin_reason_max_chars": 500,
+            "factors": {"normal": {"bulk": 1.0, "heavy": 1.0, "write": 1.0, "read": 1.0},
+                        "constrained": {"bulk": 0.5, "heavy": 0.5, "write": 1.0, "read": 1.0},
+                        "critical": {"bulk": 0.0, "heavy": 0.25, "write": 1.0, "read": 1.0},
+                        "emergency": {"bulk": 0.0, "heavy": 0.25, "write": 0.5, "read": 0.5}}
+        }))
+        .unwrap();
+        t.cpu_pct = cpu;
+        t
+    };
+    assert_eq!(file(bounds).latency_ratio.resolve_band, 0.0, "absent: 0");
+    assert_eq!(file(LevelThresholds { resolve_band: 5.0, ..bounds }).check(), Ok(()));
+    for band in [-1.0, f64::NAN, f64::INFINITY, 70.0, 80.0] {
+        let err = file(LevelThresholds { resolve_band: band, ..bounds }).check().unwrap_err();
+        assert!(err.starts_with("thresholds.cpu_pct.resolve_band: "), "{band}: {err}");
+    }
+    let written = serde_json::to_string(&bounds).unwrap();
+    assert_eq!(written, r#"{"constrained":70.0,"critical":85.0}"#, "a band of 0 is not written: 1.0.0's manifest is unchanged");
+}

@@ -13,6 +13,26 @@ pub struct LevelThresholds {
     pub constrained: f64,
     /// At or above: critical.
     pub critical: f64,
+    /// Hysteresis on the level (docs/behaviour.md §3): a reading counts as calmer than a
+    /// boundary, for a recovery, only below the boundary minus this band. Absent from a version's
+    /// file: 0, the boundary itself (the seeds' rule).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub resolve_band: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+impl LevelThresholds {
+    /// The boundaries a recovery measures against: each lowered by the resolve band.
+    pub fn resolving(&self) -> LevelThresholds {
+        LevelThresholds {
+            constrained: self.constrained - self.resolve_band,
+            critical: self.critical - self.resolve_band,
+            resolve_band: 0.0,
+        }
+    }
 }
 
 /// The capacity factor of each workload class, 0 to 1.
@@ -105,6 +125,9 @@ impl Thresholds {
             }
             if l.constrained > l.critical {
                 return Err(format!("{key}: constrained must not exceed critical"));
+            }
+            if !(l.resolve_band.is_finite() && l.resolve_band >= 0.0 && l.resolve_band < l.constrained) {
+                return Err(format!("{key}.resolve_band: must be at least 0 and below the constrained boundary ({})", l.constrained));
             }
         }
         for (key, n) in [

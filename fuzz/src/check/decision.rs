@@ -1,11 +1,12 @@
 //! What must hold of one decision, from its input alone (docs/behaviour.md §3 to §5), computed here
 //! rather than by the guest: the level by the host's own assessment
-//! (`sentinel::policy::invariants::assess`), the next `recent` list, which automatic change
+//! (`sentinel::policy::invariants::assess`, and `assess_for_recovery` for the level a reading
+//! counts as for a recovery), the next `recent` list, which automatic change
 //! qualifies, spacing, the cause's precedence, and the throttle intent. Each violation is one
 //! line naming the rule.
 
 use super::Findings;
-use sentinel::policy::invariants::assess;
+use sentinel::policy::invariants::{assess, assess_for_recovery};
 use vocabulary::{
     Cause, Decision, DecisionInput, Factors, Instant, Level, Memory, ProtectionState as S, RecentEntry, Signal, Thresholds, ThrottleIntent,
 };
@@ -45,7 +46,9 @@ pub fn violations(input: &DecisionInput, d: &Decision, t: &Thresholds) -> Vec<St
             let level = assess(r, t);
             f.ensure(d.level == Some(level), || format!("level {:?}, but the reading is {level:?}", d.level));
             f.ensure(m.failed_reads == 0, || "a reading must reset failed_reads".into());
-            let recent = next_recent(&before.recent, RecentEntry { at: now, level }, t, keep);
+            let recovery = assess_for_recovery(r, t);
+            let entry = RecentEntry { at: now, level, resolve_level: (recovery != level).then_some(recovery) };
+            let recent = next_recent(&before.recent, entry, t, keep);
             f.ensure(m.recent == recent, || format!("memory.recent {:?}, expected {recent:?}", m.recent));
         }
         Signal::Failed(_) => {
@@ -128,7 +131,8 @@ fn automatic(
             && elapsed(now, before.state_since) >= i64::from(t.emergency_after_s)
     });
     let emergency = emergency.map(|w| (Cause::Emergency, S::Emergency, w));
-    let recover = rec.filter(|w| prev != S::Normal && w.iter().all(|e| e.level.rank() < prev.rank().min(2)));
+    // Calmer by the level each reading counts as for a recovery (its resolve level, §3).
+    let recover = rec.filter(|w| prev != S::Normal && w.iter().all(|e| e.resolve_level.unwrap_or(e.level).rank() < prev.rank().min(2)));
     let recover = recover.map(|w| (Cause::Recover, step_down(prev), w));
     let qualified = escalate.or(emergency).or(recover);
     let spacing_ok = before.last_auto_change.is_none_or(|last| elapsed(now, last) >= i64::from(t.spacing_s));

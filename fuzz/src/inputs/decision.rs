@@ -70,8 +70,10 @@ fn recent(g: &mut Gen, now: Instant) -> Result<Vec<RecentEntry>> {
     let mut entries = Vec::with_capacity(n);
     let mut at = now.saturating_sub(step(g)?);
     for _ in 0..n {
-        let level = if g.chance(56)? { level(g)? } else { regime };
-        entries.push(RecentEntry { at, level });
+        let entry_level = if g.chance(56)? { level(g)? } else { regime };
+        // A resolve band lifts a reading's recovery level above its level now and then.
+        let resolve_level = if g.chance(20)? { Some(level(g)?) } else { None };
+        entries.push(RecentEntry { at, level: entry_level, resolve_level });
         at = at.saturating_sub(step(g)?);
     }
     entries.reverse();

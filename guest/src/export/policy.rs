@@ -65,7 +65,11 @@ impl pins::Guest for Component {
 impl info::Guest for Component {
     fn describe() -> info::PolicyDescription {
         let t = THRESHOLDS;
-        let bounds = |l: core::LevelThresholds| info::LevelThresholds { constrained: l.constrained, critical: l.critical };
+        let bounds = |l: core::LevelThresholds| info::LevelThresholds {
+            constrained: l.constrained,
+            critical: l.critical,
+            resolve_band: l.resolve_band,
+        };
         info::PolicyDescription {
             name: NAME.into(),
             version: VERSION.into(),
@@ -143,11 +147,11 @@ fn reading_in(r: wit::Reading) -> core::Reading {
 }
 
 fn entry_in(e: wit::RecentEntry) -> core::RecentEntry {
-    core::RecentEntry { at: e.at, level: level_in(e.level) }
+    core::RecentEntry { at: e.at, level: level_in(e.level), resolve_level: e.resolve_level.map(level_in) }
 }
 
 fn entry_out(e: core::RecentEntry) -> wit::RecentEntry {
-    wit::RecentEntry { at: e.at, level: level_out(e.level) }
+    wit::RecentEntry { at: e.at, level: level_out(e.level), resolve_level: e.resolve_level.map(level_out) }
 }
 
 fn memory_in(m: wit::Memory) -> core::Memory {

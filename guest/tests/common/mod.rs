@@ -57,7 +57,7 @@ pub fn memory_in(state: ProtectionState) -> Memory {
 /// Recent entries of these levels, one a minute, the newest one minute before `next_tick`.
 pub fn recent_before(next_tick: Instant, levels: &[Level]) -> Vec<RecentEntry> {
     let n = levels.len() as i64;
-    levels.iter().enumerate().map(|(i, &level)| RecentEntry { at: next_tick - (n - i as i64) * MIN, level }).collect()
+    levels.iter().enumerate().map(|(i, &level)| RecentEntry::new(next_tick - (n - i as i64) * MIN, level)).collect()
 }
 
 pub fn pin(state: ProtectionState, expires_at: Instant) -> Pin {

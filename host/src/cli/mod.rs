@@ -9,6 +9,7 @@ mod serve;
 mod stages;
 mod tick;
 mod trace;
+mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
@@ -92,6 +93,23 @@ pub mod exit {
 }
 
 /// Writes one line to stdout; a closed pipe (`sentinel ... | head`) ends output quietly.
+/// Runs `work` on a rayon pool of `--jobs N` workers (default: one per core); `what` names the
+/// work in the error when the pool cannot start.
+fn with_jobs<T>(jobs: Option<usize>, what: &str, work: impl FnOnce() -> anyhow::Result<T> + Send) -> anyhow::Result<T>
+where
+    T: Send,
+{
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = jobs {
+        if n == 0 {
+            anyhow::bail!("--jobs: must be at least 1");
+        }
+        builder = builder.num_threads(n);
+    }
+    let pool = builder.build().map_err(|e| anyhow::anyhow!("starting the {what} worker threads: {e}"))?;
+    pool.install(work)
+}
+
 pub fn emit(text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

@@ -70,6 +70,10 @@ pub enum PolicyCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Chooses thresholds on recorded evidence: replays every candidate of a search space over
+    /// the traces, validates on a hold-out, writes report.md, report.json and pareto.svg, and
+    /// with --write the chosen candidate as a policy folder.
+    Tune(Box<super::tune::TuneArgs>),
     /// Writes the store's recorded ticks as a trace file, for `sentinel replay`.
     ExportTrace {
         #[arg(long)]
@@ -92,6 +96,7 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
         PolicyCommand::Rollback { config } => lifecycle::rollback(&config),
         PolicyCommand::ShadowReport { config, version, json } => lifecycle::shadow_report(&config, version.as_deref(), json),
         PolicyCommand::ExportTrace { config, since, out } => lifecycle::export_trace(&config, since, out.as_deref()),
+        PolicyCommand::Tune(args) => super::tune::run(*args),
         PolicyCommand::Info { files } => {
             let runtime = Runtime::new(Limits::default())?;
             let mut infos = Vec::new();

@@ -66,7 +66,7 @@ pub struct ReplayArgs {
 }
 
 /// The store's recorded ticks of the last `since`, as a trace.
-fn recorded_trace(config: &std::path::Path, since: std::time::Duration) -> anyhow::Result<Trace> {
+pub(super) fn recorded_trace(config: &std::path::Path, since: std::time::Duration) -> anyhow::Result<Trace> {
     use crate::policy::lifecycle::{activate, record_events};
     let config = crate::config::Config::load(Some(config))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -95,15 +95,7 @@ pub enum Switch {
 }
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = args.jobs {
-        if n == 0 {
-            bail!("--jobs: must be at least 1");
-        }
-        builder = builder.num_threads(n);
-    }
-    let pool = builder.build().context("starting the replay worker threads")?;
-    pool.install(|| replay(args))
+    super::with_jobs(args.jobs, "replay", || replay(args))
 }
 
 fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {

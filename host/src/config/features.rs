@@ -4,7 +4,7 @@
 //! them is refused naming its key and the install command that has them.
 
 /// The install command of a sentinel with the AWS adapters.
-pub const AWS_INSTALL: &str = "cargo install --locked --path host --features aws";
+pub const AWS_INSTALL: &str = "cargo install --locked --path host --features aws --profile production";
 
 /// Whether this build has the AWS adapters; if not, what to do about `what`.
 pub fn aws_adapters(what: &str) -> Result<(), String> {

@@ -128,7 +128,7 @@ fn a_production_config_reads_every_real_backend() {
 fn a_sentinel_without_the_aws_feature_refuses_ssm_and_api_gateway_naming_the_install() {
     let err = parse(PRODUCTION).unwrap_err().to_string();
     assert!(err.contains("publish.parameter.kind: kind = \"ssm\" needs the AWS adapters"), "{err}");
-    assert!(err.contains("cargo install --locked --path host --features aws"), "{err}");
+    assert!(err.contains("cargo install --locked --path host --features aws --profile production"), "{err}");
     let stages = PRODUCTION.replace("kind = \"ssm\"\nname = \"/capacity/state\"", "kind = \"redis\"\nurl = \"redis://cache:6379/1\"");
     let err = parse(&stages).unwrap_err().to_string();
     assert!(err.contains("stages.controller: kind = \"api-gateway\" needs the AWS adapters"), "{err}");

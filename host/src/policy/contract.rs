@@ -1,10 +1,10 @@
 //! Which contract (the WIT package `capacity:sentinel@<version>`) a component was built for,
 //! and whether this sentinel runs it. A minor version adds exports and never changes one, so a
-//! component of the same major version runs (wasmtime finds `decision@2.0.0` when the host asks
-//! for `decision@2.1.0`); another major version is refused at activation, naming both.
+//! component of the same major version runs (wasmtime finds `decision@3.0.0` when the host asks
+//! for `decision@3.1.0`); another major version is refused at activation, naming both.
 
 /// The contract this sentinel's bindings were generated from (`wit/`); a test keeps the two equal.
-pub const CONTRACT: &str = "2.0.0";
+pub const CONTRACT: &str = "3.0.0";
 
 const PACKAGE: &str = "capacity:sentinel/";
 
@@ -45,12 +45,13 @@ mod tests {
     #[test]
     fn same_major_runs_and_another_is_refused() {
         for (v, runs) in [
-            ("2.0.0", true),
-            ("2.1.0", true),
-            ("2.7.2", true),
+            ("3.0.0", true),
+            ("3.1.0", true),
+            ("3.7.2", true),
+            ("2.0.0", false),
             ("1.1.0", false),
             ("1.0.0", false),
-            ("3.0.0", false),
+            ("4.0.0", false),
             ("0.9.0", false),
             ("x", false),
             ("1", false),

@@ -20,7 +20,7 @@ pub struct ComponentInfo {
     pub size: usize,
     /// `policy`, `admission-only`, or `unknown`.
     pub world: String,
-    /// The contract it was built for (`2.0.0` of `capacity:sentinel@2.0.0`), from its export names.
+    /// The contract it was built for (`2.0.0` of `capacity:sentinel@3.0.0`), from its export names.
     pub contract: Option<String>,
     pub imports: Vec<String>,
     pub exports: Vec<String>,

@@ -64,6 +64,16 @@ pub fn assess(reading: &Reading, t: &Thresholds) -> Level {
     levels.into_iter().flatten().max_by_key(|l| l.rank()).unwrap_or(Level::Normal)
 }
 
+/// The level a reading counts as for a recovery (docs/behaviour.md §3): [`assess`] against each
+/// signal's boundaries lowered by its resolve band.
+pub fn assess_for_recovery(reading: &Reading, t: &Thresholds) -> Level {
+    let mut lowered = *t;
+    for l in [&mut lowered.cpu_pct, &mut lowered.connections_pct, &mut lowered.latency_ratio] {
+        *l = LevelThresholds { constrained: l.constrained - l.resolve_band, critical: l.critical - l.resolve_band, resolve_band: 0.0 };
+    }
+    assess(reading, &lowered)
+}
+
 /// The highest p95 / baseline ratio among APIs with a finite baseline above 0.
 pub fn worst_latency_ratio(reading: &Reading) -> Option<f64> {
     reading
@@ -83,9 +93,10 @@ pub struct InvariantChecker {
     escalate_readings: usize,
     recover_readings: usize,
     last_auto_change: Option<Instant>,
-    /// The checker's own levels of the newest consecutive readings (cleared by failed reads
-    /// and gaps, as docs/behaviour.md §5.1 says).
-    levels: Vec<(Instant, Level)>,
+    /// The checker's own levels of the newest consecutive readings, each with the level it
+    /// counts as for a recovery (cleared by failed reads and gaps, as docs/behaviour.md §5.1
+    /// says).
+    levels: Vec<(Instant, Level, Level)>,
     max_gap_s: Instant,
     previous_failed: bool,
 }
@@ -117,7 +128,10 @@ impl InvariantChecker {
         let pinned = tick.pin.is_some_and(|p| p.expires_at > tick.at);
         let violation = |invariant, detail: String| Some(Violation { invariant, at: format_rfc3339(tick.at), detail });
         let own_level = tick.reading.map(|r| assess(r, &self.thresholds));
-        self.remember(tick.at, own_level);
+        let t = &self.thresholds;
+        let banded = [t.cpu_pct, t.connections_pct, t.latency_ratio].iter().any(|l| l.resolve_band != 0.0);
+        let own_recovery_level = if banded { tick.reading.map(|r| assess_for_recovery(r, t)) } else { own_level };
+        self.remember(tick.at, own_level.zip(own_recovery_level));
         let failed = tick.reading.is_none();
         let failed_twice = failed && self.previous_failed;
         let first_failure = failed && !self.previous_failed;
@@ -142,14 +156,14 @@ impl InvariantChecker {
             }
             if d.state.rank() > d.previous.rank() {
                 let need = self.escalate_readings;
-                let support = self.newest(need).is_some_and(|mut n| n.all(|l| l.rank() >= d.state.rank().min(2)));
+                let support = self.newest(need).is_some_and(|mut n| n.all(|(l, _)| l.rank() >= d.state.rank().min(2)));
                 if !support {
                     found = found.or(violation("INV-01", format!("escalation to {} without {need} supporting readings", d.state.name())));
                 }
             } else if d.cause == Cause::Recover {
                 let need = self.recover_readings;
                 let bar = d.previous.rank().min(2);
-                let calm = self.newest(need).is_some_and(|mut n| n.all(|l| l.rank() < bar));
+                let calm = self.newest(need).is_some_and(|mut n| n.all(|(_, recovery)| recovery.rank() < bar));
                 if !calm || d.previous.rank() - d.state.rank() != 1 {
                     found = found.or(violation(
                         "INV-01",
@@ -176,23 +190,23 @@ impl InvariantChecker {
         found
     }
 
-    /// The newest `n` levels, when there are that many consecutive ones.
-    fn newest(&self, n: usize) -> Option<impl Iterator<Item = &Level>> {
-        (self.levels.len() >= n).then(|| self.levels[self.levels.len() - n..].iter().map(|(_, l)| l))
+    /// The newest `n` (level, recovery level) pairs, when there are that many consecutive ones.
+    fn newest(&self, n: usize) -> Option<impl Iterator<Item = (Level, Level)>> {
+        (self.levels.len() >= n).then(|| self.levels[self.levels.len() - n..].iter().map(|&(_, l, r)| (l, r)))
     }
 
-    fn remember(&mut self, at: Instant, level: Option<Level>) {
-        match level {
+    fn remember(&mut self, at: Instant, levels: Option<(Level, Level)>) {
+        match levels {
             None => self.levels.clear(),
-            Some(level) => {
-                if let Some((newest, _)) = self.levels.last().copied() {
+            Some((level, recovery_level)) => {
+                if let Some((newest, _, _)) = self.levels.last().copied() {
                     if newest.div_euclid(60) == at.div_euclid(60) {
                         self.levels.pop();
                     } else if at < newest || at - newest > self.max_gap_s {
                         self.levels.clear();
                     }
                 }
-                self.levels.push((at, level));
+                self.levels.push((at, level, recovery_level));
                 let keep = self.escalate_readings.max(self.recover_readings);
                 if self.levels.len() > keep {
                     self.levels.remove(0);

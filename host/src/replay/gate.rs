@@ -45,6 +45,18 @@ pub struct Gate {
     pub invariants: Floors,
     #[serde(default)]
     pub waive: Vec<Waiver>,
+    /// Versions kept in `policies/` that are not on the way to production: CI's chain of gates
+    /// (`tests/ab_gate.sh`, each version against the one before it) passes over them.
+    #[serde(default)]
+    pub retire: Vec<Retired>,
+}
+
+/// A version taken out of the chain of gates, with why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retired {
+    pub version: String,
+    pub reason: String,
 }
 
 /// A regression the project accepted for one candidate version, with why.
@@ -125,6 +137,11 @@ impl Gate {
             }
             if w.reason.trim().is_empty() || w.candidate.trim().is_empty() {
                 return Err(GateError::Invalid { path: name.into(), message: format!("waive[{i}]: needs a candidate and a reason") });
+            }
+        }
+        for (i, r) in gate.retire.iter().enumerate() {
+            if r.reason.trim().is_empty() || r.version.trim().is_empty() {
+                return Err(GateError::Invalid { path: name.into(), message: format!("retire[{i}]: needs a version and a reason") });
             }
         }
         Ok(gate)

@@ -26,7 +26,7 @@ fn memory(at: Instant, state: ProtectionState) -> Memory {
         state,
         state_since: at - 600,
         last_auto_change: Some(at - 600),
-        recent: vec![RecentEntry { at, level: Level::Constrained }],
+        recent: vec![RecentEntry::new(at, Level::Constrained)],
         failed_reads: 0,
         throttles_engaged: false,
         restore_held_since: None,

@@ -68,11 +68,11 @@ fn factors_from_wit(f: w::Factors) -> v::Factors {
 }
 
 fn entry_to_wit(e: &v::RecentEntry) -> w::RecentEntry {
-    w::RecentEntry { at: e.at, level: level_to_wit(e.level) }
+    w::RecentEntry { at: e.at, level: level_to_wit(e.level), resolve_level: e.resolve_level.map(level_to_wit) }
 }
 
 fn entry_from_wit(e: w::RecentEntry) -> v::RecentEntry {
-    v::RecentEntry { at: e.at, level: level_from_wit(e.level) }
+    v::RecentEntry { at: e.at, level: level_from_wit(e.level), resolve_level: e.resolve_level.map(level_from_wit) }
 }
 
 fn memory_to_wit(m: &v::Memory) -> w::Memory {
@@ -169,7 +169,8 @@ pub fn pin_error_from_wit(e: w::PinError) -> v::PinError {
 }
 
 pub fn description_from_wit(d: w::PolicyDescription) -> v::PolicyDescription {
-    let bounds = |l: w::LevelThresholds| v::LevelThresholds { constrained: l.constrained, critical: l.critical };
+    let bounds =
+        |l: w::LevelThresholds| v::LevelThresholds { constrained: l.constrained, critical: l.critical, resolve_band: l.resolve_band };
     let t = d.thresholds;
     v::PolicyDescription {
         name: d.name,

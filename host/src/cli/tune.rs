@@ -1,0 +1,166 @@
+//! `sentinel policy tune`: a base policy, a search space and recorded traces in; `report.md`,
+//! `report.json` and `pareto.svg` out, and with `--write` the chosen candidate as a policy
+//! folder (docs/behaviour.md §10.8). Everything is checked before the sweep starts.
+
+use crate::replay::gate::Gate;
+use crate::tune::evidence::{self, EvidenceSpec, TraceSpec};
+use crate::tune::gate_check::GateTraces;
+use crate::tune::space::{SEED_FLOORS, SearchSpace};
+use crate::tune::{self, pareto_svg, report, write};
+use anyhow::{Context, bail};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use vocabulary::PolicyDescription;
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The base policy: a version folder (`policies/1.0.0`) or its `policy.toml`.
+    #[arg(long, value_name = "POLICY")]
+    pub base: PathBuf,
+    /// The search space (TOML: `[thresholds]` values or ranges, `[choose]` limits).
+    #[arg(long, value_name = "SPACE.toml")]
+    pub space: PathBuf,
+    /// Traces to choose on (and, without --holdout, to split): `.jsonl` traces, CSV series as
+    /// `[SIGNAL=]PATH.csv` (cpu_pct unless named: connections_pct, latency:<api>), or folders.
+    #[arg(value_name = "[SIGNAL=]PATH")]
+    pub traces: Vec<TraceSpec>,
+    /// Traces to validate on only (then no share of the others is held out).
+    #[arg(long = "holdout", value_name = "[SIGNAL=]PATH")]
+    pub holdout: Vec<TraceSpec>,
+    /// Without --holdout: the share of the segments (or traces) held out, spread evenly.
+    #[arg(long, default_value_t = 0.3, value_name = "F")]
+    pub holdout_fraction: f64,
+    /// Cut every trace into segments of this many days before splitting (0: whole traces).
+    #[arg(long, default_value_t = 0, value_name = "DAYS")]
+    pub segment_days: u32,
+    /// Also choose on what the live sentinel recorded in the store of this config.
+    #[arg(long, value_name = "CONFIG")]
+    pub from_store: Option<PathBuf>,
+    /// With --from-store: how far back (e.g. 30d).
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "24h", requires = "from_store")]
+    pub since: std::time::Duration,
+    /// A gate file (`policies/gate.toml`): a candidate the gate fails on the --gate-trace
+    /// traces against the base is not chosen.
+    #[arg(long, value_name = "GATE.toml", requires = "gate_traces")]
+    pub gate: Option<PathBuf>,
+    /// A trace (or folder) the gate replays, repeated (as in CI: the scenario traces and the
+    /// CloudWatch series); they constrain the choice and are not scored.
+    #[arg(long = "gate-trace", value_name = "[SIGNAL=]PATH", requires = "gate")]
+    pub gate_traces: Vec<TraceSpec>,
+    /// Where report.md, report.json and pareto.svg go.
+    #[arg(long, default_value = "target/tune", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Write the chosen candidate as a policy folder here (`policies/<version>/`).
+    #[arg(long, value_name = "DIR")]
+    pub write: Option<PathBuf>,
+    /// The version of the written policy (default: the folder's name).
+    #[arg(long, requires = "write")]
+    pub version: Option<String>,
+    /// Replace the written folder's policy.toml if it exists.
+    #[arg(long, requires = "write")]
+    pub replace: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+/// The base's `policy.toml`, read and checked.
+fn read_base(path: &Path) -> anyhow::Result<PolicyDescription> {
+    let file = if path.is_dir() { path.join("policy.toml") } else { path.to_path_buf() };
+    let text = std::fs::read_to_string(&file).with_context(|| format!("reading the base policy {}", file.display()))?;
+    let base: PolicyDescription = toml::from_str(&text).with_context(|| format!("the base policy {}", file.display()))?;
+    base.check().map_err(|e| anyhow::anyhow!("the base policy {}: {e}", file.display()))?;
+    Ok(base)
+}
+
+/// The command as typed, for the reports (the same inputs give the same text).
+fn command_line() -> String {
+    let quote = |a: String| if a.contains([' ', '"', '\'']) { format!("'{a}'") } else { a };
+    std::iter::once("sentinel".to_string()).chain(std::env::args().skip(1).map(quote)).collect::<Vec<_>>().join(" ")
+}
+
+pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
+    super::with_jobs(args.jobs, "tuning", || tune_in_pool(args))
+}
+
+fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
+    let base = read_base(&args.base)?;
+    let text = std::fs::read_to_string(&args.space).with_context(|| format!("reading the search space {}", args.space.display()))?;
+    let space = SearchSpace::parse(&args.space.display().to_string(), &text)?;
+    // Every candidate is checked before anything is replayed.
+    let candidates = space.candidates(&base.thresholds, &SEED_FLOORS)?;
+    let version = match (&args.write, &args.version) {
+        (Some(_), Some(v)) => Some(v.clone()),
+        (Some(dir), None) => Some(dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()),
+        _ => None,
+    };
+    if let Some(v) = &version {
+        let probe = PolicyDescription { name: base.name.clone(), version: v.clone(), thresholds: base.thresholds };
+        probe.check().map_err(|e| anyhow::anyhow!("--write: the policy's {e} (name the folder by the version, or give --version)"))?;
+    }
+    if args.traces.is_empty() && args.from_store.is_none() {
+        bail!("no traces: name trace files, CSV series or folders (or --from-store CONFIG)");
+    }
+    let recorded = match &args.from_store {
+        Some(config) => Some(super::replay::recorded_trace(config, args.since)?),
+        None => None,
+    };
+    let evidence = evidence::load(EvidenceSpec {
+        traces: args.traces.clone(),
+        holdout: args.holdout.clone(),
+        holdout_fraction: args.holdout_fraction,
+        segment_days: args.segment_days,
+        recorded,
+    })?;
+    let gate = match &args.gate {
+        Some(path) => {
+            let gate = Gate::load(path)?;
+            let traces = evidence::load_whole(&args.gate_traces)?;
+            Some(GateTraces::prepare(gate, version.as_deref().unwrap_or("candidate"), traces, &base)?)
+        }
+        None => None,
+    };
+    let command = command_line();
+    let started = Instant::now();
+    let tuning = tune::tune(base, space, candidates, evidence, &SEED_FLOORS, gate, true)?;
+    let seconds = started.elapsed().as_secs_f64();
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let write_file = |name: &str, text: &str| -> anyhow::Result<()> {
+        let path = args.out.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+    };
+    write_file("report.md", &report::markdown(&tuning, &command))?;
+    write_file("report.json", &report::Report::new(&tuning, &command).json())?;
+    let figure = pareto_svg::pareto_svg(&tuning).map_err(anyhow::Error::msg)?;
+    write_file("pareto.svg", &figure)?;
+    eprintln!(
+        "tune: {} candidates over {} traces: {} candidate-ticks in {seconds:.1} s ({:.2} M candidate-ticks/s)",
+        tuning.candidates.len(),
+        tuning.evidence.len(),
+        tuning.candidate_ticks,
+        tuning.candidate_ticks as f64 / seconds.max(1e-9) / 1e6
+    );
+    println!("report: {}", args.out.join("report.md").display());
+    match tuning.chosen {
+        Some(i) => {
+            let (b, c) = (&tuning.base_scores.holdout, &tuning.scores[i].holdout);
+            println!("chosen: candidate {i}, {}", tuning.candidates[i].label());
+            println!(
+                "hold-out: flaps per day {:.2} -> {:.2}; bulk capacity lost {:.3} %; most minutes later into critical {}; invariant violations {}",
+                b.flaps_per_day,
+                c.flaps_per_day,
+                c.bulk_capacity_loss_vs_base_pct,
+                c.max_protection_delay.map_or("-".into(), |d| d.to_string()),
+                c.violations
+            );
+        }
+        None => println!("chosen: none: no candidate meets the rule on the training traces (report.md says why)"),
+    }
+    if let (Some(dir), Some(v)) = (&args.write, &version) {
+        write::write_policy(dir, v, &tuning, &command, &figure, args.replace)?;
+        println!("wrote {}", dir.join("policy.toml").display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

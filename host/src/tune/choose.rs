@@ -1,0 +1,136 @@
+//! From per-trace scores to a choice (docs/behaviour.md §10.8): each candidate's scores summed
+//! over the training traces and over the hold-out, the Pareto front of flaps per day against bulk
+//! capacity lost, and the chosen candidate: the fewest flaps per day among those that break no
+//! invariant, miss no protection the base gave, delay no entry into critical by more than the
+//! rule allows and lose no more bulk capacity than it allows, all on the training traces. Ties go
+//! to less capacity lost, then the shorter delay, then the earlier candidate, so a choice never
+//! depends on anything but the numbers.
+
+use super::evidence::{EvidenceTrace, Set};
+use super::score::TraceScore;
+use super::space::ChoiceRule;
+use serde::Serialize;
+
+/// One candidate's scores over one side of the split.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SetScore {
+    pub traces: usize,
+    pub ticks: u64,
+    pub flaps: u64,
+    /// Flaps per day of trace (a set shorter than a day counts as one).
+    pub flaps_per_day: f64,
+    pub transitions: u64,
+    pub bulk_capacity_minutes: f64,
+    /// Bulk capacity withheld: minutes minus bulk capacity-minutes, in percent of the minutes.
+    pub bulk_capacity_withheld_pct: f64,
+    /// Bulk capacity-minutes lost against the base, in percent of the base's (negative: gained).
+    pub bulk_capacity_loss_vs_base_pct: f64,
+    pub over_protection_minutes: u64,
+    pub minutes_critical: u64,
+    pub minutes_emergency: u64,
+    /// The longest time from a first critical reading to protection, over the traces.
+    pub worst_minutes_to_protect: Option<i64>,
+    /// Traces where a critical reading came and protection never followed.
+    pub never_protected: u32,
+    /// Entries of the base into critical or above.
+    pub base_entries: u32,
+    /// The most minutes any of them came later; none without entries.
+    pub max_protection_delay: Option<i64>,
+    /// Base entries never matched before the trace ended.
+    pub missed_protections: u32,
+    pub throttle_engagements: u64,
+    pub violations: u64,
+}
+
+/// Sums `scores` (one per trace of `evidence`) over the traces of `set`.
+pub fn aggregate(scores: &[TraceScore], base: &[TraceScore], evidence: &[EvidenceTrace], set: Set) -> SetScore {
+    fn pick<'a>(s: &'a [TraceScore], evidence: &[EvidenceTrace], set: Set) -> Vec<&'a TraceScore> {
+        s.iter().zip(evidence).filter(|(_, e)| e.set == set).map(|(s, _)| s).collect()
+    }
+    let (mine, theirs) = (pick(scores, evidence, set), pick(base, evidence, set));
+    let ticks: u64 = mine.iter().map(|s| s.ticks).sum();
+    let flaps: u64 = mine.iter().map(|s| s.flaps).sum();
+    let bulk: f64 = mine.iter().map(|s| s.bulk_capacity_minutes).sum();
+    let base_bulk: f64 = theirs.iter().map(|s| s.bulk_capacity_minutes).sum();
+    let delays: Vec<i64> = mine.iter().filter_map(|s| s.max_protection_delay).collect();
+    SetScore {
+        traces: mine.len(),
+        ticks,
+        flaps,
+        flaps_per_day: flaps as f64 / (ticks as f64 / 1440.0).max(1.0),
+        transitions: mine.iter().map(|s| s.transitions).sum(),
+        bulk_capacity_minutes: bulk,
+        bulk_capacity_withheld_pct: if ticks > 0 { (ticks as f64 - bulk) / ticks as f64 * 100.0 } else { 0.0 },
+        bulk_capacity_loss_vs_base_pct: if base_bulk > 0.0 { (base_bulk - bulk) / base_bulk * 100.0 } else { 0.0 },
+        over_protection_minutes: mine.iter().map(|s| s.over_protection_minutes).sum(),
+        minutes_critical: mine.iter().map(|s| s.minutes[2]).sum(),
+        minutes_emergency: mine.iter().map(|s| s.minutes[3]).sum(),
+        worst_minutes_to_protect: mine.iter().filter_map(|s| s.minutes_to_protect).max(),
+        never_protected: mine.iter().filter(|s| s.never_protected).count() as u32,
+        base_entries: mine.iter().map(|s| s.base_entries).sum(),
+        max_protection_delay: delays.into_iter().max(),
+        missed_protections: mine.iter().map(|s| s.missed_protections).sum(),
+        throttle_engagements: mine.iter().map(|s| s.throttle_engagements).sum(),
+        violations: mine.iter().map(|s| s.violations).sum(),
+    }
+}
+
+/// Whether a candidate's training score meets the rule (and why not).
+pub fn meets(score: &SetScore, rule: &ChoiceRule) -> Result<(), String> {
+    if score.violations > 0 {
+        return Err(format!("{} invariant violations", score.violations));
+    }
+    if score.missed_protections > 0 {
+        return Err(format!("{} entries into critical of the base never matched", score.missed_protections));
+    }
+    if let Some(delay) = score.max_protection_delay
+        && delay > rule.max_protection_delay_minutes
+    {
+        return Err(format!("an entry into critical {delay} min later than the base"));
+    }
+    if score.bulk_capacity_loss_vs_base_pct > rule.max_bulk_capacity_loss_pct + 1e-9 {
+        return Err(format!("{:.3} % bulk capacity lost against the base", score.bulk_capacity_loss_vs_base_pct));
+    }
+    Ok(())
+}
+
+/// The index of the chosen candidate among `train` scores: the best of those whose verdict is
+/// `Ok` (they meet the rule, [`meets`], and any other constraint such as the gate).
+pub fn choose(train: &[SetScore], verdicts: &[Result<(), String>]) -> Option<usize> {
+    let key = |s: &SetScore| (s.flaps_per_day, s.bulk_capacity_loss_vs_base_pct, s.max_protection_delay.unwrap_or(0));
+    train
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| verdicts[*i].is_ok())
+        .min_by(|(i, a), (j, b)| {
+            let (ka, kb) = (key(a), key(b));
+            ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(ka.2.cmp(&kb.2)).then(i.cmp(j))
+        })
+        .map(|(i, _)| i)
+}
+
+/// The candidates no other candidate beats on both flaps per day and bulk capacity lost
+/// (violation-free candidates only), ordered by flaps per day.
+pub fn pareto_front(train: &[SetScore]) -> Vec<usize> {
+    let eligible: Vec<usize> = (0..train.len()).filter(|&i| train[i].violations == 0).collect();
+    let point = |i: usize| (train[i].flaps_per_day, train[i].bulk_capacity_loss_vs_base_pct);
+    let mut front: Vec<usize> = eligible
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let (f, c) = point(i);
+            !eligible.iter().any(|&j| {
+                let (fj, cj) = point(j);
+                (fj <= f && cj <= c) && (fj < f || cj < c)
+            })
+        })
+        .collect();
+    front.sort_by(|&a, &b| point(a).0.total_cmp(&point(b).0).then(point(a).1.total_cmp(&point(b).1)).then(a.cmp(&b)));
+    // Equal points: keep the first candidate of each.
+    front.dedup_by(|a, b| point(*a) == point(*b));
+    front
+}
+
+#[cfg(test)]
+#[path = "choose_tests.rs"]
+mod tests;

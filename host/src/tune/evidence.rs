@@ -1,0 +1,227 @@
+//! The traces a sweep chooses on and validates on (docs/behaviour.md §10.8): trace files
+//! (`.jsonl`), CSV series (`[SIGNAL=]PATH.csv`, imported as `sentinel trace import` does, CPU by
+//! default), folders of either, and the store's recorded ticks. Long traces may be cut into
+//! segments of whole days; the hold-out is either named (`--holdout`) or a fraction of the
+//! segments chosen by position, spread evenly over the evidence in the order given, so the same
+//! inputs always split the same way.
+
+use super::TuneError;
+use crate::trace::{ImportSignal, Trace, TraceEvent, import_csv};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Which side of the split a trace is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Set {
+    /// The candidate is chosen on these.
+    Train,
+    /// The choice is validated on these.
+    Holdout,
+}
+
+/// One trace of the evidence.
+#[derive(Debug, Clone)]
+pub struct EvidenceTrace {
+    pub set: Set,
+    /// Where it came from: the file as given (`store` for recorded ticks).
+    pub source: String,
+    /// sha256 of the source file's bytes (of the recorded events for the store).
+    pub source_sha256: String,
+    pub ticks: u64,
+    pub trace: Trace,
+}
+
+/// A trace argument: `[SIGNAL=]PATH`, the signal for CSV files.
+#[derive(Debug, Clone)]
+pub struct TraceSpec {
+    pub signal: Option<ImportSignal>,
+    pub path: PathBuf,
+}
+
+impl std::str::FromStr for TraceSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<TraceSpec, String> {
+        match s.split_once('=') {
+            Some((signal, path)) if !signal.contains('/') => {
+                let signal = signal.parse::<ImportSignal>().map_err(|e| e.to_string())?;
+                Ok(TraceSpec { signal: Some(signal), path: PathBuf::from(path) })
+            }
+            _ => Ok(TraceSpec { signal: None, path: PathBuf::from(s) }),
+        }
+    }
+}
+
+/// One loaded source (or one segment of it): its events come from one file.
+struct Source {
+    name: String,
+    source: String,
+    sha256: String,
+    events: Vec<TraceEvent>,
+}
+
+/// Reads every spec (folders expanded: their `.jsonl` traces, not `*.expected.jsonl`, and their
+/// `.csv` series, in name order).
+fn read_sources(specs: &[TraceSpec]) -> Result<Vec<Source>, TuneError> {
+    let mut files: Vec<(Option<ImportSignal>, PathBuf)> = Vec::new();
+    for spec in specs {
+        if spec.path.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(&spec.path)
+                .map_err(|e| TuneError::Evidence { path: spec.path.clone(), message: e.to_string() })?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| is_trace(p) || is_csv(p))
+                .collect();
+            inside.sort();
+            files.extend(inside.into_iter().map(|p| (spec.signal.clone(), p)));
+        } else {
+            files.push((spec.signal.clone(), spec.path.clone()));
+        }
+    }
+    files.iter().map(|(signal, path)| read_source(signal.as_ref(), path)).collect()
+}
+
+fn is_trace(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "jsonl") && !p.to_string_lossy().ends_with(".expected.jsonl")
+}
+
+fn is_csv(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "csv")
+}
+
+fn read_source(signal: Option<&ImportSignal>, path: &Path) -> Result<Source, TuneError> {
+    let bad = |message: String| TuneError::Evidence { path: path.to_path_buf(), message };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    let name = path.file_stem().map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned());
+    let events = if is_csv(path) {
+        import_csv(&path.display().to_string(), bytes.as_slice(), signal.unwrap_or(&ImportSignal::CpuPct))
+            .map_err(|e| bad(e.to_string()))?
+    } else if is_trace(path) {
+        if signal.is_some() {
+            return Err(bad("a signal applies to CSV series only".into()));
+        }
+        crate::replay::load::read_chunked(path).map_err(|e| bad(e.to_string()))?.events
+    } else {
+        return Err(bad("not a trace (.jsonl) or a CSV series (.csv)".into()));
+    };
+    Ok(Source { name, source: path.display().to_string(), sha256, events })
+}
+
+/// Whole traces (no segments, no split): the gate's scenarios.
+pub fn load_whole(specs: &[TraceSpec]) -> Result<Vec<Trace>, TuneError> {
+    Ok(read_sources(specs)?.into_iter().map(|s| Trace { name: s.name, events: s.events }).collect())
+}
+
+/// How to build the evidence.
+#[derive(Debug, Default)]
+pub struct EvidenceSpec {
+    pub traces: Vec<TraceSpec>,
+    pub holdout: Vec<TraceSpec>,
+    /// Without `holdout`: this share of the segments is held out.
+    pub holdout_fraction: f64,
+    /// Cut each trace into segments of this many days (0: whole traces).
+    pub segment_days: u32,
+    pub recorded: Option<Trace>,
+}
+
+/// Loads, segments and splits; refused when either side would be empty.
+pub fn load(spec: EvidenceSpec) -> Result<Vec<EvidenceTrace>, TuneError> {
+    let mut train_sources = read_sources(&spec.traces)?;
+    if let Some(trace) = spec.recorded {
+        let digest = Sha256::digest(trace.events.iter().map(crate::trace::write_event).collect::<Vec<_>>().join("\n").as_bytes());
+        train_sources.push(Source { name: trace.name, source: "store".into(), sha256: hex::encode(digest), events: trace.events });
+    }
+    let named_holdout = read_sources(&spec.holdout)?;
+    let mut out = Vec::new();
+    if named_holdout.is_empty() {
+        if !(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0) {
+            return Err(TuneError::NoEvidence("--holdout-fraction must be above 0 and below 1 (or name --holdout traces)".into()));
+        }
+        // Every segment of every source in the order given, held out by position: the
+        // hold-out is spread evenly over the whole evidence.
+        let segments = train_sources.into_iter().flat_map(|source| segment(source, spec.segment_days));
+        for (i, s) in segments.enumerate() {
+            out.push(s.into_set(held_out(i, spec.holdout_fraction)));
+        }
+    } else {
+        for source in train_sources {
+            out.extend(segment(source, spec.segment_days).into_iter().map(|s| s.into_set(Set::Train)));
+        }
+        for source in named_holdout {
+            out.extend(segment(source, spec.segment_days).into_iter().map(|s| s.into_set(Set::Holdout)));
+        }
+    }
+    out.retain(|t| t.ticks > 0);
+    for set in [Set::Train, Set::Holdout] {
+        if !out.iter().any(|t| t.set == set) {
+            let side = if set == Set::Train { "to choose on" } else { "to validate on" };
+            return Err(TuneError::NoEvidence(format!("no trace with ticks {side}: give more traces, or --holdout traces")));
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for t in &out {
+        if !names.insert(t.trace.name.clone()) {
+            return Err(TuneError::NoEvidence(format!("two traces are named {:?}: rename one file", t.trace.name)));
+        }
+    }
+    Ok(out)
+}
+
+/// Position `i` is held out when the running share crosses a whole number there: a fraction of
+/// 0.25 holds out positions 3, 7, 11, ... (spread evenly, the first ones kept for choosing).
+fn held_out(i: usize, fraction: f64) -> Set {
+    let crossed = ((i + 1) as f64 * fraction + 1e-9).floor() > (i as f64 * fraction + 1e-9).floor();
+    if crossed { Set::Holdout } else { Set::Train }
+}
+
+impl Source {
+    fn into_set(self, set: Set) -> EvidenceTrace {
+        let ticks = self.events.iter().filter(|e| matches!(e, TraceEvent::Tick { .. })).count() as u64;
+        EvidenceTrace { set, source: self.source, source_sha256: self.sha256, ticks, trace: Trace { name: self.name, events: self.events } }
+    }
+}
+
+/// Cuts a source into `days`-long segments from its first event (`name#1`, `name#2`, ...);
+/// the whole source when `days` is 0 or it is not longer. A last piece shorter than a day joins
+/// the segment before it. Pins and switch lines stay in the segment they fall in.
+fn segment(source: Source, days: u32) -> Vec<Source> {
+    let whole = |s: Source| vec![s];
+    let (Some(first), Some(last)) = (source.events.first().map(TraceEvent::at), source.events.last().map(TraceEvent::at)) else {
+        return whole(source);
+    };
+    let span = i64::from(days) * 86_400;
+    if days == 0 || last - first < span {
+        return whole(source);
+    }
+    let mut segments: Vec<Source> = Vec::new();
+    for event in source.events {
+        let n = ((event.at() - first) / span) as usize;
+        while segments.len() <= n {
+            segments.push(Source {
+                name: format!("{}#{}", source.name, segments.len() + 1),
+                source: source.source.clone(),
+                sha256: source.sha256.clone(),
+                events: Vec::new(),
+            });
+        }
+        segments[n].events.push(event);
+    }
+    let short = |s: &Source| match (s.events.first(), s.events.last()) {
+        (Some(a), Some(b)) => b.at() - a.at() < 86_400,
+        _ => true,
+    };
+    if segments.len() > 1 && segments.last().is_some_and(short) {
+        let tail = segments.pop().expect("at least two");
+        segments.last_mut().expect("at least one").events.extend(tail.events);
+    }
+    if let [only] = segments.as_mut_slice() {
+        only.name = source.name;
+    }
+    segments
+}
+
+#[cfg(test)]
+#[path = "evidence_tests.rs"]
+mod tests;

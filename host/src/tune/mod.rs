@@ -1,0 +1,150 @@
+//! `sentinel policy tune` (docs/behaviour.md §10.8): thresholds chosen on evidence. A base
+//! policy, a search space ([`space`]) and recorded traces split into the traces a candidate is
+//! chosen on and a hold-out it is validated on ([`evidence`]); every candidate replayed over
+//! every trace on the native rules ([`sweep`], scored by [`score`]); the Pareto front and the
+//! choice ([`choose`]); a report with its figure ([`report`], [`pareto_svg`]) and, when asked,
+//! a policy folder carrying the evidence ([`write`]).
+
+pub mod choose;
+pub mod evidence;
+pub mod gate_check;
+pub mod pareto_svg;
+pub mod report;
+pub mod score;
+pub mod space;
+pub mod sweep;
+pub mod write;
+
+use crate::policy::invariants::Floors;
+use choose::SetScore;
+use evidence::{EvidenceTrace, Set};
+use gate_check::{GateOutcome, GateTraces};
+use rayon::prelude::*;
+use score::Readiness;
+use space::{Candidate, SearchSpace};
+use std::path::PathBuf;
+use vocabulary::PolicyDescription;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    #[error("search space {file}: {message}")]
+    Space { file: String, message: String },
+    #[error("candidate {candidate} is refused before the sweep: {message}; change the search space")]
+    Candidate { candidate: String, message: String },
+    #[error("trace {path}: {message}")]
+    Evidence { path: PathBuf, message: String },
+    #[error("nothing to tune on: {0}")]
+    NoEvidence(String),
+    #[error("replaying {trace}: {message}")]
+    Replay { trace: String, message: String },
+    #[error("writing {path}: {message}")]
+    Write { path: PathBuf, message: String },
+}
+
+/// Both sides of the split.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Sides {
+    pub train: SetScore,
+    pub holdout: SetScore,
+}
+
+/// Everything a sweep found: what the reports and the policy folder are written from.
+#[derive(Debug)]
+pub struct Tuning {
+    pub base: PolicyDescription,
+    pub space: SearchSpace,
+    pub evidence: Vec<EvidenceTrace>,
+    pub candidates: Vec<Candidate>,
+    pub base_scores: Sides,
+    pub base_per_trace: Vec<score::TraceScore>,
+    pub scores: Vec<Sides>,
+    /// Why each candidate does or does not meet the rule on the training traces (and the gate).
+    pub verdicts: Vec<Result<(), String>>,
+    /// The gate's traces and what it says of each candidate, when the sweep was gated.
+    pub gate: Option<(Vec<String>, Vec<GateOutcome>)>,
+    pub front: Vec<usize>,
+    pub chosen: Option<usize>,
+    /// The candidate the report details: the chosen one, or without one the first of the front
+    /// (the closest to meeting the rule on flaps), so a refused space still shows its numbers.
+    pub shown: Option<usize>,
+    /// The shown candidate's per-trace scores.
+    pub chosen_per_trace: Vec<score::TraceScore>,
+    /// The stage throttles with the switch on, summed over all traces: base, shown.
+    pub readiness: (Readiness, Option<Readiness>),
+    /// Ticks the sweep replayed: the base and every candidate over the evidence and the gate's
+    /// traces.
+    pub candidate_ticks: u64,
+}
+
+/// Runs the whole sweep of `candidates` (`space.candidates`, checked against `floors` before
+/// anything was loaded).
+pub fn tune(
+    base: PolicyDescription,
+    space: SearchSpace,
+    candidates: Vec<Candidate>,
+    evidence: Vec<EvidenceTrace>,
+    floors: &Floors,
+    gate: Option<GateTraces>,
+    progress: bool,
+) -> Result<Tuning, TuneError> {
+    let found = sweep::sweep(&evidence, &base, &candidates, floors, progress)?;
+    let sides = |per_trace: &[score::TraceScore]| Sides {
+        train: choose::aggregate(per_trace, &found.base, &evidence, Set::Train),
+        holdout: choose::aggregate(per_trace, &found.base, &evidence, Set::Holdout),
+    };
+    let base_scores = sides(&found.base);
+    let scores: Vec<Sides> = found.candidates.iter().map(|c| sides(c)).collect();
+    let train: Vec<SetScore> = scores.iter().map(|s| s.train.clone()).collect();
+    let gate_ticks = gate.as_ref().map_or(0, |g| g.ticks() * (candidates.len() as u64 + 1));
+    let gated = match &gate {
+        Some(g) => Some(candidates.par_iter().map(|c| g.check(&base, &c.thresholds)).collect::<Result<Vec<_>, _>>()?),
+        None => None,
+    };
+    let verdicts: Vec<Result<(), String>> = train
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            choose::meets(s, &space.choose)?;
+            match gated.as_ref().map(|g| &g[i]) {
+                Some(o) if o.findings > 0 => {
+                    Err(format!("the gate fails it ({} finding(s), first {})", o.findings, o.first.as_deref().unwrap_or("-")))
+                }
+                _ => Ok(()),
+            }
+        })
+        .collect();
+    let front = choose::pareto_front(&train);
+    let chosen = choose::choose(&train, &verdicts);
+    let base_readiness = sum(sweep::readiness(&evidence, &base, &base.thresholds)?);
+    let shown = chosen.or(front.first().copied());
+    let chosen_readiness = match shown {
+        Some(i) => Some(sum(sweep::readiness(&evidence, &base, &candidates[i].thresholds)?)),
+        None => None,
+    };
+    let chosen_per_trace = shown.map(|i| found.candidates[i].clone()).unwrap_or_default();
+    Ok(Tuning {
+        base,
+        space,
+        evidence,
+        candidates,
+        base_scores,
+        base_per_trace: found.base,
+        scores,
+        verdicts,
+        gate: gate.map(|g| g.traces.iter().map(|t| t.name.clone()).collect()).zip(gated),
+        front,
+        chosen,
+        shown,
+        chosen_per_trace,
+        readiness: (base_readiness, chosen_readiness),
+        candidate_ticks: found.candidate_ticks + gate_ticks,
+    })
+}
+
+fn sum(per_trace: Vec<Readiness>) -> Readiness {
+    let mut total = Readiness::default();
+    for r in &per_trace {
+        total.merge(r);
+    }
+    total
+}

@@ -1,0 +1,85 @@
+//! `pareto.svg`: every candidate on the training traces, bulk capacity lost against the base
+//! across, flaps per day up; the Pareto front joined and coloured by how much later it comes
+//! into critical than the base (green on time, red at twice the rule's limit or more); the base
+//! a black square, the chosen candidate ringed.
+
+use super::Tuning;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+const WIDTH: u32 = 1000;
+const HEIGHT: u32 = 640;
+const GREY: RGBColor = RGBColor(176, 176, 176);
+
+type Failure = Box<dyn std::error::Error>;
+
+/// The figure, or why it could not be drawn.
+pub fn pareto_svg(t: &Tuning) -> Result<String, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(t).map_err(|e| format!("drawing pareto.svg: {e}"))))
+        .unwrap_or_else(|_| Err("drawing pareto.svg: the plotting library panicked".into()))
+}
+
+/// Green at no delay to red at `limit` minutes or more.
+fn delay_colour(delay: i64, limit: i64) -> RGBColor {
+    let x = (delay as f64 / (limit.max(1) * 2) as f64).clamp(0.0, 1.0);
+    RGBColor((46.0 + x * (211.0 - 46.0)) as u8, (160.0 - x * (160.0 - 47.0)) as u8, (67.0 - x * (67.0 - 47.0)) as u8)
+}
+
+fn render(t: &Tuning) -> Result<String, Failure> {
+    let points: Vec<(f64, f64)> = t.scores.iter().map(|s| (s.train.bulk_capacity_loss_vs_base_pct, s.train.flaps_per_day)).collect();
+    let base = (0.0, t.base_scores.train.flaps_per_day);
+    let xs = points.iter().map(|p| p.0).chain([base.0]);
+    let ys = points.iter().map(|p| p.1).chain([base.1]);
+    let (x_min, x_max) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    let y_max = ys.fold(0.0f64, f64::max);
+    let pad = ((x_max - x_min) * 0.05).max(0.01);
+    let x_range = (x_min - pad)..(x_max + pad);
+    let y_range = 0.0..(y_max * 1.08).max(0.1);
+    let limit = t.space.choose.max_protection_delay_minutes;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let title = format!("{} {}: {} candidates on the training traces", t.base.name, t.base.version, t.candidates.len());
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x_range, y_range)?;
+        chart
+            .configure_mesh()
+            .x_desc("bulk capacity-minutes lost against the base (%)")
+            .y_desc("flaps per day")
+            .light_line_style(RGBColor(238, 238, 238))
+            .draw()?;
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, GREY.filled())))?;
+        let front: Vec<(f64, f64)> = t.front.iter().map(|&i| points[i]).collect();
+        chart.draw_series(std::iter::once(PathElement::new(front.clone(), BLACK.stroke_width(1))))?;
+        chart.draw_series(t.front.iter().map(|&i| {
+            let delay = t.scores[i].train.max_protection_delay.unwrap_or(0);
+            Circle::new(points[i], 6, delay_colour(delay, limit).filled())
+        }))?;
+        chart.draw_series(std::iter::once(EmptyElement::at(base) + Rectangle::new([(-6, -6), (6, 6)], BLACK.filled())))?;
+        chart.draw_series(std::iter::once(Text::new(
+            format!("base {}", t.base.version),
+            base,
+            ("sans-serif", 14).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Bottom)),
+        )))?;
+        if let Some(i) = t.chosen {
+            chart.draw_series(std::iter::once(Circle::new(points[i], 11, BLACK.stroke_width(2))))?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("chosen: {}", t.candidates[i].changes(&t.base.thresholds)),
+                points[i],
+                ("sans-serif", 14).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Top)),
+            )))?;
+        }
+        let legend = format!(
+            "grey: every candidate; joined: the Pareto front, coloured by the most minutes an entry into critical comes later (green 0, red {} or more)",
+            limit.max(1) * 2
+        );
+        root.draw_text(&legend, &("sans-serif", 12).into_font().color(&BLACK), (20, HEIGHT as i32 - 16))?;
+        root.present()?;
+    }
+    Ok(out)
+}

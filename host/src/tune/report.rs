@@ -1,0 +1,346 @@
+//! The tuning report: `report.json` (every candidate's scores on both sides of the split) and
+//! `report.md` (the evidence, the space, base against chosen on the training traces and on the
+//! hold-out, the Pareto front, the chosen candidate trace by trace, and the emergency switch's
+//! readiness). Nothing in either depends on the clock or the machine: the same inputs give the
+//! same bytes.
+
+use super::evidence::Set;
+use super::score::{Readiness, TraceScore};
+use super::space::{ChoiceRule, Dimension, number};
+use super::{Sides, Tuning};
+use serde::Serialize;
+use std::fmt::Write;
+
+#[derive(Debug, Serialize)]
+pub struct Report<'a> {
+    pub command: &'a str,
+    pub base: BaseRef<'a>,
+    pub space: &'a [Dimension],
+    pub rule: ChoiceRule,
+    pub evidence: Vec<EvidenceRow<'a>>,
+    pub base_scores: &'a Sides,
+    pub candidates: Vec<CandidateRow<'a>>,
+    /// The traces the gate replayed, when the sweep was gated.
+    pub gate_traces: Option<&'a [String]>,
+    pub pareto_front: &'a [usize],
+    pub chosen: Option<usize>,
+    /// The candidate detailed trace by trace: the chosen one, else the first of the front.
+    pub shown: Option<usize>,
+    pub chosen_per_trace: Vec<TraceRow<'a>>,
+    pub readiness: ReadinessRow<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BaseRef<'a> {
+    pub name: &'a str,
+    pub version: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EvidenceRow<'a> {
+    pub trace: &'a str,
+    pub set: Set,
+    pub ticks: u64,
+    pub source: &'a str,
+    pub source_sha256: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CandidateRow<'a> {
+    pub index: usize,
+    pub settings: Vec<(&'a str, f64)>,
+    pub train: &'a super::choose::SetScore,
+    pub holdout: &'a super::choose::SetScore,
+    /// Why it does not meet the rule on the training traces (or the gate); none when it does.
+    pub refused: Option<&'a str>,
+    /// What the gate says of it, when the sweep was gated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<&'a super::gate_check::GateOutcome>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TraceRow<'a> {
+    pub trace: &'a str,
+    pub set: Set,
+    pub base: &'a TraceScore,
+    pub chosen: &'a TraceScore,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReadinessRow<'a> {
+    pub days: f64,
+    pub base: &'a Readiness,
+    pub chosen: Option<&'a Readiness>,
+}
+
+impl<'a> Report<'a> {
+    pub fn new(t: &'a Tuning, command: &'a str) -> Report<'a> {
+        let evidence = t
+            .evidence
+            .iter()
+            .map(|e| EvidenceRow { trace: &e.trace.name, set: e.set, ticks: e.ticks, source: &e.source, source_sha256: &e.source_sha256 })
+            .collect();
+        let candidates = t
+            .candidates
+            .iter()
+            .zip(&t.scores)
+            .zip(&t.verdicts)
+            .map(|((c, s), v)| CandidateRow {
+                index: c.index,
+                settings: c.settings.iter().map(|(k, v)| (k.as_str(), *v)).collect(),
+                train: &s.train,
+                holdout: &s.holdout,
+                refused: v.as_ref().err().map(String::as_str),
+                gate: t.gate.as_ref().map(|(_, outcomes)| &outcomes[c.index]),
+            })
+            .collect();
+        let chosen_per_trace = t
+            .evidence
+            .iter()
+            .zip(&t.base_per_trace)
+            .zip(&t.chosen_per_trace)
+            .map(|((e, b), c)| TraceRow { trace: &e.trace.name, set: e.set, base: b, chosen: c })
+            .collect();
+        let days = t.evidence.iter().map(|e| e.ticks).sum::<u64>() as f64 / 1440.0;
+        Report {
+            command,
+            base: BaseRef { name: &t.base.name, version: &t.base.version },
+            space: &t.space.dimensions,
+            rule: t.space.choose,
+            evidence,
+            base_scores: &t.base_scores,
+            candidates,
+            gate_traces: t.gate.as_ref().map(|(names, _)| names.as_slice()),
+            pareto_front: &t.front,
+            chosen: t.chosen,
+            shown: t.shown,
+            chosen_per_trace,
+            readiness: ReadinessRow { days, base: &t.readiness.0, chosen: t.readiness.1.as_ref() },
+        }
+    }
+
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report serialises") + "\n"
+    }
+}
+
+fn opt(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if b > 0.0 {
+        format!("{:.2}x", a / b)
+    } else if a == 0.0 {
+        "same (0)".into()
+    } else {
+        "-".into()
+    }
+}
+
+/// `report.md`.
+pub fn markdown(t: &Tuning, command: &str) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Tuning `{}` {} on recorded evidence\n", t.base.name, t.base.version);
+    let _ = writeln!(md, "```sh\n{command}\n```\n");
+    evidence_section(&mut md, t);
+    space_section(&mut md, t);
+    result_section(&mut md, t);
+    front_section(&mut md, t);
+    per_trace_section(&mut md, t);
+    readiness_section(&mut md, t);
+    md
+}
+
+fn evidence_section(md: &mut String, t: &Tuning) {
+    let days = |set: Set| t.evidence.iter().filter(|e| e.set == set).map(|e| e.ticks).sum::<u64>() as f64 / 1440.0;
+    let count = |set: Set| t.evidence.iter().filter(|e| e.set == set).count();
+    let _ = writeln!(md, "## Evidence\n");
+    let _ = writeln!(
+        md,
+        "{} traces: {} to choose on ({:.1} days), {} held out to validate on ({:.1} days).\n",
+        t.evidence.len(),
+        count(Set::Train),
+        days(Set::Train),
+        count(Set::Holdout),
+        days(Set::Holdout)
+    );
+    let _ = writeln!(md, "| trace | set | days | source | sha256 |\n|---|---|---:|---|---|");
+    for e in &t.evidence {
+        let set = if e.set == Set::Train { "train" } else { "hold-out" };
+        let _ =
+            writeln!(md, "| {} | {set} | {:.1} | `{}` | `{}` |", e.trace.name, e.ticks as f64 / 1440.0, e.source, &e.source_sha256[..12]);
+    }
+    md.push('\n');
+}
+
+fn space_section(md: &mut String, t: &Tuning) {
+    let _ = writeln!(md, "## Search space\n\n| threshold | base | values |\n|---|---:|---|");
+    let base = super::space::settings_of(&t.base.thresholds);
+    for d in &t.space.dimensions {
+        let b = base.iter().find(|(k, _)| *k == d.key).map_or("-".into(), |(_, v)| number(*v));
+        let values: Vec<String> = d.values.iter().map(|v| number(*v)).collect();
+        let _ = writeln!(md, "| `{}` | {b} | {} |", d.key, values.join(", "));
+    }
+    let r = &t.space.choose;
+    let _ = writeln!(
+        md,
+        "\n{} candidates. The chosen one has the fewest flaps per day on the training traces among those that break no invariant, match every entry of the base into critical no more than {} min later, and lose at most {} % of the base's bulk capacity-minutes.\n",
+        t.candidates.len(),
+        r.max_protection_delay_minutes,
+        number(r.max_bulk_capacity_loss_pct)
+    );
+    if let Some((names, outcomes)) = &t.gate {
+        let failing = outcomes.iter().filter(|o| o.findings > 0).count();
+        let _ = writeln!(
+            md,
+            "The A/B gate is a constraint too: each candidate is replayed against the base over the gate's {} traces ({}), which are not scored, and one the gate fails is not chosen. It fails {failing} of the {} candidates.\n",
+            names.len(),
+            names.join(", "),
+            outcomes.len()
+        );
+    }
+}
+
+fn result_section(md: &mut String, t: &Tuning) {
+    let _ = writeln!(md, "## Result\n");
+    if t.chosen.is_none() {
+        let _ =
+            writeln!(md, "No candidate meets the rule on the training traces; the base stays. Why those of the Pareto front did not:\n");
+        for &f in t.front.iter().take(5) {
+            let why = t.verdicts[f].as_ref().err().map_or("", String::as_str);
+            let _ = writeln!(md, "- candidate {f}, {}: {why}", t.candidates[f].label());
+        }
+        md.push('\n');
+    }
+    let Some(i) = t.shown else { return };
+    let (b, c) = (&t.base_scores, &t.scores[i]);
+    let what = if t.chosen == Some(i) { "Chosen" } else { "Not chosen, shown for comparison (the first of the Pareto front)" };
+    let _ = writeln!(
+        md,
+        "{what}: candidate {i}, **{}** (against the base: {}).\n",
+        t.candidates[i].label(),
+        t.candidates[i].changes(&t.base.thresholds)
+    );
+    let who = if t.chosen == Some(i) { "chosen" } else { "candidate" };
+    let _ = writeln!(md, "| metric | base, train | {who}, train | base, hold-out | {who}, hold-out |\n|---|---:|---:|---:|---:|");
+    let mut row = |name: &str, f: &dyn Fn(&super::choose::SetScore) -> String| {
+        let _ = writeln!(md, "| {name} | {} | {} | {} | {} |", f(&b.train), f(&c.train), f(&b.holdout), f(&c.holdout));
+    };
+    row("days", &|s| format!("{:.1}", s.ticks as f64 / 1440.0));
+    row("flaps (a change undone within 15 min)", &|s| s.flaps.to_string());
+    row("flaps per day", &|s| format!("{:.2}", s.flaps_per_day));
+    row("transitions", &|s| s.transitions.to_string());
+    row("bulk capacity withheld (% of minutes)", &|s| format!("{:.3}", s.bulk_capacity_withheld_pct));
+    row("bulk capacity-minutes lost against the base (%)", &|s| format!("{:.3}", s.bulk_capacity_loss_vs_base_pct));
+    row("over-protection (minutes protected on normal readings)", &|s| s.over_protection_minutes.to_string());
+    row("minutes critical", &|s| s.minutes_critical.to_string());
+    row("minutes emergency", &|s| s.minutes_emergency.to_string());
+    row("worst minutes from a first critical reading to protection", &|s| opt(s.worst_minutes_to_protect));
+    row("entries of the base into critical", &|s| s.base_entries.to_string());
+    row("most minutes one came later", &|s| opt(s.max_protection_delay));
+    row("entries never matched", &|s| s.missed_protections.to_string());
+    row("invariant violations", &|s| s.violations.to_string());
+    let holdout = super::choose::meets(&c.holdout, &t.space.choose);
+    let _ = writeln!(
+        md,
+        "\nOn the hold-out this candidate flaps {} as often as the base ({:.2} against {:.2} a day), loses {:.3} % of its bulk capacity-minutes, comes at most {} min later into critical, and {}.\n",
+        ratio(c.holdout.flaps_per_day, b.holdout.flaps_per_day),
+        c.holdout.flaps_per_day,
+        b.holdout.flaps_per_day,
+        c.holdout.bulk_capacity_loss_vs_base_pct,
+        opt(c.holdout.max_protection_delay),
+        match &holdout {
+            Ok(()) => "meets the rule there too".to_string(),
+            Err(why) => format!("does not meet the rule there: {why}"),
+        }
+    );
+}
+
+fn front_section(md: &mut String, t: &Tuning) {
+    let _ = writeln!(md, "## The trade-off (training traces)\n\n![Pareto front](pareto.svg)\n");
+    let _ = writeln!(
+        md,
+        "The Pareto front: no other candidate has both fewer flaps per day and less bulk capacity lost ({} of {}).\n",
+        t.front.len(),
+        t.candidates.len()
+    );
+    let _ = writeln!(
+        md,
+        "| candidate | settings | flaps per day | capacity lost % | most minutes later | meets the rule |\n|---:|---|---:|---:|---:|---|"
+    );
+    for &i in &t.front {
+        let s = &t.scores[i].train;
+        let meets = match &t.verdicts[i] {
+            Ok(()) if Some(i) == t.chosen => "yes, chosen".to_string(),
+            Ok(()) => "yes".to_string(),
+            Err(why) => format!("no: {why}"),
+        };
+        let _ = writeln!(
+            md,
+            "| {i} | {} | {:.2} | {:.3} | {} | {meets} |",
+            t.candidates[i].label(),
+            s.flaps_per_day,
+            s.bulk_capacity_loss_vs_base_pct,
+            opt(s.max_protection_delay)
+        );
+    }
+    md.push('\n');
+}
+
+fn per_trace_section(md: &mut String, t: &Tuning) {
+    let Some(i) = t.shown else { return };
+    let which = if t.chosen == Some(i) { "chosen" } else { "shown" };
+    let _ = writeln!(md, "## The {which} candidate, trace by trace\n");
+    let _ = writeln!(
+        md,
+        "| trace | set | flaps, base | flaps, chosen | capacity lost % | most minutes later | over-protection, base | over-protection, chosen | minutes emergency, base | minutes emergency, chosen |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for ((e, b), c) in t.evidence.iter().zip(&t.base_per_trace).zip(&t.chosen_per_trace) {
+        let set = if e.set == Set::Train { "train" } else { "hold-out" };
+        let lost = if b.bulk_capacity_minutes > 0.0 {
+            (b.bulk_capacity_minutes - c.bulk_capacity_minutes) / b.bulk_capacity_minutes * 100.0
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {set} | {} | {} | {lost:.3} | {} | {} | {} | {} | {} |",
+            e.trace.name,
+            b.flaps,
+            c.flaps,
+            opt(c.max_protection_delay),
+            b.over_protection_minutes,
+            c.over_protection_minutes,
+            b.minutes[3],
+            c.minutes[3]
+        );
+    }
+    let _ = writeln!(md, "\n(candidate {i}: {})\n", t.candidates[i].label());
+}
+
+fn readiness_section(md: &mut String, t: &Tuning) {
+    let days = t.evidence.iter().map(|e| e.ticks).sum::<u64>() as f64 / 1440.0;
+    let _ = writeln!(md, "## Emergency-switch readiness\n");
+    let _ = writeln!(
+        md,
+        "How the emergency stage throttles would have gone had the switch been on from the start, over all {days:.1} days of evidence (training and hold-out):\n"
+    );
+    let (b, c) = (&t.readiness.0, t.readiness.1.as_ref());
+    let which = if t.chosen.is_some() { "chosen" } else { "shown" };
+    let _ = writeln!(md, "| | base | {which} |\n|---|---:|---:|");
+    let mut row = |name: &str, f: &dyn Fn(&Readiness) -> String| {
+        let _ = writeln!(md, "| {name} | {} | {} |", f(b), c.map_or("-".into(), f));
+    };
+    row("engagements", &|r| r.engagements.to_string());
+    row("engagements per day", &|r| format!("{:.3}", r.engagements as f64 / days.max(1.0)));
+    row("minutes engaged", &|r| r.minutes_engaged.to_string());
+    row("longest engagement (minutes)", &|r| r.longest_minutes.to_string());
+    row("ended by a recovery", &|r| r.ended_by_recovery.to_string());
+    row("ended by a pin", &|r| r.ended_by_pin.to_string());
+    row("ended by a lost signal", &|r| r.ended_by_signal_loss.to_string());
+    row("ended by the switch", &|r| r.ended_by_switch.to_string());
+    row("still engaged at a trace's end", &|r| r.engaged_at_end.to_string());
+    md.push('\n');
+}

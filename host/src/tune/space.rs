@@ -1,0 +1,355 @@
+//! The search space of `sentinel policy tune` (docs/behaviour.md §10.8): a TOML file naming, for
+//! each threshold to vary, its values (`[a, b, c]`) or a range (`{ from, to, step }`), and the
+//! rule that chooses among the candidates. Keys are the `[thresholds]` keys of a `policy.toml`,
+//! dotted or nested:
+//!
+//! ```toml
+//! [thresholds]
+//! cpu_pct.resolve_band = [0, 5, 10]
+//! recover_readings = { from = 5, to = 8, step = 1 }
+//!
+//! [choose]
+//! max_bulk_capacity_loss_pct = 0.5     # against the base, on the training traces
+//! max_protection_delay_minutes = 2     # any entry into critical, against the base
+//! ```
+//!
+//! Every candidate (the product of the values, keys in alphabetical order, the last varying
+//! fastest) is checked before a sweep starts: against the policy file's own rules and the
+//! invariant floors.
+
+use super::TuneError;
+use crate::policy::invariants::Floors;
+use serde::Serialize;
+use vocabulary::{LevelThresholds, Thresholds};
+
+/// The most candidates one sweep replays.
+pub const MAX_CANDIDATES: usize = 100_000;
+
+/// The floors every candidate keeps whatever the space says (INV-01: 3 readings to escalate,
+/// 5 to recover, 5 minutes between automatic changes).
+pub const SEED_FLOORS: Floors = Floors { min_spacing_s: Some(300), min_escalate_readings: Some(3), min_recover_readings: Some(5) };
+
+/// What can be varied: every number the decision uses (the factors and the pin limits are not
+/// thresholds a replay can judge).
+const KEYS: &[(&str, Kind)] = &[
+    ("cpu_pct.constrained", Kind::Real),
+    ("cpu_pct.critical", Kind::Real),
+    ("cpu_pct.resolve_band", Kind::Real),
+    ("connections_pct.constrained", Kind::Real),
+    ("connections_pct.critical", Kind::Real),
+    ("connections_pct.resolve_band", Kind::Real),
+    ("latency_ratio.constrained", Kind::Real),
+    ("latency_ratio.critical", Kind::Real),
+    ("latency_ratio.resolve_band", Kind::Real),
+    ("spacing_s", Kind::Count),
+    ("escalate_readings", Kind::Count),
+    ("recover_readings", Kind::Count),
+    ("emergency_after_s", Kind::Count),
+    ("throttle_after_s", Kind::Count),
+    ("restore_hold_max_s", Kind::Count),
+    ("max_gap_s", Kind::Count),
+    ("release_after_failed_reads", Kind::Count),
+    ("baseline_min_samples", Kind::Count),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Real,
+    Count,
+}
+
+/// One threshold and the values it takes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dimension {
+    pub key: String,
+    pub values: Vec<f64>,
+}
+
+/// How the sweep chooses: the least flaps per day among candidates that break no invariant, miss
+/// no protection the base gave, and stay within these limits on the training traces.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceRule {
+    /// Bulk capacity-minutes lost against the base, in percent.
+    #[serde(default = "default_loss")]
+    pub max_bulk_capacity_loss_pct: f64,
+    /// Minutes any entry of the base into critical may come later with the candidate.
+    #[serde(default = "default_delay")]
+    pub max_protection_delay_minutes: i64,
+}
+
+fn default_loss() -> f64 {
+    0.5
+}
+
+fn default_delay() -> i64 {
+    2
+}
+
+impl Default for ChoiceRule {
+    fn default() -> ChoiceRule {
+        ChoiceRule { max_bulk_capacity_loss_pct: default_loss(), max_protection_delay_minutes: default_delay() }
+    }
+}
+
+/// A parsed space.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchSpace {
+    pub dimensions: Vec<Dimension>,
+    pub choose: ChoiceRule,
+}
+
+/// One point of the space: its settings and the thresholds they give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub index: usize,
+    pub settings: Vec<(String, f64)>,
+    pub thresholds: Thresholds,
+}
+
+impl Candidate {
+    /// `key=value, ...`, as the reports name a candidate.
+    pub fn label(&self) -> String {
+        if self.settings.is_empty() {
+            return "the base".into();
+        }
+        self.settings.iter().map(|(k, v)| format!("{k}={}", number(*v))).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl Candidate {
+    /// What differs from `base`: `key from -> to, ...` (`no change` when nothing does).
+    pub fn changes(&self, base: &Thresholds) -> String {
+        let before = settings_of(base);
+        let changed: Vec<String> = self
+            .settings
+            .iter()
+            .filter_map(|(k, v)| {
+                let old = before.iter().find(|(key, _)| key == k).map_or(f64::NAN, |(_, old)| *old);
+                (old != *v).then(|| format!("{k} {} -> {}", number(old), number(*v)))
+            })
+            .collect();
+        if changed.is_empty() { "no change".into() } else { changed.join(", ") }
+    }
+}
+
+/// Every tunable key of `t` with its value, in the order the space keys are listed.
+pub fn settings_of(t: &Thresholds) -> Vec<(&'static str, f64)> {
+    vec![
+        ("cpu_pct.constrained", t.cpu_pct.constrained),
+        ("cpu_pct.critical", t.cpu_pct.critical),
+        ("cpu_pct.resolve_band", t.cpu_pct.resolve_band),
+        ("connections_pct.constrained", t.connections_pct.constrained),
+        ("connections_pct.critical", t.connections_pct.critical),
+        ("connections_pct.resolve_band", t.connections_pct.resolve_band),
+        ("latency_ratio.constrained", t.latency_ratio.constrained),
+        ("latency_ratio.critical", t.latency_ratio.critical),
+        ("latency_ratio.resolve_band", t.latency_ratio.resolve_band),
+        ("spacing_s", f64::from(t.spacing_s)),
+        ("escalate_readings", f64::from(t.escalate_readings)),
+        ("recover_readings", f64::from(t.recover_readings)),
+        ("emergency_after_s", f64::from(t.emergency_after_s)),
+        ("throttle_after_s", f64::from(t.throttle_after_s)),
+        ("restore_hold_max_s", f64::from(t.restore_hold_max_s)),
+        ("max_gap_s", f64::from(t.max_gap_s)),
+        ("release_after_failed_reads", f64::from(t.release_after_failed_reads)),
+        ("baseline_min_samples", f64::from(t.baseline_min_samples)),
+    ]
+}
+
+/// A number as the reports write it: whole numbers without a fraction.
+pub fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v}") }
+}
+
+impl SearchSpace {
+    /// Parses a space file; errors name the file and the key.
+    pub fn parse(file: &str, text: &str) -> Result<SearchSpace, TuneError> {
+        let bad = |message: String| TuneError::Space { file: file.to_string(), message };
+        let table: toml::Table = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let mut dimensions = Vec::new();
+        let mut choose = ChoiceRule::default();
+        for (section, value) in table {
+            match (section.as_str(), value) {
+                ("thresholds", toml::Value::Table(t)) => flatten("", &t, &mut dimensions).map_err(bad)?,
+                ("choose", toml::Value::Table(t)) => {
+                    choose = toml::Value::Table(t).try_into().map_err(|e: toml::de::Error| bad(format!("choose: {}", e.message())))?;
+                }
+                (other, _) => return Err(bad(format!("{other}: unknown section (expected [thresholds] and [choose])"))),
+            }
+        }
+        if dimensions.is_empty() {
+            return Err(bad("thresholds: names no threshold to vary".into()));
+        }
+        if !(choose.max_bulk_capacity_loss_pct.is_finite() && choose.max_bulk_capacity_loss_pct >= 0.0) {
+            return Err(bad("choose.max_bulk_capacity_loss_pct: must be a number of at least 0".into()));
+        }
+        if choose.max_protection_delay_minutes < 0 {
+            return Err(bad("choose.max_protection_delay_minutes: must be at least 0".into()));
+        }
+        let space = SearchSpace { dimensions, choose };
+        let size = space.size();
+        if size > MAX_CANDIDATES {
+            return Err(bad(format!("thresholds: {size} candidates, more than {MAX_CANDIDATES}: narrow a range or take fewer values")));
+        }
+        Ok(space)
+    }
+
+    /// How many candidates (saturating).
+    pub fn size(&self) -> usize {
+        self.dimensions.iter().fold(1usize, |n, d| n.saturating_mul(d.values.len()))
+    }
+
+    /// Every candidate over `base`, the first key (alphabetically) varying slowest; refused (naming the key and
+    /// the candidate) when one breaks the policy file's rules or `floors`.
+    pub fn candidates(&self, base: &Thresholds, floors: &Floors) -> Result<Vec<Candidate>, TuneError> {
+        let mut out = Vec::with_capacity(self.size());
+        let mut digits = vec![0usize; self.dimensions.len()];
+        loop {
+            let settings: Vec<(String, f64)> = self.dimensions.iter().zip(&digits).map(|(d, &i)| (d.key.clone(), d.values[i])).collect();
+            let mut thresholds = *base;
+            for (key, value) in &settings {
+                set(&mut thresholds, key, *value);
+            }
+            let candidate = Candidate { index: out.len(), settings, thresholds };
+            admissible(&candidate, floors)?;
+            out.push(candidate);
+            // The next combination, the last key fastest.
+            let mut k = digits.len();
+            loop {
+                if k == 0 {
+                    return Ok(out);
+                }
+                k -= 1;
+                digits[k] += 1;
+                if digits[k] < self.dimensions[k].values.len() {
+                    break;
+                }
+                digits[k] = 0;
+            }
+        }
+    }
+}
+
+/// The candidate's thresholds pass the policy file's checks and the floors.
+fn admissible(c: &Candidate, floors: &Floors) -> Result<(), TuneError> {
+    let refuse = |message: String| TuneError::Candidate { candidate: c.label(), message };
+    c.thresholds.check().map_err(&refuse)?;
+    let t = &c.thresholds;
+    for (key, own, floor) in [
+        ("spacing_s", t.spacing_s, floors.min_spacing_s),
+        ("escalate_readings", t.escalate_readings, floors.min_escalate_readings),
+        ("recover_readings", t.recover_readings, floors.min_recover_readings),
+    ] {
+        if let Some(floor) = floor
+            && own < floor
+        {
+            return Err(refuse(format!("thresholds.{key}: {own} is below the invariant floor {floor} (INV-01)")));
+        }
+    }
+    Ok(())
+}
+
+/// Nested tables become dotted keys; an array or a range is one dimension.
+fn flatten(prefix: &str, table: &toml::Table, out: &mut Vec<Dimension>) -> Result<(), String> {
+    for (name, value) in table {
+        let key = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        match value {
+            toml::Value::Table(t) if t.contains_key("from") || t.contains_key("to") || t.contains_key("step") => {
+                let values = range(&key, t)?;
+                out.push(dimension(&key, values)?);
+            }
+            toml::Value::Table(t) => flatten(&key, t, out)?,
+            toml::Value::Array(items) => {
+                let values = items.iter().map(|v| as_number(&key, v)).collect::<Result<Vec<f64>, String>>()?;
+                out.push(dimension(&key, values)?);
+            }
+            other => return Err(format!("thresholds.{key}: expected a list of values or {{ from, to, step }}, got {other}")),
+        }
+    }
+    Ok(())
+}
+
+fn dimension(key: &str, values: Vec<f64>) -> Result<Dimension, String> {
+    let Some(&(_, kind)) = KEYS.iter().find(|(k, _)| *k == key) else {
+        let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+        return Err(format!("thresholds.{key}: not a threshold the tuner can vary (one of: {})", known.join(", ")));
+    };
+    if values.is_empty() {
+        return Err(format!("thresholds.{key}: no values"));
+    }
+    for &v in &values {
+        let whole = v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v);
+        if kind == Kind::Count && !whole {
+            return Err(format!("thresholds.{key}: {v} is not a whole number from 0 to {}", u32::MAX));
+        }
+    }
+    let mut seen = values.clone();
+    seen.sort_by(f64::total_cmp);
+    if seen.windows(2).any(|w| w[0] == w[1]) {
+        return Err(format!("thresholds.{key}: a value is listed twice"));
+    }
+    Ok(Dimension { key: key.to_string(), values })
+}
+
+fn range(key: &str, t: &toml::Table) -> Result<Vec<f64>, String> {
+    for k in t.keys() {
+        if !matches!(k.as_str(), "from" | "to" | "step") {
+            return Err(format!("thresholds.{key}.{k}: unknown (a range has from, to and step)"));
+        }
+    }
+    let get = |name: &str| t.get(name).ok_or_else(|| format!("thresholds.{key}.{name}: missing")).and_then(|v| as_number(key, v));
+    let (from, to, step) = (get("from")?, get("to")?, get("step")?);
+    if step <= 0.0 || from > to {
+        return Err(format!("thresholds.{key}: a range needs from <= to and a step above 0"));
+    }
+    let n = ((to - from) / step + 1e-9).floor();
+    if n >= MAX_CANDIDATES as f64 {
+        return Err(format!("thresholds.{key}: the range has more than {MAX_CANDIDATES} values"));
+    }
+    // Rounded to 9 decimals, so that 0.1 steps give 0.3 and not 0.30000000000000004.
+    Ok((0..=n as usize).map(|i| ((from + i as f64 * step) * 1e9).round() / 1e9).collect())
+}
+
+fn as_number(key: &str, v: &toml::Value) -> Result<f64, String> {
+    match v {
+        toml::Value::Integer(i) => Ok(*i as f64),
+        toml::Value::Float(f) if f.is_finite() => Ok(*f),
+        other => Err(format!("thresholds.{key}: {other} is not a finite number")),
+    }
+}
+
+/// Sets one known key (checked by [`dimension`]).
+fn set(t: &mut Thresholds, key: &str, v: f64) {
+    let count = v as u32;
+    let (signal, field) = key.split_once('.').unwrap_or((key, ""));
+    let bounds: Option<&mut LevelThresholds> = match signal {
+        "cpu_pct" => Some(&mut t.cpu_pct),
+        "connections_pct" => Some(&mut t.connections_pct),
+        "latency_ratio" => Some(&mut t.latency_ratio),
+        _ => None,
+    };
+    if let Some(b) = bounds {
+        match field {
+            "constrained" => b.constrained = v,
+            "critical" => b.critical = v,
+            _ => b.resolve_band = v,
+        }
+        return;
+    }
+    match key {
+        "spacing_s" => t.spacing_s = count,
+        "escalate_readings" => t.escalate_readings = count,
+        "recover_readings" => t.recover_readings = count,
+        "emergency_after_s" => t.emergency_after_s = count,
+        "throttle_after_s" => t.throttle_after_s = count,
+        "restore_hold_max_s" => t.restore_hold_max_s = count,
+        "max_gap_s" => t.max_gap_s = count,
+        "release_after_failed_reads" => t.release_after_failed_reads = count,
+        _ => t.baseline_min_samples = count,
+    }
+}
+
+#[cfg(test)]
+#[path = "space_tests.rs"]
+mod tests;

@@ -1,0 +1,137 @@
+//! The sweep: the base and every candidate over every trace, on the native rules with the
+//! thresholds as data, each (candidate, trace) pair one job on the rayon pool. Results come back
+//! in candidate and trace order whatever the scheduling, so the report does not depend on it.
+
+use super::TuneError;
+use super::evidence::EvidenceTrace;
+use super::score::{Readiness, ReadinessTracker, Scorer, TraceScore};
+use super::space::Candidate;
+use crate::policy::NativePolicy;
+use crate::policy::invariants::Floors;
+use crate::replay::Replayer;
+use crate::replay::Tick;
+use crate::trace::Trace;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use vocabulary::{Instant, PolicyDescription, Thresholds};
+
+/// Every replay's score: `base[trace]` and `candidates[candidate][trace]`.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub base: Vec<TraceScore>,
+    pub candidates: Vec<Vec<TraceScore>>,
+    /// Ticks replayed, all candidates and the base together.
+    pub candidate_ticks: u64,
+}
+
+/// Replays the base, then every candidate, over the evidence.
+pub fn sweep(
+    evidence: &[EvidenceTrace],
+    base: &PolicyDescription,
+    candidates: &[Candidate],
+    floors: &Floors,
+    progress: bool,
+) -> Result<Sweep, TuneError> {
+    let ticks: u64 = evidence.iter().map(|t| t.ticks).sum();
+    let base_runs: Vec<(TraceScore, Vec<Instant>)> =
+        evidence.par_iter().map(|t| replay(t, base, &base.thresholds, floors, &[], &ProgressBar::hidden())).collect::<Result<_, _>>()?;
+    let entries: Vec<Vec<Instant>> = base_runs.iter().map(|(_, e)| e.clone()).collect();
+    // The base is held to its own entries: each on time.
+    let base_scores = base_runs
+        .into_iter()
+        .map(|(mut score, own)| {
+            score.base_entries = own.len() as u32;
+            score.max_protection_delay = (!own.is_empty()).then_some(0);
+            score
+        })
+        .collect();
+    let bar = progress_bar(progress, ticks * candidates.len() as u64);
+    let jobs = candidates.len() * evidence.len();
+    let scores: Vec<TraceScore> = (0..jobs)
+        .into_par_iter()
+        .map(|job| {
+            let (c, t) = (job / evidence.len(), job % evidence.len());
+            replay(&evidence[t], base, &candidates[c].thresholds, floors, &entries[t], &bar).map(|(score, _)| score)
+        })
+        .collect::<Result<_, _>>()?;
+    bar.finish_and_clear();
+    let candidate_ticks = ticks * (candidates.len() as u64 + 1);
+    let mut rows = scores.into_iter();
+    let per_candidate: Vec<Vec<TraceScore>> = candidates.iter().map(|_| rows.by_ref().take(evidence.len()).collect()).collect();
+    Ok(Sweep { base: base_scores, candidates: per_candidate, candidate_ticks })
+}
+
+/// The policy a set of thresholds is: the base's name and version, the candidate's numbers.
+fn native(base: &PolicyDescription, thresholds: &Thresholds) -> NativePolicy {
+    let file = PolicyDescription { name: base.name.clone(), version: base.version.clone(), thresholds: *thresholds };
+    NativePolicy::new(file, "", Some("candidate"))
+}
+
+/// One trace through one set of thresholds, the switch as the trace says (off at the start).
+fn replay(
+    t: &EvidenceTrace,
+    base: &PolicyDescription,
+    thresholds: &Thresholds,
+    floors: &Floors,
+    base_entries: &[Instant],
+    bar: &ProgressBar,
+) -> Result<(TraceScore, Vec<Instant>), TuneError> {
+    let mut scorer = Scorer::new("candidate", &t.trace.name, thresholds, floors, base_entries);
+    let mut ticks = 0u64;
+    replay_ticks(&t.trace, base, thresholds, false, &mut |tick| {
+        scorer.add(&tick);
+        ticks += 1;
+        if ticks == 8192 {
+            bar.inc(ticks);
+            ticks = 0;
+        }
+    })?;
+    bar.inc(ticks);
+    Ok(scorer.finish())
+}
+
+/// Every tick of `trace` under `thresholds` (the base's name and version), the switch starting
+/// as given, handed to `sink`.
+pub fn replay_ticks(
+    trace: &Trace,
+    base: &PolicyDescription,
+    thresholds: &Thresholds,
+    throttles: bool,
+    sink: &mut dyn FnMut(Tick<'_>),
+) -> Result<(), TuneError> {
+    let mut policy = native(base, thresholds);
+    let mut replayer = Replayer::new(throttles);
+    for event in &trace.events {
+        replayer.step(&mut policy, event, sink).map_err(|e| TuneError::Replay { trace: trace.name.clone(), message: e.to_string() })?;
+    }
+    Ok(())
+}
+
+/// The stage throttles with the switch on from the start, over every trace: what a product
+/// owner deciding to turn the switch on would have seen.
+pub fn readiness(evidence: &[EvidenceTrace], base: &PolicyDescription, thresholds: &Thresholds) -> Result<Vec<Readiness>, TuneError> {
+    evidence
+        .par_iter()
+        .map(|t| {
+            let mut tracker = ReadinessTracker::default();
+            let mut last_at = None;
+            replay_ticks(&t.trace, base, thresholds, true, &mut |tick| {
+                last_at = Some(tick.at);
+                tracker.add(&tick);
+            })?;
+            Ok(tracker.finish(last_at))
+        })
+        .collect()
+}
+
+/// A bar over the sweep's candidate-ticks, drawn only on a terminal and for a long sweep.
+fn progress_bar(wanted: bool, total: u64) -> ProgressBar {
+    if !wanted || total < 1_000_000 || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("tune [{bar:30}] {human_pos}/{human_len} candidate-ticks, {elapsed} (eta {eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
