@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use vocabulary::Thresholds;
-use vocabulary::{ApiBaseline, ApiSamples, Instant};
+use vocabulary::{ApiBaseline, ApiSamples, Instant, LatencySample};
 
 const HOUR: i64 = 3600;
 
@@ -11,21 +11,28 @@ const HOUR: i64 = 3600;
 /// [hour - 24 h, hour - 1 h), when there are at least `baseline_min_samples` of them. Samples
 /// of one API given in several groups count together. Sorted by API name.
 pub fn compute(hour: Instant, groups: &[ApiSamples], t: &Thresholds) -> Vec<ApiBaseline> {
-    let from = hour.saturating_sub(24 * HOUR);
-    let until = hour.saturating_sub(HOUR);
     let mut by_api: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for group in groups {
         let values = by_api.entry(group.api.as_str()).or_default();
-        values.extend(group.samples.iter().filter(|s| s.at >= from && s.at < until && s.p95_ms.is_finite()).map(|s| s.p95_ms));
+        values.extend(in_window(hour, &group.samples));
     }
-    by_api
-        .into_iter()
-        .map(|(api, mut values)| {
-            let samples = u32::try_from(values.len()).unwrap_or(u32::MAX);
-            let baseline_ms = (samples >= t.baseline_min_samples && !values.is_empty()).then(|| median(&mut values));
-            ApiBaseline { api: api.to_string(), baseline_ms, samples }
-        })
-        .collect()
+    by_api.into_iter().map(|(api, mut values)| baseline_of(api, &mut values, t)).collect()
+}
+
+/// The p95 values of `samples` that count for the baseline of the hour starting at `hour`:
+/// finite, and in [hour - 24 h, hour - 1 h).
+pub fn in_window<'a>(hour: Instant, samples: impl IntoIterator<Item = &'a LatencySample>) -> impl Iterator<Item = f64> {
+    let from = hour.saturating_sub(24 * HOUR);
+    let until = hour.saturating_sub(HOUR);
+    samples.into_iter().filter(move |s| s.at >= from && s.at < until && s.p95_ms.is_finite()).map(|s| s.p95_ms)
+}
+
+/// One API's baseline from the values in its window (reordered in place): their median when
+/// there are at least `baseline_min_samples` of them.
+pub fn baseline_of(api: &str, values: &mut [f64], t: &Thresholds) -> ApiBaseline {
+    let samples = u32::try_from(values.len()).unwrap_or(u32::MAX);
+    let baseline_ms = (samples >= t.baseline_min_samples && !values.is_empty()).then(|| median(values));
+    ApiBaseline { api: api.to_string(), baseline_ms, samples }
 }
 
 /// The median; the mean of the middle two for an even count. `values` must not be empty.

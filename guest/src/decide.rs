@@ -11,9 +11,16 @@ use vocabulary::{Factors, Thresholds};
 
 /// One tick. Pure: the same input gives the same decision.
 pub fn decide(input: &DecisionInput, t: &Thresholds) -> Decision {
+    decide_with(input, input.memory.clone(), t, true)
+}
+
+/// [`decide`] with the memory handed over apart from the input (whose own memory is ignored),
+/// and the explanation written only when `explain` (empty otherwise): a replay carries the
+/// memory from tick to tick without copying it and asks for the line only when it shows it.
+pub fn decide_with(input: &DecisionInput, memory: Option<Memory>, t: &Thresholds, explain: bool) -> Decision {
     let now = input.now;
-    let fresh = input.memory.is_none();
-    let mut memory = input.memory.clone().unwrap_or_else(|| Memory::fresh(now));
+    let fresh = memory.is_none();
+    let mut memory = memory.unwrap_or_else(|| Memory::fresh(now));
     let previous = memory.state;
 
     // 1. Readings.
@@ -54,7 +61,7 @@ pub fn decide(input: &DecisionInput, t: &Thresholds) -> Decision {
     // 6. Factors of the resulting state.
     let state = memory.state;
     let changed = state != previous;
-    let explanation = explain(&step, previous, state, level, throttles, pin, &memory);
+    let explanation = if explain { explanation(&step, previous, state, level, throttles, pin, &memory) } else { String::new() };
     Decision {
         state,
         factors: factors_of(state, t),
@@ -217,7 +224,7 @@ fn throttle_intent(memory: &mut Memory, step: &Step, pinned: bool, enabled: bool
 
 /// The one-line explanation. Built by appending, not `format!`: it is made on every tick, and
 /// on a replay of a year of minutes its formatting machinery was a visible share of the guest.
-fn explain(
+fn explanation(
     step: &Step,
     previous: ProtectionState,
     state: ProtectionState,

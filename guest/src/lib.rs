@@ -10,10 +10,12 @@
 pub mod admission;
 pub mod assess;
 pub mod baseline;
+pub mod baseline_window;
 pub mod decide;
 pub mod factor_choice;
 pub mod pin;
 pub mod planner;
+pub mod replay;
 
 /// The version of these rules (names the admission component).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

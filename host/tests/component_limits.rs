@@ -70,7 +70,7 @@ fn a_trap_names_the_policy_and_the_next_call_gets_a_fresh_instance() {
 #[test]
 fn an_admission_component_is_refused_as_a_policy_with_a_clear_message() {
     let rt = runtime(16 << 20);
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/policies/capacity-admission-3.0.0.wasm");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/policies/capacity-admission-3.1.0.wasm");
     assert!(path.is_file(), "{} is missing: run `cargo policies` first", path.display());
     let err = ComponentPolicy::load(&rt, &path, None).err().expect("must not load");
     assert!(matches!(err, PolicyError::WrongWorld { .. }), "{err}");

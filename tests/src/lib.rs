@@ -13,6 +13,7 @@ pub mod golden;
 pub mod json;
 pub mod paths;
 pub mod policies;
+pub mod random_trace;
 pub mod rest_api;
 pub mod sentinel_bin;
 pub mod servers;
@@ -22,4 +23,4 @@ pub mod year;
 
 pub use golden::{bless, first_difference};
 pub use paths::{cloudwatch_dir, component_path, workspace};
-pub use policies::{component, native, replay_decisions, replay_lines, runtime, shared_component};
+pub use policies::{ReplayPath, component, native, replay_lines, replay_outcomes, runtime, shared_component};

@@ -2,12 +2,12 @@
 //! under the same label, so their replay lines compare byte for byte, and replaying traces.
 
 use crate::paths::{component_path, policy_folder, stale_hint};
-use sentinel::policy::{self, Limits, Policy, Runtime};
-use sentinel::replay::{self, output};
+use sentinel::policy::{self, Limits, Policy, ReplaySession, Runtime};
+use sentinel::replay::{self, CHUNK_EVENTS, PerTick, output};
 use sentinel::trace::Trace;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use vocabulary::Decision;
+use vocabulary::{ApiBaseline, Outcome, SessionStart};
 
 /// The policy versions under `policies/`.
 pub const VERSIONS: [&str; 2] = ["1.0.0", "2.0.0"];
@@ -64,20 +64,51 @@ pub fn replay_lines(trace: &Trace, policy: &mut Box<dyn Policy>, throttles: bool
     replay_both(trace, policy, throttles).0
 }
 
-/// Replays a trace through one policy: its decisions.
-pub fn replay_decisions(trace: &Trace, policy: &mut Box<dyn Policy>, throttles: bool) -> Vec<Decision> {
-    replay_both(trace, policy, throttles).1
-}
-
-/// Replays a trace through one policy: its lines and its decisions.
-pub fn replay_both(trace: &Trace, policy: &mut Box<dyn Policy>, throttles: bool) -> (Vec<String>, Vec<Decision>) {
+/// Replays a trace through one policy as `sentinel replay` does: its lines and its outcomes.
+pub fn replay_both(trace: &Trace, policy: &mut Box<dyn Policy>, throttles: bool) -> (Vec<String>, Vec<Outcome>) {
     let label = policy.identity().label.clone();
     let mut lines = Vec::new();
-    let mut decisions = Vec::new();
+    let mut outcomes = Vec::new();
     replay::run(trace, std::slice::from_mut(policy), throttles, &mut |_, tick| {
         lines.push(output::tick_line(&label, &tick));
-        decisions.push(tick.decision.clone());
+        outcomes.push(tick.outcome.clone());
     })
     .unwrap_or_else(|e| panic!("replaying {} through {label}: {e}", trace.name));
-    (lines, decisions)
+    (lines, outcomes)
+}
+
+/// How a replay reaches the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayPath {
+    /// The policy's batch session, a chunk of events a call.
+    Batch,
+    /// `decide` tick by tick, the host carrying memory and baselines.
+    PerTick,
+}
+
+/// Every tick's outcome with its explanation, and the baselines learnt (with the index of the
+/// first tick they apply to), replayed by `path` in chunks of `chunk` events.
+pub fn replay_outcomes(
+    trace: &Trace,
+    policy: &mut dyn Policy,
+    throttles: bool,
+    path: ReplayPath,
+    chunk: usize,
+) -> (Vec<Outcome>, Vec<(usize, Vec<ApiBaseline>)>) {
+    let label = policy.identity().label.clone();
+    let start = |throttles_enabled| SessionStart { throttles_enabled, explain: true, ..SessionStart::default() };
+    let mut session: Box<dyn ReplaySession + '_> = match path {
+        ReplayPath::Batch => {
+            assert!(policy.replays_in_batch(), "{label} has no batch replay");
+            policy.batch_session(start(throttles)).unwrap_or_else(|e| panic!("{label}: {e}"))
+        }
+        ReplayPath::PerTick => Box::new(PerTick::new(policy, start(throttles))),
+    };
+    let (mut outcomes, mut learnt) = (Vec::new(), Vec::new());
+    for events in trace.events.chunks(chunk.clamp(1, CHUNK_EVENTS * 16)) {
+        let answer = session.feed(events).unwrap_or_else(|e| panic!("replaying {} through {label}: {e}", trace.name));
+        learnt.extend(answer.learnt.into_iter().map(|l| (outcomes.len() + l.from_tick as usize, l.baselines)));
+        outcomes.extend(answer.outcomes);
+    }
+    (outcomes, learnt)
 }

@@ -38,7 +38,7 @@ fn run(trace: &Trace, policy: &mut Box<dyn sentinel::policy::Policy>) -> Run {
     replay::run(trace, std::slice::from_mut(policy), false, &mut |_, tick| {
         acc.add(&tick);
         lines.push(output::tick_line(&label, &tick));
-        states.push((tick.at, tick.decision.state));
+        states.push((tick.at, tick.outcome.state));
     })
     .unwrap_or_else(|e| panic!("{e}"));
     Run { lines, states, summary: acc.finish() }

@@ -7,29 +7,16 @@
 
 use capacity_tests::paths::{crate_dir, target_dir};
 use capacity_tests::policies::{VERSIONS, component_hint, runtime};
+use capacity_tests::random_trace::{START, cases, runner, trace};
 use capacity_tests::{first_difference, native, replay_lines, shared_component};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::TestCaseError;
 use sentinel::policy::Policy;
 use sentinel::replay::compare::Accumulator;
-use sentinel::trace::{Trace, TraceEvent, parse_trace, write_event};
+use sentinel::trace::{Trace, parse_trace, write_event};
 use std::cell::RefCell;
 use std::sync::MutexGuard;
-use vocabulary::{
-    AdmissionRequest, ApiLatency, ApiSamples, Instant, LatencySample, Pin, PlanRequest, ProtectionState, QueuedBatch, Reading, Signal,
-    WorkspaceLoad,
-};
-
-/// 2026-10-20T13:00:00Z; each trace starts up to two hours later, so hour boundaries vary.
-const START: Instant = 1_792_501_200;
-
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000)
-}
-
-fn runner(cases: u32) -> TestRunner {
-    TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() })
-}
+use vocabulary::{AdmissionRequest, ApiSamples, Instant, LatencySample, PlanRequest, QueuedBatch, WorkspaceLoad};
 
 type Pairs = RefCell<Vec<(Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>)>>;
 
@@ -52,116 +39,6 @@ fn pairs() -> Pairs {
     let mut pairs: Vec<_> = VERSIONS.iter().map(|v| (native(v), shared_component(v))).collect();
     pairs.push(band_fixture());
     RefCell::new(pairs)
-}
-
-// ---- random traces -------------------------------------------------------------------------
-
-/// A stretch of the trace.
-#[derive(Debug, Clone)]
-enum Block {
-    /// Readings around one pressure regime: (seconds since the previous event, reading).
-    Readings(Vec<(Instant, Reading)>),
-    /// Consecutive failed reads, a minute apart.
-    Failures(u8),
-    /// A pin set 30 s after the previous event, expiring `expires_in` seconds after it is set.
-    Pin(ProtectionState, Instant),
-    ClearPin,
-    Throttles(bool),
-}
-
-fn state() -> impl Strategy<Value = ProtectionState> {
-    prop_oneof![
-        Just(ProtectionState::Normal),
-        Just(ProtectionState::Constrained),
-        Just(ProtectionState::Critical),
-        Just(ProtectionState::Emergency),
-    ]
-}
-
-/// Seconds between readings: mostly a minute, sometimes the same minute, sometimes a gap.
-fn gap() -> impl Strategy<Value = Instant> {
-    prop_oneof![12 => Just(60), 2 => 0i64..60, 1 => 61i64..=90, 2 => 91i64..900]
-}
-
-/// A value: mostly within the regime's range, sometimes absent, rarely non-finite or absurd
-/// (`odd` only: a trace file cannot hold those, the policy must still agree with itself).
-fn value(low: f64, high: f64, odd: bool) -> BoxedStrategy<Option<f64>> {
-    if odd {
-        prop_oneof![
-            8 => (low..high).prop_map(Some),
-            1 => Just(None),
-            1 => prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY), Just(-5.0), Just(1e308)]
-                .prop_map(Some),
-        ]
-        .boxed()
-    } else {
-        prop_oneof![8 => (low..high).prop_map(Some), 1 => Just(None)].boxed()
-    }
-}
-
-fn latency(ratio_low: f64, ratio_high: f64, odd: bool) -> impl Strategy<Value = Vec<ApiLatency>> {
-    let api = prop_oneof![Just("crm".to_string()), Just("search".to_string())];
-    let entry = (api, value(ratio_low, ratio_high, odd), prop_oneof![4 => Just(Some(100.0)), 1 => Just(Some(0.0)), 1 => Just(None)])
-        .prop_map(|(api, ratio, baseline)| ApiLatency { api, p95_ms: ratio.map(|r| r * 100.0), baseline_ms: baseline });
-    prop::collection::vec(entry, 0..3)
-}
-
-/// One reading in a regime: 0 calm, 1 constrained, 2 critical, 3 hovering across the boundaries.
-fn reading(regime: u8, odd: bool) -> BoxedStrategy<Reading> {
-    let (low, high, r_low, r_high) = match regime {
-        0 => (0.0, 69.9, 0.5, 1.49),
-        1 => (70.0, 84.9, 1.5, 2.49),
-        2 => (85.0, 100.0, 2.5, 4.0),
-        _ => (65.0, 90.0, 1.3, 2.8),
-    };
-    (value(low, high, odd), value(0.0, high, odd), prop::option::of(prop::bool::weighted(0.2)), latency(r_low, r_high, odd))
-        .prop_map(|(cpu_pct, connections_pct, scaling, latency)| Reading { cpu_pct, connections_pct, scaling, latency })
-        .boxed()
-}
-
-fn block(odd: bool) -> impl Strategy<Value = Block> {
-    let readings = (0u8..4, 1usize..12)
-        .prop_flat_map(move |(regime, n)| prop::collection::vec((gap(), reading(regime, odd)), n))
-        .prop_map(Block::Readings);
-    prop_oneof![
-        10 => readings,
-        2 => (1u8..4).prop_map(Block::Failures),
-        1 => (state(), -120i64..1800).prop_map(|(s, e)| Block::Pin(s, e)),
-        1 => Just(Block::ClearPin),
-        1 => any::<bool>().prop_map(Block::Throttles),
-    ]
-}
-
-/// A random trace and the stage-throttle switch it starts with.
-fn trace(odd: bool) -> impl Strategy<Value = (Trace, bool)> {
-    (0i64..7200, prop::collection::vec(block(odd), 1..14), any::<bool>()).prop_map(|(offset, blocks, throttles)| {
-        let mut at = START + offset;
-        let mut events = Vec::new();
-        for block in blocks {
-            match block {
-                Block::Readings(readings) => {
-                    for (gap, reading) in readings {
-                        at += gap;
-                        events.push(TraceEvent::Tick { at, signal: Signal::Reading(reading) });
-                    }
-                }
-                Block::Failures(n) => {
-                    for _ in 0..n {
-                        at += 60;
-                        events.push(TraceEvent::Tick { at, signal: Signal::Failed("timeout".into()) });
-                    }
-                }
-                Block::Pin(state, expires_in) => {
-                    at += 30;
-                    let pin = Pin { state, reason: "random".into(), expires_at: at + expires_in, actor: "prop@example.com".into() };
-                    events.push(TraceEvent::Pin { at, pin: Some(pin) });
-                }
-                Block::ClearPin => events.push(TraceEvent::Pin { at, pin: None }),
-                Block::Throttles(enabled) => events.push(TraceEvent::Throttles { at, enabled }),
-            }
-        }
-        (Trace { name: "random".into(), events }, throttles)
-    })
 }
 
 fn same_replay(pairs: &Pairs, trace: &Trace, throttles: bool) -> Result<(), TestCaseError> {

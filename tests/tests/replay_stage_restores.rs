@@ -41,7 +41,7 @@ fn replay(make: MakePolicy, text: &str) -> (Vec<(i64, ProtectionState, Cause, Th
     let mut acc = Accumulator::new("1.0.0", "stages", &thresholds);
     let mut ticks = Vec::new();
     sentinel::replay::run(&trace, &mut policies, false, &mut |_, t| {
-        ticks.push(((t.at - 1_792_504_800) / 60, t.decision.state, t.decision.cause, t.decision.throttles));
+        ticks.push(((t.at - 1_792_504_800) / 60, t.outcome.state, t.outcome.cause, t.outcome.throttles));
         acc.add(&t);
     })
     .unwrap();

@@ -57,10 +57,10 @@ fn native_and_component_print_the_expected_lines_for_every_scenario() {
         if let Some(diff) = first_difference(&expected, &component_lines) {
             failures.push(format!("{} through the component: {diff}{}", trace.name, component_hint(VERSION)));
         }
-        // Beyond the printed line: memory, supporting readings, explanation are the same too.
+        // Beyond the printed line: the whole outcome is the same too.
         if let Some(i) = (0..native_decisions.len()).find(|&i| native_decisions.get(i) != component_decisions.get(i)) {
             failures.push(format!(
-                "{} tick {}: the component's decision differs from the native one:\n  native:    {:?}\n  component: {:?}",
+                "{} tick {}: the component's outcome differs from the native one:\n  native:    {:?}\n  component: {:?}",
                 trace.name,
                 i + 1,
                 native_decisions.get(i),

@@ -1,7 +1,7 @@
 // Job admission for Node services, computed by the capacity sentinel's own component.
 //
 // The math of docs/behaviour.md §9 lives once, in the Rust guest; `npm run build` transpiles its
-// build (capacity-admission-3.0.0.wasm, the admission-only world, no imports) with `jco transpile`
+// build (capacity-admission-3.1.0.wasm, the admission-only world, no imports) with `jco transpile`
 // into gen/admission/, which this module wraps:
 // - plain numbers everywhere: the one s64 of the admission API (`enqueuedAt`, unix seconds) is
 //   accepted as a number (a safe integer) or a BigInt and converted here, so callers never see
@@ -21,7 +21,7 @@ export { BulkFactorReader, DEFAULT_CACHE_KEY, DEFAULT_MAX_AGE, DEFAULT_MAX_SKEW 
 export { redact } from './channels.js';
 
 /** The version of the admission rules and of the component inside. */
-export const VERSION = '3.0.0';
+export const VERSION = '3.1.0';
 
 /** The outcomes, as the WIT names them. */
 export const AdmissionOutcome = Object.freeze({

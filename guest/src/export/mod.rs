@@ -20,6 +20,8 @@ mod factor_choice;
 mod faults;
 #[cfg(feature = "world-policy")]
 mod policy;
+#[cfg(feature = "world-policy")]
+mod replay;
 
 /// The component's one export type.
 struct Component;

@@ -108,7 +108,7 @@ fn state_in(s: wit::ProtectionState) -> ProtectionState {
     }
 }
 
-fn state_out(s: ProtectionState) -> wit::ProtectionState {
+pub(super) fn state_out(s: ProtectionState) -> wit::ProtectionState {
     match s {
         ProtectionState::Normal => wit::ProtectionState::Normal,
         ProtectionState::Constrained => wit::ProtectionState::Constrained,
@@ -125,7 +125,7 @@ fn level_in(l: wit::Level) -> Level {
     }
 }
 
-fn level_out(l: Level) -> wit::Level {
+pub(super) fn level_out(l: Level) -> wit::Level {
     match l {
         Level::Normal => wit::Level::Normal,
         Level::Constrained => wit::Level::Constrained,
@@ -133,11 +133,11 @@ fn level_out(l: Level) -> wit::Level {
     }
 }
 
-fn factors_out(f: core::Factors) -> wit::Factors {
+pub(super) fn factors_out(f: core::Factors) -> wit::Factors {
     wit::Factors { bulk: f.bulk, heavy: f.heavy, write: f.write, read: f.read }
 }
 
-fn reading_in(r: wit::Reading) -> core::Reading {
+pub(super) fn reading_in(r: wit::Reading) -> core::Reading {
     core::Reading {
         cpu_pct: r.cpu_pct,
         connections_pct: r.connections_pct,
@@ -154,7 +154,7 @@ fn entry_out(e: core::RecentEntry) -> wit::RecentEntry {
     wit::RecentEntry { at: e.at, level: level_out(e.level), resolve_level: e.resolve_level.map(level_out) }
 }
 
-fn memory_in(m: wit::Memory) -> core::Memory {
+pub(super) fn memory_in(m: wit::Memory) -> core::Memory {
     core::Memory {
         state: state_in(m.state),
         state_since: m.state_since,
@@ -178,7 +178,7 @@ fn memory_out(m: core::Memory) -> wit::Memory {
     }
 }
 
-fn pin_in(p: wit::Pin) -> core::Pin {
+pub(super) fn pin_in(p: wit::Pin) -> core::Pin {
     core::Pin { state: state_in(p.state), reason: p.reason, expires_at: p.expires_at, actor: p.actor }
 }
 
@@ -206,27 +206,35 @@ fn decision_out(d: core::Decision) -> wit::Decision {
         factors: factors_out(d.factors),
         changed: d.changed,
         previous: state_out(d.previous),
-        cause: match d.cause {
-            Cause::Pinned => wit::Cause::Pinned,
-            Cause::SignalHeld => wit::Cause::SignalHeld,
-            Cause::SignalLostRelease => wit::Cause::SignalLostRelease,
-            Cause::Escalate => wit::Cause::Escalate,
-            Cause::Emergency => wit::Cause::Emergency,
-            Cause::Recover => wit::Cause::Recover,
-            Cause::SpacingWait => wit::Cause::SpacingWait,
-            Cause::RestoreThrottlesFirst => wit::Cause::RestoreThrottlesFirst,
-            Cause::Fresh => wit::Cause::Fresh,
-            Cause::Hold => wit::Cause::Hold,
-        },
+        cause: cause_out(d.cause),
         level: d.level.map(level_out),
         pending: d.pending.map(state_out),
-        throttles: match d.throttles {
-            ThrottleIntent::Engage => wit::ThrottleIntent::Engage,
-            ThrottleIntent::Release => wit::ThrottleIntent::Release,
-            ThrottleIntent::None => wit::ThrottleIntent::None,
-        },
+        throttles: throttles_out(d.throttles),
         supporting: d.supporting.into_iter().map(entry_out).collect(),
         memory: memory_out(d.memory),
         explanation: d.explanation,
+    }
+}
+
+pub(super) fn cause_out(c: Cause) -> wit::Cause {
+    match c {
+        Cause::Pinned => wit::Cause::Pinned,
+        Cause::SignalHeld => wit::Cause::SignalHeld,
+        Cause::SignalLostRelease => wit::Cause::SignalLostRelease,
+        Cause::Escalate => wit::Cause::Escalate,
+        Cause::Emergency => wit::Cause::Emergency,
+        Cause::Recover => wit::Cause::Recover,
+        Cause::SpacingWait => wit::Cause::SpacingWait,
+        Cause::RestoreThrottlesFirst => wit::Cause::RestoreThrottlesFirst,
+        Cause::Fresh => wit::Cause::Fresh,
+        Cause::Hold => wit::Cause::Hold,
+    }
+}
+
+pub(super) fn throttles_out(t: ThrottleIntent) -> wit::ThrottleIntent {
+    match t {
+        ThrottleIntent::Engage => wit::ThrottleIntent::Engage,
+        ThrottleIntent::Release => wit::ThrottleIntent::Release,
+        ThrottleIntent::None => wit::ThrottleIntent::None,
     }
 }

@@ -31,4 +31,8 @@ pub enum PolicyError {
     Timeout { policy: String, call: &'static str },
     #[error("policy {policy} could not be instantiated: {message}")]
     Instantiate { policy: String, message: String },
+    #[error("policy {policy} has no batch replay (a component built before contract 3.1.0); replay runs it tick by tick")]
+    NoBatchReplay { policy: String },
+    #[error("policy {policy} refused a replay batch: {message}; this is a defect of the sentinel's replay, please report it")]
+    ReplayRefused { policy: String, message: String },
 }

@@ -9,7 +9,7 @@
 
 use crate::instants::format_rfc3339;
 use serde::{Deserialize, Serialize};
-use vocabulary::{Cause, Decision, Instant, Level, LevelThresholds, Pin, ProtectionState, Reading, Thresholds};
+use vocabulary::{Cause, Instant, Level, LevelThresholds, Outcome, Pin, ProtectionState, Reading, Thresholds};
 
 /// One replayed tick of one policy.
 #[derive(Debug, Clone)]
@@ -20,7 +20,7 @@ pub struct Tick<'a> {
     /// The pin in force (active or not) at this tick.
     pub pin: Option<&'a Pin>,
     pub throttles_enabled: bool,
-    pub decision: &'a Decision,
+    pub outcome: &'a Outcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -124,7 +124,7 @@ impl InvariantChecker {
 
     /// The first invariant this tick breaks, if any.
     pub fn check(&mut self, tick: &Tick<'_>) -> Option<Violation> {
-        let d = tick.decision;
+        let d = tick.outcome;
         let pinned = tick.pin.is_some_and(|p| p.expires_at > tick.at);
         let violation = |invariant, detail: String| Some(Violation { invariant, at: format_rfc3339(tick.at), detail });
         let own_level = tick.reading.map(|r| assess(r, &self.thresholds));

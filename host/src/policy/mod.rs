@@ -23,7 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 use vocabulary::{
     AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
-    PlanRequest, PolicyDescription,
+    PlanRequest, PolicyDescription, ReplayChunk, SessionStart, TraceEvent,
 };
 
 /// The one loaded policy the tick, the pin service and the API share; the lifecycle's hot swap
@@ -54,6 +54,23 @@ pub trait Policy: Send {
     fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError>;
     fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError>;
     fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError>;
+    /// Whether [`Policy::batch_session`] runs inside the policy (native rules, and components of
+    /// contract 3.1.0 on); otherwise replay calls `decide` tick by tick.
+    fn replays_in_batch(&self) -> bool {
+        false
+    }
+    /// A batch replay session from `start` (docs/behaviour.md §10.2). Only called when
+    /// [`Policy::replays_in_batch`].
+    fn batch_session(&mut self, start: SessionStart) -> Result<Box<dyn ReplaySession + '_>, PolicyError> {
+        let _ = start;
+        Err(PolicyError::NoBatchReplay { policy: self.identity().label.clone() })
+    }
+}
+
+/// One replay in progress inside a policy: events go in by the chunk, in trace order, and each
+/// tick's outcome comes back with the baselines learnt on the way.
+pub trait ReplaySession {
+    fn feed(&mut self, events: &[TraceEvent]) -> Result<ReplayChunk, PolicyError>;
 }
 
 /// Opens a policy from `[LABEL=]PATH`: a `.wasm` file is loaded as a component; a

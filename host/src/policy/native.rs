@@ -1,13 +1,13 @@
 //! The same rules compiled natively, with thresholds read from a `policy.toml`. Replay and the
 //! benchmarks compare a component against these: both must give the same decisions.
 
-use super::{Policy, PolicyError, PolicyIdentity};
-use capacity_guest::{admission, baseline, decide, pin, planner};
+use super::{Policy, PolicyError, PolicyIdentity, ReplaySession};
+use capacity_guest::{admission, baseline, decide, pin, planner, replay};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use vocabulary::{
     AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
-    PlanRequest, PolicyDescription,
+    PlanRequest, PolicyDescription, ReplayChunk, SessionStart, Thresholds, TraceEvent,
 };
 
 pub struct NativePolicy {
@@ -64,5 +64,25 @@ impl Policy for NativePolicy {
 
     fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError> {
         Ok(planner::plan(request))
+    }
+
+    fn replays_in_batch(&self) -> bool {
+        true
+    }
+
+    fn batch_session(&mut self, start: SessionStart) -> Result<Box<dyn ReplaySession + '_>, PolicyError> {
+        Ok(Box::new(NativeSession { session: replay::Session::new(start), thresholds: &self.file.thresholds }))
+    }
+}
+
+/// The guest's replay session run natively, with this policy's thresholds.
+struct NativeSession<'p> {
+    session: replay::Session,
+    thresholds: &'p Thresholds,
+}
+
+impl ReplaySession for NativeSession<'_> {
+    fn feed(&mut self, events: &[TraceEvent]) -> Result<ReplayChunk, PolicyError> {
+        Ok(self.session.feed(events.iter().cloned(), self.thresholds))
     }
 }

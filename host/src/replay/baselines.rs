@@ -4,7 +4,7 @@
 
 use crate::policy::{Policy, PolicyError};
 use std::collections::{BTreeMap, VecDeque};
-use vocabulary::{ApiSamples, Instant, LatencySample, Reading};
+use vocabulary::{ApiBaseline, ApiSamples, Instant, LatencySample, Reading};
 
 const HOUR: Instant = 3600;
 const WINDOW: Instant = 24 * HOUR;
@@ -17,12 +17,19 @@ pub struct Baselines {
 }
 
 impl Baselines {
-    /// Records the reading's samples and returns it with learnt baselines filled in.
-    pub fn observe(&mut self, policy: &mut dyn Policy, at: Instant, reading: &Reading) -> Result<Reading, PolicyError> {
+    /// Records the reading's samples and returns it with learnt baselines filled in; at the
+    /// first reading of a new hour, also the baselines learnt again.
+    pub fn observe(
+        &mut self,
+        policy: &mut dyn Policy,
+        at: Instant,
+        reading: &Reading,
+    ) -> Result<(Reading, Option<Vec<ApiBaseline>>), PolicyError> {
         let hour = at.div_euclid(HOUR) * HOUR;
+        let mut learnt = None;
         if self.hour != Some(hour) {
             self.hour = Some(hour);
-            self.recompute(policy, hour)?;
+            learnt = Some(self.recompute(policy, hour)?);
         }
         let mut reading = reading.clone();
         for latency in &mut reading.latency {
@@ -40,10 +47,10 @@ impl Baselines {
                 }
             }
         }
-        Ok(reading)
+        Ok((reading, learnt))
     }
 
-    fn recompute(&mut self, policy: &mut dyn Policy, hour: Instant) -> Result<(), PolicyError> {
+    fn recompute(&mut self, policy: &mut dyn Policy, hour: Instant) -> Result<Vec<ApiBaseline>, PolicyError> {
         for series in self.samples.values_mut() {
             while series.front().is_some_and(|s| s.at < hour - WINDOW) {
                 series.pop_front();
@@ -52,11 +59,12 @@ impl Baselines {
         self.samples.retain(|_, s| !s.is_empty());
         if self.samples.is_empty() {
             self.learnt.clear();
-            return Ok(());
+            return Ok(Vec::new());
         }
         let groups: Vec<ApiSamples> =
             self.samples.iter().map(|(api, s)| ApiSamples { api: api.clone(), samples: s.iter().copied().collect() }).collect();
-        self.learnt = policy.compute_baselines(hour, &groups)?.into_iter().filter_map(|b| b.baseline_ms.map(|ms| (b.api, ms))).collect();
-        Ok(())
+        let baselines = policy.compute_baselines(hour, &groups)?;
+        self.learnt = baselines.iter().filter_map(|b| b.baseline_ms.map(|ms| (b.api.clone(), ms))).collect();
+        Ok(baselines)
     }
 }

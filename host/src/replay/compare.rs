@@ -104,7 +104,7 @@ impl Accumulator {
     }
 
     pub fn add(&mut self, tick: &Tick<'_>) {
-        let d = tick.decision;
+        let d = tick.outcome;
         let s = &mut self.summary;
         s.ticks += 1;
         s.start_at.get_or_insert(tick.at);
@@ -117,7 +117,7 @@ impl Accumulator {
         match d.throttles {
             ThrottleIntent::Engage => s.throttle_engagements += 1,
             ThrottleIntent::Release => s.throttle_releases += 1,
-            ThrottleIntent::None if d.memory.restore_held_since.is_some() => s.minutes_held_for_restore += 1,
+            ThrottleIntent::None if d.restore_held => s.minutes_held_for_restore += 1,
             ThrottleIntent::None => {}
         }
         let pinned = tick.pin.is_some_and(|p| p.expires_at > tick.at);

@@ -22,7 +22,7 @@ pub struct TickLine<'a> {
 }
 
 pub fn tick_line(policy: &str, tick: &Tick<'_>) -> String {
-    let d = tick.decision;
+    let d = tick.outcome;
     let line = TickLine {
         policy,
         at: format_rfc3339(tick.at),

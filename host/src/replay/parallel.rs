@@ -5,7 +5,7 @@
 
 use super::compare::{Accumulator, Summary};
 use super::timeline::Timeline;
-use super::{ReplayError, Replayer};
+use super::{CHUNK_EVENTS, ReplayError, Stream};
 use crate::instants::format_rfc3339;
 use crate::policy::invariants::Floors;
 use crate::policy::{self, ComponentPolicy, Policy, PolicyError, PolicyIdentity, Runtime};
@@ -156,24 +156,25 @@ pub fn replay_one(
 ) -> Result<Run, ReplayError> {
     let mut acc = Accumulator::with_floors(source.label(), &trace.name, source.thresholds(), &options.floors);
     let mut timeline = options.timelines.then(Timeline::default);
-    let mut replayer = Replayer::new(options.throttles);
+    let failed = |events: &[TraceEvent], source| ReplayError::Policy {
+        trace: trace.name.clone(),
+        at: events.first().map(|e| format_rfc3339(e.at())).unwrap_or_default(),
+        source,
+    };
+    let mut stream = Stream::open(policy, options.throttles).map_err(|e| failed(&trace.events, e))?;
     let mut pending = 0u64;
-    for event in &trace.events {
-        replayer
-            .step(policy, event, &mut |tick| {
+    for events in trace.events.chunks(CHUNK_EVENTS) {
+        stream
+            .feed(events, &mut |tick| {
+                pending += 1;
                 acc.add(&tick);
                 if let Some(t) = &mut timeline {
                     t.add(&tick);
                 }
             })
-            .map_err(|source| ReplayError::Policy { trace: trace.name.clone(), at: format_rfc3339(event.at()), source })?;
-        if matches!(event, TraceEvent::Tick { .. }) {
-            pending += 1;
-            if pending == 4096 {
-                bar.inc(pending);
-                pending = 0;
-            }
-        }
+            .map_err(|e| failed(events, e))?;
+        bar.inc(pending);
+        pending = 0;
     }
     bar.inc(pending);
     Ok(Run { summary: acc.finish(), timeline })

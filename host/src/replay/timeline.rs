@@ -36,7 +36,7 @@ pub struct Timeline {
 
 impl Timeline {
     pub fn add(&mut self, tick: &Tick<'_>) {
-        let d = tick.decision;
+        let d = tick.outcome;
         let value = |v: Option<f64>| v.filter(|v| v.is_finite()).map_or(f32::NAN, |v| v as f32);
         self.points.push(Point {
             at: tick.at,

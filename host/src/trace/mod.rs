@@ -23,34 +23,7 @@ use std::path::Path;
 pub use import::{ImportError, ImportSignal, ParseImportSignalError, import_csv};
 pub use write::write_event;
 
-use vocabulary::{Instant, Pin, Signal};
-
-/// One line of a trace.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TraceEvent {
-    /// A `reading` or `read_error` line: one tick at `at`.
-    Tick { at: Instant, signal: Signal },
-    /// A `pin` line: the pin of the ticks from `at` on (`None`: no pin). Replay applies it as
-    /// recorded, without validating it again.
-    Pin { at: Instant, pin: Option<Pin> },
-    /// A `throttles_enabled` line: the stage-throttle switch of the ticks from `at` on.
-    Throttles { at: Instant, enabled: bool },
-    /// A `stage_restores_fail` line (replay only): from `at` on, every stage restore fails
-    /// (`true`, as while API Gateway is unreachable) or succeeds again (`false`).
-    StageRestores { at: Instant, fail: bool },
-}
-
-impl TraceEvent {
-    /// When the event happens.
-    pub fn at(&self) -> Instant {
-        match self {
-            TraceEvent::Tick { at, .. }
-            | TraceEvent::Pin { at, .. }
-            | TraceEvent::Throttles { at, .. }
-            | TraceEvent::StageRestores { at, .. } => *at,
-        }
-    }
-}
+pub use vocabulary::TraceEvent;
 
 /// A parsed trace.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +86,7 @@ pub fn parse_trace(name: &str, text: &str) -> Result<Trace, TraceError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vocabulary::Signal;
 
     #[test]
     fn read_trace_names_by_stem() {

@@ -61,7 +61,7 @@ impl Scorer {
 
     pub fn add(&mut self, tick: &Tick<'_>) {
         self.acc.add(tick);
-        let d = tick.decision;
+        let d = tick.outcome;
         let protected = d.state.rank() >= ProtectionState::Critical.rank();
         if d.changed && protected && d.previous.rank() < ProtectionState::Critical.rank() {
             self.entries.push(tick.at);
@@ -141,7 +141,7 @@ pub struct ReadinessTracker {
 
 impl ReadinessTracker {
     pub fn add(&mut self, tick: &Tick<'_>) {
-        let d = tick.decision;
+        let d = tick.outcome;
         match d.throttles {
             ThrottleIntent::Engage => {
                 self.readiness.engagements += 1;

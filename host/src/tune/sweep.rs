@@ -6,10 +6,10 @@ use super::TuneError;
 use super::evidence::EvidenceTrace;
 use super::score::{Readiness, ReadinessTracker, Scorer, TraceScore};
 use super::space::Candidate;
-use crate::policy::NativePolicy;
 use crate::policy::invariants::Floors;
-use crate::replay::Replayer;
+use crate::policy::{NativePolicy, PolicyError};
 use crate::replay::Tick;
+use crate::replay::{CHUNK_EVENTS, Stream};
 use crate::trace::Trace;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -100,9 +100,10 @@ pub fn replay_ticks(
     sink: &mut dyn FnMut(Tick<'_>),
 ) -> Result<(), TuneError> {
     let mut policy = native(base, thresholds);
-    let mut replayer = Replayer::new(throttles);
-    for event in &trace.events {
-        replayer.step(&mut policy, event, sink).map_err(|e| TuneError::Replay { trace: trace.name.clone(), message: e.to_string() })?;
+    let replay_failed = |e: PolicyError| TuneError::Replay { trace: trace.name.clone(), message: e.to_string() };
+    let mut stream = Stream::open(&mut policy, throttles).map_err(replay_failed)?;
+    for events in trace.events.chunks(CHUNK_EVENTS) {
+        stream.feed(events, sink).map_err(replay_failed)?;
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ fn state_to_wit(s: v::ProtectionState) -> w::ProtectionState {
     }
 }
 
-fn state_from_wit(s: w::ProtectionState) -> v::ProtectionState {
+pub(super) fn state_from_wit(s: w::ProtectionState) -> v::ProtectionState {
     match s {
         w::ProtectionState::Normal => v::ProtectionState::Normal,
         w::ProtectionState::Constrained => v::ProtectionState::Constrained,
@@ -32,7 +32,7 @@ fn level_to_wit(l: v::Level) -> w::Level {
     }
 }
 
-fn level_from_wit(l: w::Level) -> v::Level {
+pub(super) fn level_from_wit(l: w::Level) -> v::Level {
     match l {
         w::Level::Normal => v::Level::Normal,
         w::Level::Constrained => v::Level::Constrained,
@@ -40,7 +40,7 @@ fn level_from_wit(l: w::Level) -> v::Level {
     }
 }
 
-fn cause_from_wit(c: w::Cause) -> v::Cause {
+pub(super) fn cause_from_wit(c: w::Cause) -> v::Cause {
     match c {
         w::Cause::Pinned => v::Cause::Pinned,
         w::Cause::SignalHeld => v::Cause::SignalHeld,
@@ -55,7 +55,7 @@ fn cause_from_wit(c: w::Cause) -> v::Cause {
     }
 }
 
-fn throttles_from_wit(t: w::ThrottleIntent) -> v::ThrottleIntent {
+pub(super) fn throttles_from_wit(t: w::ThrottleIntent) -> v::ThrottleIntent {
     match t {
         w::ThrottleIntent::Engage => v::ThrottleIntent::Engage,
         w::ThrottleIntent::Release => v::ThrottleIntent::Release,
@@ -63,7 +63,7 @@ fn throttles_from_wit(t: w::ThrottleIntent) -> v::ThrottleIntent {
     }
 }
 
-fn factors_from_wit(f: w::Factors) -> v::Factors {
+pub(super) fn factors_from_wit(f: w::Factors) -> v::Factors {
     v::Factors { bulk: f.bulk, heavy: f.heavy, write: f.write, read: f.read }
 }
 
@@ -75,7 +75,7 @@ fn entry_from_wit(e: w::RecentEntry) -> v::RecentEntry {
     v::RecentEntry { at: e.at, level: level_from_wit(e.level), resolve_level: e.resolve_level.map(level_from_wit) }
 }
 
-fn memory_to_wit(m: &v::Memory) -> w::Memory {
+pub(super) fn memory_to_wit(m: &v::Memory) -> w::Memory {
     w::Memory {
         state: state_to_wit(m.state),
         state_since: m.state_since,
@@ -108,7 +108,7 @@ fn reading_to_wit(r: &v::Reading) -> w::Reading {
     }
 }
 
-fn pin_to_wit(p: &v::Pin) -> w::Pin {
+pub(super) fn pin_to_wit(p: &v::Pin) -> w::Pin {
     w::Pin { state: state_to_wit(p.state), reason: p.reason.clone(), expires_at: p.expires_at, actor: p.actor.clone() }
 }
 

@@ -5,19 +5,21 @@
 
 mod bindings;
 mod convert;
+mod replay_convert;
+mod replay_session;
 
 use super::contract;
 use super::runtime::Runtime;
-use super::{Policy, PolicyError, PolicyIdentity};
-use bindings::{Policy as World, PolicyPre};
+use super::{Policy, PolicyError, PolicyIdentity, ReplaySession};
+use bindings::{ExportIndices, Exports};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
 use vocabulary::{
     AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
-    PlanRequest, PolicyDescription,
+    PlanRequest, PolicyDescription, SessionStart,
 };
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder, Trap};
 
 /// What each store carries: only its resource limits (the policy imports nothing).
@@ -28,8 +30,9 @@ pub struct StoreState {
 pub struct ComponentPolicy {
     identity: PolicyIdentity,
     runtime: Arc<Runtime>,
-    pre: PolicyPre<StoreState>,
-    live: Option<(Store<StoreState>, World)>,
+    pre: InstancePre<StoreState>,
+    indices: ExportIndices,
+    live: Option<(Store<StoreState>, Exports)>,
 }
 
 impl ComponentPolicy {
@@ -65,12 +68,14 @@ impl ComponentPolicy {
         let linker = Linker::<StoreState>::new(engine);
         let instance_pre =
             linker.instantiate_pre(component).map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
-        let pre = PolicyPre::new(instance_pre).map_err(|e| PolicyError::WrongWorld { path: path.into(), message: format!("{e:#}") })?;
+        let indices =
+            ExportIndices::new(&instance_pre).map_err(|e| PolicyError::WrongWorld { path: path.into(), message: format!("{e:#}") })?;
         let provisional = path.display().to_string();
         let mut policy = ComponentPolicy {
             identity: PolicyIdentity { label: provisional.clone(), name: String::new(), version: String::new(), digest, kind: "component" },
             runtime: runtime.clone(),
-            pre,
+            pre: instance_pre,
+            indices,
             live: None,
         };
         let description = policy.describe()?;
@@ -80,7 +85,7 @@ impl ComponentPolicy {
         Ok(policy)
     }
 
-    fn instance(&mut self) -> Result<&mut (Store<StoreState>, World), PolicyError> {
+    fn instance(&mut self) -> Result<&mut (Store<StoreState>, Exports), PolicyError> {
         if self.live.is_none() {
             let limits = StoreLimitsBuilder::new().memory_size(self.runtime.limits().memory_bytes).trap_on_grow_failure(true).build();
             let mut store = Store::new(self.runtime.engine(), StoreState { limits });
@@ -89,6 +94,7 @@ impl ComponentPolicy {
             let world = self
                 .pre
                 .instantiate(&mut store)
+                .and_then(|instance| self.indices.load(&mut store, &instance))
                 .map_err(|e| PolicyError::Instantiate { policy: self.identity.label.clone(), message: one_line(&e) })?;
             self.live = Some((store, world));
         }
@@ -99,7 +105,7 @@ impl ComponentPolicy {
     fn call<R>(
         &mut self,
         call: &'static str,
-        f: impl FnOnce(&World, &mut Store<StoreState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Exports, &mut Store<StoreState>) -> wasmtime::Result<R>,
     ) -> Result<R, PolicyError> {
         let ticks = self.runtime.deadline_ticks();
         let (store, world) = self.instance()?;
@@ -125,38 +131,49 @@ impl Policy for ComponentPolicy {
     }
 
     fn describe(&mut self) -> Result<PolicyDescription, PolicyError> {
-        let description = self.call("describe", |w, s| w.capacity_sentinel_info().call_describe(s))?;
+        let description = self.call("describe", |w, s| w.info.call_describe(s))?;
         Ok(convert::description_from_wit(description))
     }
 
     fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError> {
         let input = convert::input_to_wit(input);
-        let decision = self.call("decide", |w, s| w.capacity_sentinel_decision().call_decide(s, &input))?;
+        let decision = self.call("decide", |w, s| w.decision.call_decide(s, &input))?;
         Ok(convert::decision_from_wit(decision))
     }
 
     fn compute_baselines(&mut self, hour: Instant, samples: &[ApiSamples]) -> Result<Vec<ApiBaseline>, PolicyError> {
         let samples: Vec<_> = samples.iter().map(convert::samples_to_wit).collect();
-        let baselines = self.call("baseline.compute", |w, s| w.capacity_sentinel_baseline().call_compute(s, hour, &samples))?;
+        let baselines = self.call("baseline.compute", |w, s| w.baseline.call_compute(s, hour, &samples))?;
         Ok(baselines.into_iter().map(convert::baseline_from_wit).collect())
     }
 
     fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError> {
         let request = convert::pin_request_to_wit(request);
-        let answer = self.call("pins.validate", |w, s| w.capacity_sentinel_pins().call_validate(s, &request, now))?;
+        let answer = self.call("pins.validate", |w, s| w.pins.call_validate(s, &request, now))?;
         Ok(answer.map(convert::pin_from_wit).map_err(convert::pin_error_from_wit))
     }
 
     fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError> {
         let request = convert::admission_request_to_wit(request);
-        let result = self.call("admission.resolve-budget", |w, s| w.capacity_sentinel_admission().call_resolve_budget(s, request))?;
+        let result = self.call("admission.resolve-budget", |w, s| w.admission.call_resolve_budget(s, request))?;
         Ok(convert::admission_result_from_wit(result))
     }
 
     fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError> {
         let request = convert::plan_request_to_wit(request);
-        let plan = self.call("admission.plan", |w, s| w.capacity_sentinel_admission().call_plan(s, &request))?;
+        let plan = self.call("admission.plan", |w, s| w.admission.call_plan(s, &request))?;
         Ok(convert::plan_from_wit(plan))
+    }
+
+    fn replays_in_batch(&self) -> bool {
+        self.indices.has_replay()
+    }
+
+    fn batch_session(&mut self, start: SessionStart) -> Result<Box<dyn ReplaySession + '_>, PolicyError> {
+        if !self.indices.has_replay() {
+            return Err(PolicyError::NoBatchReplay { policy: self.identity.label.clone() });
+        }
+        Ok(Box::new(replay_session::ComponentSession::open(self, &start)?))
     }
 }
 

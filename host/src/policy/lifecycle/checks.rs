@@ -6,7 +6,7 @@ use crate::policy::Policy;
 use crate::policy::invariants::InvariantChecker;
 use crate::policy::invariants::Tick;
 use crate::ports::memory::TickRecord;
-use vocabulary::{Decision, DecisionInput, Memory, Reading, Signal, Thresholds};
+use vocabulary::{Decision, DecisionInput, Memory, Outcome, Reading, Signal, Thresholds};
 
 /// The fixed inputs every version decides before it may run: the inputs of the decision
 /// conformance vectors (whose expected outputs belong to 1.0.0), kept with the host so that the
@@ -75,7 +75,7 @@ pub fn self_check(policy: &mut dyn Policy) -> Result<usize, String> {
         if let Some(why) = structural(&d) {
             return Err(format!("conformance scenario at {at}: {why}"));
         }
-        let tick = Tick { at, reading: Some(&reading), pin: None, throttles_enabled: false, decision: &d };
+        let tick = Tick { at, reading: Some(&reading), pin: None, throttles_enabled: false, outcome: &Outcome::of(&d, false) };
         if let Some(v) = checker.check(&tick) {
             return Err(format!("conformance scenario: {} at {}: {}", v.invariant, v.at, v.detail));
         }
@@ -108,7 +108,13 @@ pub fn trial_replay(policy: &mut dyn Policy, records: &[TickRecord]) -> Result<u
             Signal::Reading(r) => Some(r),
             Signal::Failed(_) => None,
         };
-        let tick = Tick { at: record.at, reading, pin: record.pin.as_ref(), throttles_enabled: record.throttles_enabled, decision: &d };
+        let tick = Tick {
+            at: record.at,
+            reading,
+            pin: record.pin.as_ref(),
+            throttles_enabled: record.throttles_enabled,
+            outcome: &Outcome::of(&d, false),
+        };
         if let Some(v) = checker.check(&tick) {
             return Err(format!("trial replay: {} at {}: {}", v.invariant, v.at, v.detail));
         }

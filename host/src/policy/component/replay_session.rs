@@ -1,0 +1,83 @@
+//! Batch replay through a component (docs/behaviour.md §10.2): one `session` resource in the
+//! component's instance, fed a chunk of events a call. API names cross once: the session keeps
+//! each name's index and a tick's latency carries only the index.
+
+use super::replay_convert::{chunk_from_wit, event_to_wit, start_to_wit};
+use super::{ComponentPolicy, PolicyError};
+use crate::policy::ReplaySession;
+use std::collections::HashMap;
+use vocabulary::{ReplayChunk, SessionStart, TraceEvent};
+use wasmtime::component::ResourceAny;
+
+pub struct ComponentSession<'p> {
+    policy: &'p mut ComponentPolicy,
+    /// None once a call failed: the instance, and the session in it, were discarded.
+    resource: Option<ResourceAny>,
+    /// The index the component knows each API name by.
+    apis: HashMap<String, u32>,
+}
+
+impl<'p> ComponentSession<'p> {
+    pub fn open(policy: &'p mut ComponentPolicy, start: &SessionStart) -> Result<ComponentSession<'p>, PolicyError> {
+        let start = start_to_wit(start);
+        let resource = policy.call("replay.session", |w, s| match &w.replay {
+            Some(replay) => replay.session().call_constructor(s, &start),
+            None => Err(wasmtime::format_err!("the component exports no replay interface")),
+        })?;
+        Ok(ComponentSession { policy, resource: Some(resource), apis: HashMap::new() })
+    }
+}
+
+impl ReplaySession for ComponentSession<'_> {
+    fn feed(&mut self, events: &[TraceEvent]) -> Result<ReplayChunk, PolicyError> {
+        let label = || self.policy.identity.label.clone();
+        let Some(resource) = self.resource else {
+            return Err(PolicyError::ReplayRefused { policy: label(), message: "the session ended at an earlier failure".into() });
+        };
+        let mut new_apis = Vec::new();
+        let mut index_of = |api: &str| match self.apis.get(api) {
+            Some(index) => *index,
+            None => {
+                let index = u32::try_from(self.apis.len()).unwrap_or(u32::MAX);
+                self.apis.insert(api.to_string(), index);
+                new_apis.push(api.to_string());
+                index
+            }
+        };
+        let events: Vec<_> = events.iter().map(|e| event_to_wit(e, &mut index_of)).collect();
+        let answer = self.policy.call("replay.session.feed", |w, s| match &w.replay {
+            Some(replay) => replay.session().call_feed(s, resource, &new_apis, &events),
+            None => Err(wasmtime::format_err!("the component exports no replay interface")),
+        });
+        match answer {
+            Ok(Ok(chunk)) => Ok(chunk_from_wit(chunk)),
+            Ok(Err(message)) => {
+                self.close();
+                Err(PolicyError::ReplayRefused { policy: self.policy.identity.label.clone(), message })
+            }
+            Err(e) => {
+                self.resource = None;
+                Err(e)
+            }
+        }
+    }
+}
+
+impl ComponentSession<'_> {
+    /// Frees the session inside the instance (its memory and latency window), if it still lives.
+    fn close(&mut self) {
+        if let (Some(resource), Some((store, _))) = (self.resource.take(), self.policy.live.as_mut()) {
+            // A failure here leaves garbage in an instance that is healthy otherwise; the
+            // instance is discarded so that it cannot grow across many replays.
+            if resource.resource_drop(&mut *store).is_err() {
+                self.policy.live = None;
+            }
+        }
+    }
+}
+
+impl Drop for ComponentSession<'_> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
