@@ -4,6 +4,11 @@
 //! parse the file, replay, print); its phases are measured in-process beside it, and the
 //! native modules for comparison. Target: above one million ticks per second end
 //! to end. Under `cargo test`, three days of ticks.
+//!
+//! The A/B (docs/behaviour.md §10.2): `sentinel replay` of the year through two components
+//! (1.0.0 against 1.1.0) on every core, end to end, beside the same through the native modules,
+//! and its peak resident memory; the batch session in process on one core (component, native,
+//! and the component tick by tick through `decide`).
 
 use capacity_bench::measuring;
 use capacity_bench::results::Note;
@@ -15,10 +20,12 @@ use criterion::{Criterion, SamplingMode, Throughput};
 use indicatif::ProgressBar;
 use sentinel::policy::{Limits, Runtime};
 use sentinel::replay::parallel::{Options, PolicySource, replay_one};
+use sentinel::replay::{CHUNK_EVENTS, PerTick};
 use sentinel::trace::{TraceEvent, parse_trace};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+use vocabulary::SessionStart;
 
 fn cli(spec: &str, file: &Path) {
     let out = Command::new(sentinel())
@@ -27,6 +34,18 @@ fn cli(spec: &str, file: &Path) {
         .arg(file)
         .output()
         .expect("sentinel runs");
+    assert!(out.status.success(), "sentinel replay failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `sentinel replay` of `file` through two policies on every core.
+fn ab(baseline: &str, candidate: &str, file: &Path) -> Command {
+    let mut command = Command::new(sentinel());
+    command.env("RUST_LOG", "off").args(["replay", "--format", "table", "--baseline", baseline, "--candidate", candidate]).arg(file);
+    command
+}
+
+fn run_ab(baseline: &str, candidate: &str, file: &Path) {
+    let out = ab(baseline, candidate, file).output().expect("sentinel runs");
     assert!(out.status.success(), "sentinel replay failed: {}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -50,12 +69,20 @@ fn replay(c: &mut Criterion, note: &mut Note) {
         ("native", PolicySource::open(&native, &runtime).expect("native modules")),
     ];
     let hidden = ProgressBar::hidden();
+    let candidate = component_path(&component_file("1.1.0")).display().to_string();
+    let native_candidate = format!("1.1.0={}", policy_folder("1.1.0").display());
+    let (peak_kib, ok) = capacity_bench::rss::peak_of(ab(&component, &candidate, &file));
+    assert!(ok, "the A/B of two components failed");
+    note.set("ab_peak_rss_kib", peak_kib.into());
+    note.set("cores", std::thread::available_parallelism().map_or(1, |n| n.get()).into());
 
     let mut group = c.benchmark_group("replay");
     group.throughput(Throughput::Elements(ticks)).sampling_mode(SamplingMode::Flat).sample_size(10);
     group.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(if measuring() { 8 } else { 1 }));
     group.bench_function("cli-component", |b| b.iter(|| cli(&component, &file)));
     group.bench_function("cli-native", |b| b.iter(|| cli(&native, &file)));
+    group.bench_function("ab-cli-components", |b| b.iter(|| run_ab(&component, &candidate, &file)));
+    group.bench_function("ab-cli-native", |b| b.iter(|| run_ab(&native, &native_candidate, &file)));
     group.bench_function("parse", |b| b.iter(|| parse_trace("year", &trace_text).unwrap()));
     for (kind, source) in &sources {
         group.bench_function(format!("replay-{kind}"), |b| {
@@ -67,6 +94,34 @@ fn replay(c: &mut Criterion, note: &mut Note) {
             })
         });
     }
+    // The batch session alone, a chunk of events a call, as replay feeds it.
+    for (kind, source) in &sources {
+        group.bench_function(format!("session-{kind}"), |b| {
+            b.iter(|| {
+                let mut policy = source.take().unwrap();
+                let mut session = policy.batch_session(SessionStart::fresh(false)).unwrap();
+                let outcomes: usize = trace.events.chunks(CHUNK_EVENTS).map(|chunk| session.feed(chunk).unwrap().outcomes.len()).sum();
+                drop(session);
+                source.give_back(policy);
+                outcomes
+            })
+        });
+    }
+    let (_, component_source) = &sources[0];
+    group.bench_function("per-tick-component", |b| {
+        b.iter(|| {
+            let mut policy = component_source.take().unwrap();
+            let mut session = PerTick::new(policy.as_mut(), SessionStart::fresh(false));
+            let outcomes: usize = trace
+                .events
+                .chunks(CHUNK_EVENTS)
+                .map(|chunk| sentinel::policy::ReplaySession::feed(&mut session, chunk).unwrap().outcomes.len())
+                .sum();
+            drop(session);
+            component_source.give_back(policy);
+            outcomes
+        })
+    });
     group.finish();
     if std::env::var_os("BENCH_KEEP_TRACE").is_none() {
         let _ = std::fs::remove_file(&file);

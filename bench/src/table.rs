@@ -118,6 +118,42 @@ impl Run {
             verdict: verdict(rate(cli) > 1e6),
             load: load.clone(),
         });
+        if let (Some(ab), Some(ab_native)) = (m("ab-cli-components"), m("ab-cli-native")) {
+            let cores = self.note("replay").and_then(|n| n["cores"].as_f64()).unwrap_or(0.0);
+            rows.push(Row {
+                what: format!("A/B of the year, two components (1.0.0 vs 1.1.0), end to end, {cores:.0} cores (`sentinel replay --baseline --candidate`)"),
+                figures: format!("components {} · native modules {}", time(ab), time(ab_native)),
+                ratio: format!("{} of 0.5 s · components/native {}", x(ab / 5e8), x(ab / ab_native)),
+                target: "< 0.5 s, ≤ 1.3x native",
+                verdict: verdict(ab < 5e8 && ab / ab_native <= 1.3),
+                load: load.clone(),
+            });
+        }
+        if let Some(peak) = self.note("replay").and_then(|n| n["ab_peak_rss_kib"].as_f64()) {
+            rows.push(Row {
+                what: "peak resident memory of that A/B (VmHWM)".into(),
+                figures: format!("{:.1} MB", peak / 1024.0),
+                ratio: format!("{} of 100 MB", x(peak / 1024.0 / 100.0)),
+                target: "< 100 MB",
+                verdict: verdict(peak / 1024.0 < 100.0),
+                load: load.clone(),
+            });
+        }
+        if let (Some(sc), Some(sn), Some(pt)) = (m("session-component"), m("session-native"), m("per-tick-component")) {
+            rows.push(Row {
+                what: "replay in process, batch session, one core (events already parsed)".into(),
+                figures: format!("component {} · native {} · component tick by tick {}", per_s(rate(sc)), per_s(rate(sn)), per_s(rate(pt))),
+                ratio: format!(
+                    "{} of 3 M/s · component/native {} · batch speed-up over tick by tick {}",
+                    x(rate(sc) / 3e6),
+                    x(sc / sn),
+                    x(pt / sc)
+                ),
+                target: "≥ 3 M ticks/s per core",
+                verdict: verdict(rate(sc) >= 3e6),
+                load: load.clone(),
+            });
+        }
         if let (Some(parse), Some(rc), Some(rn)) = (m("parse"), m("replay-component"), m("replay-native")) {
             rows.push(Row {
                 what: "replay phases, in-process, one core".into(),

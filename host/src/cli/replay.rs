@@ -2,9 +2,10 @@
 //! docs/behaviour.md §10.3 or as summary tables with the comparison; `--report DIR` writes the
 //! A/B report, `--gate FILE` makes it a CI gate (exit 1 naming each regressed metric).
 //!
-//! Every trace is parsed once, up front (a broken trace fails before any output). Tables,
-//! reports and gates run each (trace, policy) pair as its own job across cores; `--format
-//! jsonl` steps the policies in lockstep so that their lines interleave tick by tick.
+//! Tables, reports and gates stream each file through the policies a block at a time (parsed
+//! across the cores, then every policy on its own core), and print only once every file has
+//! replayed, so a broken trace fails before any output. `--format jsonl` parses every trace up
+//! front and steps the policies in lockstep so that their lines interleave tick by tick.
 
 use crate::policy::{Limits, Policy, Runtime};
 use crate::replay::compare::{Accumulator, Summary};
@@ -14,6 +15,7 @@ use crate::replay::output::{self, TableStyle};
 use crate::replay::parallel::{self, Options, PolicySource, Run};
 use crate::replay::report::Report;
 use crate::replay::timeline::Timeline;
+use crate::replay::{ReplayError, streaming};
 use crate::trace::{Trace, TraceEvent};
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
@@ -112,25 +114,9 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let runtime = Runtime::new(Limits::default())?;
-    // Compile the components and parse the traces at once, each set across the cores.
-    let (sources, traces) = rayon::join(
-        || -> anyhow::Result<Vec<PolicySource>> {
-            let opened: Vec<_> =
-                specs.par_iter().map(|s| PolicySource::open(s, &runtime).with_context(|| format!("loading policy {s}"))).collect();
-            opened.into_iter().collect()
-        },
-        || -> anyhow::Result<Vec<Trace>> { Ok(load::read_traces(&args.traces)?) },
-    );
-    let (sources, mut traces) = (sources?, traces?);
-    // An empty trace (or one with only pins) would replay nothing and pass any gate.
-    for (path, trace) in args.traces.iter().zip(&traces) {
-        if !trace.events.iter().any(|e| matches!(e, TraceEvent::Tick { .. })) {
-            bail!("{}: holds no reading or read_error line, so there is nothing to replay: is this the right file?", path.display());
-        }
-    }
-    if let Some(config) = &args.from_store {
-        traces.push(recorded_trace(config, args.since)?);
-    }
+    // The components compiled (or loaded from the cache) at once, across the cores.
+    let opened: Vec<_> = specs.par_iter().map(|s| PolicySource::open(s, &runtime).with_context(|| format!("loading policy {s}"))).collect();
+    let sources = opened.into_iter().collect::<anyhow::Result<Vec<PolicySource>>>()?;
     let options = Options {
         throttles: args.throttles == Switch::On,
         floors: gate.as_ref().map(|g| g.invariants).unwrap_or_default(),
@@ -139,18 +125,36 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let runs = if args.format == Format::Jsonl {
-        lockstep(&traces, &sources, options, &mut out)?
+    let mut replayed: Vec<(String, Vec<Run>)> = Vec::new();
+    if args.format == Format::Jsonl {
+        let mut traces = load::read_traces(&args.traces)?;
+        for (path, trace) in args.traces.iter().zip(&traces) {
+            if !trace.events.iter().any(|e| matches!(e, TraceEvent::Tick { .. })) {
+                bail!("{}", ReplayError::NothingToReplay { file: path.display().to_string() });
+            }
+        }
+        if let Some(config) = &args.from_store {
+            traces.push(recorded_trace(config, args.since)?);
+        }
+        let runs = lockstep(&traces, &sources, options, &mut out)?;
+        replayed.extend(traces.into_iter().map(|t| t.name).zip(runs));
     } else {
-        parallel::run_all(&traces, &sources, options)?
-    };
+        // Files stream through the policies; nothing is printed before all have replayed.
+        replayed.extend(streaming::replay_files(&args.traces, &sources, options)?.into_iter().map(|f| (f.name, f.runs)));
+        if let Some(config) = &args.from_store {
+            let trace = recorded_trace(config, args.since)?;
+            let runs = parallel::run_all(std::slice::from_ref(&trace), &sources, options)?;
+            replayed.extend(runs.into_iter().map(|runs| (trace.name.clone(), runs)));
+        }
+    }
+    let runs: Vec<Vec<Run>> = replayed.iter().map(|(_, runs)| runs.clone()).collect();
     let violations: usize = runs.iter().flatten().map(|r| r.summary.violations.len()).sum();
-    for (trace, runs) in traces.iter().zip(&runs) {
+    for (name, runs) in &replayed {
         let summaries: Vec<Summary> = runs.iter().map(|r| r.summary.clone()).collect();
         match args.format {
             Format::Jsonl => {}
-            Format::Table => writeln!(out, "{}", output::table(&trace.name, &summaries, TableStyle::Plain))?,
-            Format::Markdown => writeln!(out, "{}", output::table(&trace.name, &summaries, TableStyle::Markdown))?,
+            Format::Table => writeln!(out, "{}", output::table(name, &summaries, TableStyle::Plain))?,
+            Format::Markdown => writeln!(out, "{}", output::table(name, &summaries, TableStyle::Markdown))?,
         }
     }
     out.flush()?;

@@ -69,7 +69,7 @@ pub trait Policy: Send {
 
 /// One replay in progress inside a policy: events go in by the chunk, in trace order, and each
 /// tick's outcome comes back with the baselines learnt on the way.
-pub trait ReplaySession {
+pub trait ReplaySession: Send {
     fn feed(&mut self, events: &[TraceEvent]) -> Result<ReplayChunk, PolicyError>;
 }
 

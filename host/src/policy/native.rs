@@ -83,6 +83,6 @@ struct NativeSession<'p> {
 
 impl ReplaySession for NativeSession<'_> {
     fn feed(&mut self, events: &[TraceEvent]) -> Result<ReplayChunk, PolicyError> {
-        Ok(self.session.feed(events.iter().cloned(), self.thresholds))
+        Ok(self.session.feed(events, self.thresholds))
     }
 }

@@ -3,10 +3,15 @@
 //! second on one core). The result is exactly [`read_trace`]'s: same events, and on any
 //! problem (a bad line, or time going back across two chunks) the whole file is parsed again
 //! in order, so the error names the same first line and field.
+//!
+//! [`Blocks`] reads a file a block at a time instead (the streaming replay): each block's lines
+//! parsed in parallel the same way, its errors naming the line in the whole file.
 
-use crate::trace::{Trace, TraceError, TraceEvent, parse_trace, read_trace};
+use crate::trace::{Trace, TraceError, TraceEvent, parse_block, parse_trace, read_trace, utf8_text};
 use rayon::prelude::*;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use vocabulary::Instant;
 
 /// Files smaller than this are parsed in one piece.
 const CHUNKED_FROM: usize = 4 << 20;
@@ -46,6 +51,81 @@ pub fn parse_chunked(file: &str, text: &str) -> Result<Trace, TraceError> {
         events.extend(part.events);
     }
     Ok(Trace { name: file.to_string(), events })
+}
+
+/// Bytes of a file read at a time by [`Blocks`] (then up to the end of the line).
+const BLOCK_BYTES: u64 = 4 << 20;
+
+/// A trace file read and parsed a block of lines at a time.
+pub struct Blocks {
+    file: String,
+    reader: BufReader<std::fs::File>,
+    /// The number of the next block's first line.
+    line: usize,
+    /// The time of the last event read.
+    previous: Option<Instant>,
+    block_bytes: u64,
+}
+
+impl Blocks {
+    pub fn open(path: &Path) -> Result<Blocks, TraceError> {
+        Blocks::with_block_size(path, BLOCK_BYTES)
+    }
+
+    /// Blocks of about `block_bytes` (the tests cut small ones).
+    pub fn with_block_size(path: &Path, block_bytes: u64) -> Result<Blocks, TraceError> {
+        let file = path.display().to_string();
+        let opened = std::fs::File::open(path).map_err(|error| TraceError::Io { file: file.clone(), error })?;
+        Ok(Blocks { file, reader: BufReader::with_capacity(1 << 20, opened), line: 1, previous: None, block_bytes: block_bytes.max(1) })
+    }
+
+    /// The next block's events (none once the file is read); the bytes it took.
+    pub fn next_block(&mut self) -> Result<Option<(Vec<TraceEvent>, usize)>, TraceError> {
+        let io = |error| TraceError::Io { file: self.file.clone(), error };
+        let mut bytes = Vec::with_capacity(self.block_bytes as usize + 4096);
+        (&mut self.reader).take(self.block_bytes).read_to_end(&mut bytes).map_err(io)?;
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        if bytes.last() != Some(&b'\n') {
+            self.reader.read_until(b'\n', &mut bytes).map_err(|error| TraceError::Io { file: self.file.clone(), error })?;
+        }
+        let size = bytes.len();
+        let text = utf8_text(bytes, &self.file, self.line)?;
+        let events = self.parse(&text)?;
+        self.line += text.bytes().filter(|b| *b == b'\n').count();
+        if let Some(last) = events.last() {
+            self.previous = Some(last.at());
+        }
+        Ok(Some((events, size)))
+    }
+
+    /// The block's lines in pieces across the pool; on any problem the block again in order, so
+    /// that the error is the first one.
+    fn parse(&self, text: &str) -> Result<Vec<TraceEvent>, TraceError> {
+        let pieces = split_lines(text, rayon::current_num_threads() * 2);
+        let mut first_lines = Vec::with_capacity(pieces.len());
+        let mut line = self.line;
+        for piece in &pieces {
+            first_lines.push(line);
+            line += piece.bytes().filter(|b| *b == b'\n').count();
+        }
+        let parsed: Vec<Result<Vec<TraceEvent>, TraceError>> =
+            pieces.par_iter().zip(&first_lines).map(|(piece, first)| parse_block(&self.file, piece, *first, None)).collect();
+        let mut events: Vec<TraceEvent> = Vec::with_capacity(parsed.iter().map(|p| p.as_ref().map_or(0, Vec::len)).sum());
+        let mut previous = self.previous;
+        for part in parsed {
+            let Ok(part) = part else { return parse_block(&self.file, text, self.line, self.previous) };
+            if let (Some(last), Some(first)) = (previous, part.first())
+                && first.at() < last
+            {
+                return parse_block(&self.file, text, self.line, self.previous);
+            }
+            previous = part.last().map(TraceEvent::at).or(previous);
+            events.extend(part);
+        }
+        Ok(events)
+    }
 }
 
 /// About `n` pieces of `text`, each ending at a line end (the last at the text's end).
@@ -94,5 +174,40 @@ mod tests {
         let chunked = parse_chunked("t.jsonl", &text).unwrap_err().to_string();
         assert_eq!(chunked, parse_trace("t.jsonl", &text).unwrap_err().to_string());
         assert!(chunked.contains("goes backwards"), "{chunked}");
+    }
+
+    fn all_blocks(path: &Path, block_bytes: u64) -> Result<Vec<TraceEvent>, TraceError> {
+        let mut blocks = Blocks::with_block_size(path, block_bytes)?;
+        let mut events = Vec::new();
+        while let Some((block, _)) = blocks.next_block()? {
+            events.extend(block);
+        }
+        Ok(events)
+    }
+
+    #[test]
+    fn blocks_give_the_whole_files_events_and_its_first_error_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let good: String = (0..400).map(|m| line(m, m % 100)).collect();
+        std::fs::write(&path, &good).unwrap();
+        for size in [1, 57, 1000, 1 << 20] {
+            assert_eq!(all_blocks(&path, size).unwrap(), read_trace(&path).unwrap().events, "blocks of {size} bytes");
+        }
+        // A bad field deep in the file, time going back across a block boundary, bytes that are
+        // not UTF-8: each named by its line in the whole file, as reading it whole names it.
+        let mut bad_field = good.clone();
+        bad_field.insert_str(good.len() - 3 * line(0, 1).len(), "{\"at\":\"2026-10-20T06:40:30Z\",\"reading\":{\"cpu_pct\":\"high\"}}\n");
+        let mut backwards = good.clone();
+        backwards.insert_str(200 * line(0, 1).len(), &line(3, 50));
+        let mut binary = good.clone().into_bytes();
+        binary.splice(300 * line(0, 1).len()..300 * line(0, 1).len(), [0xff, 0xfe, b'\n']);
+        for (what, bytes) in [("bad field", bad_field.into_bytes()), ("backwards", backwards.into_bytes()), ("binary", binary)] {
+            std::fs::write(&path, &bytes).unwrap();
+            let whole = read_trace(&path).unwrap_err().to_string();
+            for size in [1, 57, 1000, 1 << 20] {
+                assert_eq!(all_blocks(&path, size).unwrap_err().to_string(), whole, "{what}, blocks of {size} bytes");
+            }
+        }
     }
 }

@@ -18,6 +18,7 @@ pub mod parallel;
 mod per_tick;
 pub mod report;
 mod stream;
+pub mod streaming;
 pub mod svg;
 pub mod timeline;
 
@@ -33,6 +34,10 @@ use crate::trace::Trace;
 pub enum ReplayError {
     #[error("trace {trace}, tick at {at}: {source}")]
     Policy { trace: String, at: String, source: PolicyError },
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+    #[error("{file}: holds no reading or read_error line, so there is nothing to replay: is this the right file?")]
+    NothingToReplay { file: String },
 }
 
 /// Runs every event of a trace through each policy in lockstep; `sink` gets each tick with the

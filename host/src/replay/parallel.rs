@@ -8,6 +8,7 @@ use super::timeline::Timeline;
 use super::{CHUNK_EVENTS, ReplayError, Stream};
 use crate::instants::format_rfc3339;
 use crate::policy::invariants::Floors;
+use crate::policy::lifecycle::cache;
 use crate::policy::{self, ComponentPolicy, Policy, PolicyError, PolicyIdentity, Runtime};
 use crate::trace::{Trace, TraceEvent};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -50,9 +51,11 @@ impl PolicySource {
         let path = PathBuf::from(path);
         let kind = if path.extension().is_some_and(|e| e == "wasm") {
             let bytes = std::fs::read(&path).map_err(|source| PolicyError::Read { path: path.clone(), source })?;
-            let component = Component::from_binary(runtime.engine(), &bytes)
-                .map_err(|e| PolicyError::Compile { path: path.clone(), message: format!("{e:#}") })?;
             let digest = hex::encode(Sha256::digest(&bytes));
+            // Compiled once per version and engine, then loaded from the user's cache.
+            let (component, origin) = cache::load_bytes(cache::user_cache_dir().as_deref(), runtime, &path, &bytes, &digest)
+                .map_err(|e| PolicyError::Compile { path: path.clone(), message: e.root_cause().to_string() })?;
+            tracing::debug!(policy = %path.display(), origin = %origin.describe(), "component loaded");
             SourceKind::Component { runtime: runtime.clone(), path, component, digest, label }
         } else {
             SourceKind::Native { runtime: runtime.clone() }

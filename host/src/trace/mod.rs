@@ -19,6 +19,7 @@ mod parse_fast;
 mod write;
 
 use std::path::Path;
+use vocabulary::Instant;
 
 pub use import::{ImportError, ImportSignal, ParseImportSignalError, import_csv};
 pub use write::write_event;
@@ -63,12 +64,17 @@ pub fn read_trace(path: &Path) -> Result<Trace, TraceError> {
 /// naming the line they are on, as any other bad line is.
 pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, TraceError> {
     let bytes = std::fs::read(path).map_err(|error| TraceError::Io { file: file.to_owned(), error })?;
+    utf8_text(bytes, file, 1)
+}
+
+/// Bytes read from `file` as text; they start at line `first_line`, which the error counts from.
+pub(crate) fn utf8_text(bytes: Vec<u8>, file: &str, first_line: usize) -> Result<String, TraceError> {
     String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line_start = valid.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         TraceError::Invalid {
             file: file.to_owned(),
-            line: valid.iter().filter(|b| **b == b'\n').count() + 1,
+            line: first_line + valid.iter().filter(|b| **b == b'\n').count(),
             field: String::new(),
             message: format!(
                 "not UTF-8 text (byte {} of the line): a trace is JSON Lines (docs/behaviour.md §10.1); is this the right file?",
@@ -76,6 +82,12 @@ pub(crate) fn read_text(path: &Path, file: &str) -> Result<String, TraceError> {
             ),
         }
     })
+}
+
+/// Parses one block of a larger trace file: its lines start at line `first_line` of `file`,
+/// and its first event may not be before `previous` (the event before the block).
+pub fn parse_block(file: &str, text: &str, first_line: usize, previous: Option<Instant>) -> Result<Vec<TraceEvent>, TraceError> {
+    parse::parse_lines_from(file, text, first_line, previous)
 }
 
 /// Parses trace text; `name` is the trace's name and what errors call the file.

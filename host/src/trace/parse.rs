@@ -28,8 +28,18 @@ type Checked<T> = Result<T, FieldError>;
 
 /// Parses the lines of a trace. `file` is what errors call the file.
 pub(super) fn parse_lines(file: &str, text: &str) -> Result<Vec<TraceEvent>, TraceError> {
+    parse_lines_from(file, text, 1, None)
+}
+
+/// Parses lines that start at line `first_line` of `file`, after an event at `previous`.
+pub(super) fn parse_lines_from(
+    file: &str,
+    text: &str,
+    first_line: usize,
+    previous: Option<Instant>,
+) -> Result<Vec<TraceEvent>, TraceError> {
     let mut events = Vec::new();
-    let mut previous: Option<Instant> = None;
+    let mut previous = previous;
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -39,7 +49,7 @@ pub(super) fn parse_lines(file: &str, text: &str) -> Result<Vec<TraceEvent>, Tra
             Some(event) => event,
             None => parse_line(line, previous).map_err(|e| TraceError::Invalid {
                 file: file.to_owned(),
-                line: index + 1,
+                line: first_line + index,
                 field: e.field,
                 message: e.message,
             })?,

@@ -14,9 +14,7 @@ pub use exports::capacity::sentinel::admission_types::{
 };
 pub use exports::capacity::sentinel::info::{LevelThresholds, PolicyDescription};
 pub use exports::capacity::sentinel::pins::{PinError, PinField, PinRequest};
-pub use exports::capacity::sentinel::replay::{
-    Outcome, PinChange, ReplayChunk, RestoresChange, SessionStart, SwitchChange, Tick, TickLatency, TickReading, TickSignal, TraceEvent,
-};
+pub use exports::capacity::sentinel::replay::{Change, ChangeAt, ReplayChunk, SessionStart, TickColumns};
 pub use exports::capacity::sentinel::types::{
     ApiBaseline, ApiLatency, ApiSamples, Cause, Decision, DecisionInput, Factors, LatencySample, Level, Memory, Pin, ProtectionState,
     Reading, RecentEntry, Signal, ThrottleIntent,

@@ -2,7 +2,8 @@
 //! component's instance, fed a chunk of events a call. API names cross once: the session keeps
 //! each name's index and a tick's latency carries only the index.
 
-use super::replay_convert::{chunk_from_wit, event_to_wit, start_to_wit};
+use super::bindings::TickColumns;
+use super::replay_convert::{chunk_from_wit, empty_columns, events_to_wit, start_to_wit};
 use super::{ComponentPolicy, PolicyError};
 use crate::policy::ReplaySession;
 use std::collections::HashMap;
@@ -15,6 +16,8 @@ pub struct ComponentSession<'p> {
     resource: Option<ResourceAny>,
     /// The index the component knows each API name by.
     apis: HashMap<String, u32>,
+    /// The columns of the last chunk, whose buffers the next one reuses.
+    ticks: TickColumns,
 }
 
 impl<'p> ComponentSession<'p> {
@@ -24,7 +27,7 @@ impl<'p> ComponentSession<'p> {
             Some(replay) => replay.session().call_constructor(s, &start),
             None => Err(wasmtime::format_err!("the component exports no replay interface")),
         })?;
-        Ok(ComponentSession { policy, resource: Some(resource), apis: HashMap::new() })
+        Ok(ComponentSession { policy, resource: Some(resource), apis: HashMap::new(), ticks: empty_columns() })
     }
 }
 
@@ -44,13 +47,20 @@ impl ReplaySession for ComponentSession<'_> {
                 index
             }
         };
-        let events: Vec<_> = events.iter().map(|e| event_to_wit(e, &mut index_of)).collect();
+        let changes = events_to_wit(events, &mut self.ticks, &mut index_of);
+        let ticks = &self.ticks;
         let answer = self.policy.call("replay.session.feed", |w, s| match &w.replay {
-            Some(replay) => replay.session().call_feed(s, resource, &new_apis, &events),
+            Some(replay) => replay.session().call_feed(s, resource, &new_apis, ticks, &changes),
             None => Err(wasmtime::format_err!("the component exports no replay interface")),
         });
         match answer {
-            Ok(Ok(chunk)) => Ok(chunk_from_wit(chunk)),
+            Ok(Ok(chunk)) => chunk_from_wit(chunk).map_err(|message| {
+                self.close();
+                PolicyError::ReplayRefused {
+                    policy: self.policy.identity.label.clone(),
+                    message: format!("its answer is malformed: {message}"),
+                }
+            }),
             Ok(Err(message)) => {
                 self.close();
                 Err(PolicyError::ReplayRefused { policy: self.policy.identity.label.clone(), message })

@@ -45,6 +45,18 @@ pub fn cache_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("policy-cache")
 }
 
+/// Where commands without a state directory (`sentinel replay`, `sentinel policy ...`) keep
+/// their artifacts: `$SENTINEL_CACHE_DIR` (`off` for none), else
+/// `$XDG_CACHE_HOME/capacity-sentinel/policy-cache`, else `~/.cache/capacity-sentinel/policy-cache`.
+pub fn user_cache_dir() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("SENTINEL_CACHE_DIR") {
+        return (dir.as_os_str() != "off").then_some(dir);
+    }
+    let base = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|home| home.join(".cache")))?;
+    Some(base.join("capacity-sentinel").join("policy-cache"))
+}
+
 /// `<cache>/wasmtime-<engine hash>-<sha256>.cwasm`.
 pub fn artifact_path(cache: &Path, runtime: &Runtime, digest: &str) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -61,22 +73,28 @@ pub fn record_path(artifact: &Path) -> PathBuf {
 /// authenticated artifact of this digest for this engine, else compiled (and cached).
 pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> anyhow::Result<(Component, Origin)> {
     let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
+    load_bytes(cache, runtime, &verified.entry.component_path, &verified.bytes, &digest)
+}
+
+/// [`load`] for component bytes whose sha256 (`digest`, lower-case hex) the caller computed
+/// from those very bytes; `path` names them in errors.
+pub fn load_bytes(cache: Option<&Path>, runtime: &Runtime, path: &Path, bytes: &[u8], digest: &str) -> anyhow::Result<(Component, Origin)> {
     let mut origin = Origin::Compiled;
     let mut artifact = None;
     if let Some(cache) = cache {
         match private_dir::ensure(cache) {
             Ok(dir) => {
-                let path = artifact_path(&dir, runtime, &digest);
-                if std::fs::symlink_metadata(&path).is_ok() {
-                    match authenticated(&path, &digest).and_then(|bytes| deserialize(runtime, &bytes)) {
+                let cached = artifact_path(&dir, runtime, digest);
+                if std::fs::symlink_metadata(&cached).is_ok() {
+                    match authenticated(&cached, digest).and_then(|bytes| deserialize(runtime, &bytes)) {
                         Ok(c) => return Ok((c, Origin::Cached)),
                         Err(why) => {
-                            tracing::warn!(artifact = %path.display(), reason = %why, "precompiled artifact refused; compiling the verified component instead");
+                            tracing::warn!(artifact = %cached.display(), reason = %why, "precompiled artifact refused; compiling the verified component instead");
                             origin = Origin::ArtifactRefused(why);
                         }
                     }
                 }
-                artifact = Some(path);
+                artifact = Some(cached);
             }
             Err(e) => {
                 tracing::warn!("precompiled cache not used: {e}");
@@ -84,10 +102,11 @@ pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> any
             }
         }
     }
-    let component = Component::from_binary(runtime.engine(), &verified.bytes)
-        .map_err(|e| anyhow::anyhow!("{} is not a loadable component: {e:#}", verified.entry.component_path.display()))?;
+    // The compiler's message is the root cause, the path its context (`{e:#}` shows both).
+    let component = Component::from_binary(runtime.engine(), bytes)
+        .map_err(|e| anyhow::Error::msg(format!("{e:#}")).context(format!("{} is not a loadable component", path.display())))?;
     if let Some(artifact) = artifact
-        && let Err(e) = store(&artifact, &component, &digest)
+        && let Err(e) = store(&artifact, &component, digest)
     {
         tracing::warn!("cannot cache the precompiled artifact {}: {e:#}", artifact.display());
     }

@@ -1,0 +1,109 @@
+//! Trace files replayed as they are read (docs/behaviour.md §10.2): a block of lines at a time is
+//! parsed across the cores, then fed to every policy at once (one policy per core), so memory
+//! holds one block and each policy's session, not the trace and its outcomes. Only a report's
+//! timelines grow with the trace. The summaries are exactly those of [`super::parallel`].
+
+use super::compare::Accumulator;
+use super::load::Blocks;
+use super::parallel::{Options, PolicySource, Run};
+use super::timeline::Timeline;
+use super::{CHUNK_EVENTS, ReplayError, Stream};
+use crate::instants::format_rfc3339;
+use crate::policy::Policy;
+use crate::trace::TraceEvent;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// One replayed file: its name (the file stem) and one run per policy, in the order given.
+pub struct FileRuns {
+    pub name: String,
+    pub runs: Vec<Run>,
+}
+
+/// Every file through every policy, file after file.
+pub fn replay_files(paths: &[PathBuf], sources: &[PolicySource], options: Options) -> Result<Vec<FileRuns>, ReplayError> {
+    let total: u64 = paths.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).sum();
+    let bar = progress_bar(options.progress, total);
+    let mut out = Vec::with_capacity(paths.len());
+    for path in paths {
+        let mut policies: Vec<Box<dyn Policy>> = Vec::with_capacity(sources.len());
+        for source in sources {
+            policies.push(source.take().map_err(|source| ReplayError::Policy { trace: name_of(path), at: "start".into(), source })?);
+        }
+        let runs = replay_file(path, &mut policies, sources, options, &bar);
+        for (source, policy) in sources.iter().zip(policies) {
+            source.give_back(policy);
+        }
+        out.push(FileRuns { name: name_of(path), runs: runs? });
+    }
+    bar.finish_and_clear();
+    Ok(out)
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_stem().map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+/// One policy's replay in progress: its stream and what it adds the ticks to.
+struct Lane<'p> {
+    stream: Stream<'p>,
+    accumulator: Accumulator,
+    timeline: Option<Timeline>,
+}
+
+fn replay_file(
+    path: &Path,
+    policies: &mut [Box<dyn Policy>],
+    sources: &[PolicySource],
+    options: Options,
+    bar: &ProgressBar,
+) -> Result<Vec<Run>, ReplayError> {
+    let name = name_of(path);
+    let failed = |at: String, source| ReplayError::Policy { trace: name.clone(), at, source };
+    let mut lanes = Vec::with_capacity(policies.len());
+    for (policy, source) in policies.iter_mut().zip(sources) {
+        lanes.push(Lane {
+            stream: Stream::open(policy.as_mut(), options.throttles).map_err(|e| failed("start".into(), e))?,
+            accumulator: Accumulator::with_floors(source.label(), &name, source.thresholds(), &options.floors),
+            timeline: options.timelines.then(Timeline::default),
+        });
+    }
+    let mut blocks = Blocks::open(path)?;
+    let mut ticks = 0usize;
+    while let Some((events, bytes)) = blocks.next_block()? {
+        ticks += events.iter().filter(|e| matches!(e, TraceEvent::Tick { .. })).count();
+        lanes.par_iter_mut().try_for_each(|lane| {
+            for chunk in events.chunks(CHUNK_EVENTS) {
+                let Lane { stream, accumulator, timeline } = &mut *lane;
+                stream
+                    .feed(chunk, &mut |tick| {
+                        accumulator.add(&tick);
+                        if let Some(t) = timeline.as_mut() {
+                            t.add(&tick);
+                        }
+                    })
+                    .map_err(|e| failed(chunk.first().map(|e| format_rfc3339(e.at())).unwrap_or_default(), e))?;
+            }
+            Ok::<(), ReplayError>(())
+        })?;
+        bar.inc(bytes as u64);
+    }
+    // An empty trace (or one with only pins) would replay nothing and pass any gate.
+    if ticks == 0 {
+        return Err(ReplayError::NothingToReplay { file: path.display().to_string() });
+    }
+    Ok(lanes.into_iter().map(|lane| Run { summary: lane.accumulator.finish(), timeline: lane.timeline }).collect())
+}
+
+/// A bar over the files' bytes for a long run (from 16 MB) when asked and stderr is a terminal.
+fn progress_bar(wanted: bool, total: u64) -> ProgressBar {
+    if !wanted || total < 16 << 20 || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("replay [{bar:30}] {bytes}/{total_bytes}, {elapsed} (eta {eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
