@@ -33,7 +33,7 @@ pub use manifest::PolicyManifest;
 pub use memory::{Memory, Pin, RecentEntry};
 pub use pin_request::{PinError, PinField, PinRequest};
 pub use reading::{ApiLatency, Reading, Signal};
-pub use replay::{LearntBaselines, Outcome, ReplayChunk, SessionStart, TraceEvent};
+pub use replay::{LearntBaselines, Outcome, ReplayChunk, SessionStart, TraceEvent, column_bits};
 pub use state::{Cause, Instant, Level, ProtectionState, ThrottleIntent};
 pub use thresholds::{Factors, LevelThresholds, PolicyDescription, StateFactors, Thresholds};
 

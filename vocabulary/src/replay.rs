@@ -105,3 +105,22 @@ impl SessionStart {
         SessionStart { throttles_enabled, ..SessionStart::default() }
     }
 }
+
+/// The bits of the batch replay's columns (`wit/replay.wit`), written by one side of the
+/// boundary and read by the other.
+pub mod column_bits {
+    /// `tick-columns.flags`.
+    pub const CPU: u8 = 1;
+    pub const CONNECTIONS: u8 = 2;
+    pub const SCALING_PRESENT: u8 = 4;
+    pub const SCALING: u8 = 8;
+    pub const FAILED: u8 = 16;
+    /// `tick-columns.latency-flags`.
+    pub const P95: u8 = 1;
+    pub const BASELINE: u8 = 2;
+    /// `outcome-columns.flags`.
+    pub const CHANGED: u8 = 1;
+    pub const RESTORE_HELD: u8 = 2;
+    /// An absent enum in `outcome-columns`.
+    pub const NONE: u8 = 255;
+}

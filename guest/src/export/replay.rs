@@ -11,17 +11,7 @@ use crate::replay::{Change, Session};
 use std::cell::RefCell;
 use vocabulary::{self as core, Outcome};
 
-/// `tick-columns.flags` and `latency-flags` bits, and the `outcome-columns.flags` bits.
-const CPU: u8 = 1;
-const CONNECTIONS: u8 = 2;
-const SCALING_PRESENT: u8 = 4;
-const SCALING: u8 = 8;
-const FAILED: u8 = 16;
-const P95: u8 = 1;
-const BASELINE: u8 = 2;
-const CHANGED: u8 = 1;
-const RESTORE_HELD: u8 = 2;
-const NONE: u8 = 255;
+use vocabulary::column_bits::{BASELINE, CHANGED, CONNECTIONS, CPU, FAILED, NONE, P95, RESTORE_HELD, SCALING, SCALING_PRESENT};
 
 pub struct ReplaySession {
     session: RefCell<Session>,

@@ -147,9 +147,9 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             replayed.extend(runs.into_iter().map(|runs| (trace.name.clone(), runs)));
         }
     }
-    let runs: Vec<Vec<Run>> = replayed.iter().map(|(_, runs)| runs.clone()).collect();
+    let (names, runs): (Vec<String>, Vec<Vec<Run>>) = replayed.into_iter().unzip();
     let violations: usize = runs.iter().flatten().map(|r| r.summary.violations.len()).sum();
-    for (name, runs) in &replayed {
+    for (name, runs) in names.iter().zip(&runs) {
         let summaries: Vec<Summary> = runs.iter().map(|r| r.summary.clone()).collect();
         match args.format {
             Format::Jsonl => {}

@@ -7,17 +7,7 @@ use super::bindings as w;
 use super::convert::{baseline_from_wit, cause_from_wit, level_from_wit, memory_to_wit, pin_to_wit, state_from_wit, throttles_from_wit};
 use vocabulary as v;
 
-/// The bits of `tick-columns.flags`, `latency-flags` and `outcome-columns.flags` (wit/replay.wit).
-const CPU: u8 = 1;
-const CONNECTIONS: u8 = 2;
-const SCALING_PRESENT: u8 = 4;
-const SCALING: u8 = 8;
-const FAILED: u8 = 16;
-const P95: u8 = 1;
-const BASELINE: u8 = 2;
-const CHANGED: u8 = 1;
-const RESTORE_HELD: u8 = 2;
-const NONE: u8 = 255;
+use vocabulary::column_bits::{BASELINE, CHANGED, CONNECTIONS, CPU, FAILED, NONE, P95, RESTORE_HELD, SCALING, SCALING_PRESENT};
 
 pub fn start_to_wit(s: &v::SessionStart) -> w::SessionStart {
     w::SessionStart {
