@@ -2,10 +2,12 @@
 //! readings, memory and pins, and replays recorded traces.
 
 pub mod adapters;
+pub mod alerts;
 pub mod api;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod dead_letter;
 pub mod error_chain;
 pub mod exporter;
 pub mod instants;

@@ -204,5 +204,6 @@ pub async fn sentinel(config: &Config, now: vocabulary::Instant, lock_wait: Opti
         lock_wait,
     };
     let pins = PinService::new(stores.pins, policy.shared());
-    Ok((Sentinel { ports, policy, settings, telemetry }, pins))
+    let dead_letters = Arc::new(crate::dead_letter::DeadLetters::open(config.dead_letter.clone()));
+    Ok((Sentinel { ports, policy, settings, telemetry, dead_letters, seen: Default::default() }, pins))
 }

@@ -270,11 +270,32 @@ impl Running {
         }
     }
 
-    /// One sample's value from `scrape` text (`name` with its labels, exactly as exposed).
+    /// One sample's value from `scrape` text (`name` with its labels, exactly as exposed); a
+    /// bare name sums every series of that name (`sentinel_tick_failures_total` over its reasons).
     pub fn sample(text: &str, name: &str) -> f64 {
+        let bare = !name.contains('{');
         text.lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
-            .map_or(0.0, |v| v.trim().parse().expect("a number"))
+            .filter_map(|l| {
+                let rest = l.strip_prefix(name)?;
+                let value = match rest.strip_prefix(' ') {
+                    Some(value) => value,
+                    None if bare && rest.starts_with('{') => rest.split_once("} ")?.1,
+                    None => return None,
+                };
+                Some(value.trim().parse::<f64>().expect("a number"))
+            })
+            .sum()
+    }
+
+    /// `127.0.0.1:PORT` of the metrics endpoint, as a scrape target.
+    pub fn metrics_target(&self) -> String {
+        format!("127.0.0.1:{}", self.metrics_port)
+    }
+
+    /// SIGKILL: the process dies mid-minute, as on a crash or an OOM kill.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// SIGTERM, then waits for the tick in flight to finish.

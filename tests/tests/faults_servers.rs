@@ -8,9 +8,11 @@
 //! looks: its log line per tick and its metrics endpoint.
 
 use capacity_tests::fault_world::{Running, TickLine, World, wall_now};
+use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::moto::Moto;
 use capacity_tests::servers::redis::Redis;
+use std::process::Command;
 
 /// A simulated minute a second: the loop's pace.
 const TICK: f64 = 1.0;
@@ -295,4 +297,24 @@ fn postgres_killed_then_hung_no_minute_is_decided_without_the_lock_and_the_next_
     );
     let published: Vec<u64> = world.ssm_history().iter().map(|d| d["sequence"].as_u64().expect("a sequence")).collect();
     assert_eq!(published, (1..=decided as u64).collect::<Vec<_>>(), "published exactly the decided minutes");
+    assert_eq!(Running::sample(&metrics, "sentinel_tick_failures_total{reason=\"lock\"}"), failed as f64, "counted as lock failures");
+
+    // Each failed minute left a dead letter naming the lock; the first decided tick after each
+    // outage ended the ones before it.
+    let listed = Command::new(sentinel())
+        .args(["failures", "--json", "--limit", "1000", "--config"])
+        .arg(world.config())
+        .output()
+        .expect("sentinel failures runs");
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let letters: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&listed.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
+    assert_eq!(letters.len(), failed, "a dead letter per failed minute: {letters:#?}");
+    for letter in &letters {
+        assert_eq!(letter["reason"], "lock", "{letter}");
+        assert!(letter["error"].as_str().is_some_and(|e| e.contains("pg_advisory_lock")), "{letter}");
+        assert!(letter["decided"].is_null(), "nothing was decided without the lock: {letter}");
+        let ended = letter["ended_by"]["sequence"].as_i64().expect("ended by a later decided tick");
+        assert!(ended >= 1 && ended <= decided as i64, "{letter}");
+    }
 }

@@ -1,7 +1,8 @@
 //! RELIABILITY.md cannot drift from the tests: every row of its fault matrix, bad-input table
 //! and security review names tests that exist (a test function, not ignored, in the file the
 //! row names), and every test of the fault and bad-input suites has a row. `.ci/run` runs all
-//! of them, so a landed RELIABILITY.md states results that CI reproduced.
+//! of them, so a landed RELIABILITY.md states results that CI reproduced. Each fault row names
+//! the alert that fires for it (an alert rule of `sentinel alert-rules`), or `none:` and why.
 
 use capacity_tests::paths::workspace;
 use std::collections::BTreeSet;
@@ -10,7 +11,7 @@ use std::path::Path;
 /// The headers of the three tables, exactly: the fault matrix, the bad-input table and the
 /// security review.
 const TABLES: [&str; 3] = [
-    "| fault | expected behaviour | test | result |",
+    "| fault | expected behaviour | alert | test | result |",
     "| input | expected behaviour | test | result |",
     "| property | how it is enforced | test | result |",
 ];
@@ -50,8 +51,13 @@ fn rows(text: &str) -> Vec<Row> {
             continue;
         }
         let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
-        assert_eq!(cells.len(), 4, "a row of `{header}` has four cells: {line}");
-        let tests = cells[2]
+        let width = header.matches(" | ").count() + 1;
+        assert_eq!(cells.len(), width, "a row of `{header}` has {width} cells: {line}");
+        if width == 5 {
+            check_alert(cells[2], line);
+        }
+        let (test_cell, result_cell) = (cells[width - 2], cells[width - 1]);
+        let tests = test_cell
             .split("<br>")
             .filter(|t| !t.trim().is_empty())
             .map(|t| {
@@ -60,10 +66,23 @@ fn rows(text: &str) -> Vec<Row> {
                 (file.to_string(), function.to_string())
             })
             .collect();
-        assert!(cells[3].starts_with("pass"), "every row states its result: {line}");
+        assert!(result_cell.starts_with("pass"), "every row states its result: {line}");
         out.push((header, line.to_string(), tests));
     }
     out
+}
+
+/// A fault row's alert cell: `none: why`, or alert names (in backquotes) that are rules.
+fn check_alert(cell: &str, line: &str) {
+    if cell.starts_with("none: ") {
+        return;
+    }
+    let known: Vec<&str> = sentinel::alerts::rules::RULES.iter().map(|r| r.name).collect();
+    let named: Vec<&str> = cell.split('`').skip(1).step_by(2).collect();
+    assert!(!named.is_empty(), "a fault row names its alert in backquotes, or says `none: why`: {line}");
+    for name in named {
+        assert!(known.contains(&name), "`{name}` is not an alert rule (row: {line})");
+    }
 }
 
 /// The test functions of a file: `fn name` right after a `#[test]`-like attribute, unless
@@ -118,8 +137,16 @@ fn the_checker_sees_tests_and_ignores_helpers_and_ignored_tests() {
     .expect("writing the sample");
     let found: Vec<String> = test_functions(&file).into_iter().collect();
     assert_eq!(found, ["counted", "counted_too"]);
-    let table = format!("{}\n|---|---|---|---|\n| a | b | `x.rs::f`<br>`y.rs::g` | pass: 2 |\n\nafter\n", TABLES[0]);
+    let table = format!("{}\n|---|---|---|---|\n| a | b | `x.rs::f`<br>`y.rs::g` | pass: 2 |\n\nafter\n", TABLES[1]);
     let parsed = rows(&table);
     assert_eq!(parsed.len(), 1);
     assert_eq!(parsed[0].2, [("x.rs".to_string(), "f".to_string()), ("y.rs".to_string(), "g".to_string())]);
+    // A fault row names a real alert, or says none and why.
+    let fault = format!("{}\n|---|---|---|---|---|\n| a | b | `SentinelNotPublishing` after 3 min | `x.rs::f` | pass |\n", TABLES[0]);
+    assert_eq!(rows(&fault)[0].2, [("x.rs".to_string(), "f".to_string())]);
+    rows(&fault.replace("`SentinelNotPublishing` after 3 min", "none: by design"));
+    for bad in ["`SentinelNoSuchAlert`", "an alert without backquotes"] {
+        let refused = std::panic::catch_unwind(|| rows(&fault.replace("`SentinelNotPublishing` after 3 min", bad)));
+        assert!(refused.is_err(), "{bad} is refused");
+    }
 }

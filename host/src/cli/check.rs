@@ -67,6 +67,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         "publish": { "cache": channel(&config.cache), "parameter": channel(&config.parameter),
                       "timeout": humantime::format_duration(config.publish_timeout).to_string() },
         "tick_deadline": humantime::format_duration(config.tick_deadline).to_string(),
+        "dead_letter": config.dead_letter.display().to_string(),
         "throttles_enabled": config.throttles_enabled,
         "stage_targets": config.stage_targets.iter().map(|t| t.id()).collect::<Vec<_>>(),
         "malformed_stage_targets": config.malformed_targets.iter()

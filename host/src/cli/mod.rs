@@ -1,6 +1,8 @@
 //! The commands of `sentinel` (clap derive) and their dispatch.
 
+mod alert_rules;
 mod check;
+mod failures;
 mod pin;
 mod policy;
 mod replay;
@@ -52,6 +54,10 @@ pub enum Command {
     Trace(trace::TraceCommand),
     /// Serve the HTTP API: state, staff pins, audit, metrics, probes, OpenAPI.
     Serve(serve::ServeArgs),
+    /// Print the Prometheus alert rules (deploy/prometheus/sentinel-alerts.yml).
+    AlertRules(alert_rules::AlertRulesArgs),
+    /// List the ticks that failed (the dead letters), newest first.
+    Failures(failures::FailuresArgs),
 }
 
 /// Logs go to stderr; `RUST_LOG` filters them (default `info`).
@@ -79,6 +85,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Replay(args) => replay::run(args),
         Command::Trace(cmd) => trace::run(cmd),
         Command::Serve(args) => serve::run(args),
+        Command::AlertRules(args) => alert_rules::run(args),
+        Command::Failures(args) => failures::run(args),
     }
 }
 

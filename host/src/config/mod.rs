@@ -82,6 +82,8 @@ pub struct Config {
     pub api: api::ApiConfig,
     /// `[policies]`: the watched policy directory (none: the single `policy` file).
     pub policies: Option<policies::PoliciesConfig>,
+    /// `dead_letter`: the file failed ticks are kept in (docs/behaviour.md §11.10).
+    pub dead_letter: PathBuf,
 }
 
 /// The single policy a config without `[policies]` runs.
@@ -262,6 +264,11 @@ impl Config {
         }
         let reaches = reaches_servers(&store, &metrics, &cache, &parameter, &stage_controller, &api);
         policies::require_signatures(reaches.as_deref(), policies.as_ref()).map_err(|(key, message)| invalid(&key, message))?;
+        // Beside a SQLite store; with a shared store, in the state folder beside the config.
+        let dead_letter = raw.dead_letter.map(resolve).unwrap_or_else(|| match &store {
+            StoreConfig::Sqlite { path } => path.with_file_name("dead-letter.jsonl"),
+            _ => resolve(PathBuf::from(STATE_DIR).join("dead-letter.jsonl")),
+        });
         Ok(Config {
             source: source.to_string(),
             policy: raw.policy.map(resolve).map_or(PolicyChoice::Embedded, PolicyChoice::File),
@@ -280,6 +287,7 @@ impl Config {
             malformed_targets,
             api,
             policies,
+            dead_letter,
         })
     }
 }

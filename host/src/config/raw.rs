@@ -26,6 +26,8 @@ pub struct RawConfig {
     pub api: Option<super::api::RawApi>,
     /// The watched policy directory.
     pub policies: Option<super::policies::RawPolicies>,
+    /// The dead-letter file of failed ticks.
+    pub dead_letter: Option<PathBuf>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -5,7 +5,9 @@
 
 mod backstop;
 mod decide;
+mod failure;
 mod gather;
+mod observe;
 mod publish;
 mod republish;
 mod stages;
@@ -14,6 +16,7 @@ pub use gather::check_reading;
 pub use publish::recorded_document;
 pub use stages::{StageStep, plan_stages};
 
+use crate::dead_letter::DeadLetters;
 use crate::instants;
 use crate::policy::active::ActivePolicy;
 use crate::policy::{PolicyError, PolicyIdentity};
@@ -26,7 +29,7 @@ use crate::ports::pins::{AuditRecord, PinStore};
 use crate::ports::publisher::{Publisher, StateDocument};
 use crate::ports::stage_ledger::StageLedger;
 use crate::ports::stages::{StageController, StageTarget};
-use crate::telemetry::{ChangeLabels, Telemetry};
+use crate::telemetry::{TargetLabels, Telemetry};
 use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
 use vocabulary::{Decision, DecisionInput, Pin, Reading, Signal};
@@ -60,6 +63,10 @@ pub struct Sentinel {
     pub policy: ActivePolicy,
     pub settings: TickSettings,
     pub telemetry: Arc<Telemetry>,
+    /// Where a failed tick leaves what it decided and why it failed.
+    pub dead_letters: Arc<DeadLetters>,
+    /// What the metrics already show (the policy's thresholds, the pin's set time).
+    pub seen: observe::SeenCell,
 }
 
 /// What one tick did.
@@ -79,6 +86,8 @@ pub struct TickReport {
     /// This minute (or a later one) was already decided, by another sentinel or by a run killed
     /// before it published: the newest recorded document was published again instead.
     pub republished: bool,
+    /// The dead letters of the failed ticks before this one, which it ends (`sentinel failures`).
+    pub recovers: Vec<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,16 +109,18 @@ fn failures(outcomes: &[ChannelOutcome]) -> String {
 }
 
 impl Sentinel {
-    /// Runs one tick at `now` under the tick deadline, holding the leadership lease.
+    /// Runs one tick at `now` under the tick deadline, holding the leadership lease. A tick
+    /// that fails leaves a dead letter; the next one that succeeds ends them.
     pub async fn tick(&self, now: vocabulary::Instant) -> Result<TickReport, TickError> {
         // Waiting for another sentinel's lock (`lock_wait`) comes first: the deadline bounds
         // this sentinel's own work, not how long another one keeps the lock.
         let lease = self.ports.leadership.acquire(self.settings.lock_wait).await;
         let started = Clock::now();
+        let mut progress = failure::Progress::default();
         let result = match lease {
             Err(e) => Err(TickError::Lock(e)),
             Ok(lease) => {
-                let result = match tokio::time::timeout(self.settings.deadline, self.tick_inner(now)).await {
+                let result = match tokio::time::timeout(self.settings.deadline, self.tick_inner(now, &mut progress)).await {
                     Ok(result) => result,
                     Err(_) => Err(TickError::Deadline(self.settings.deadline)),
                 };
@@ -118,13 +129,19 @@ impl Sentinel {
             }
         };
         self.telemetry.tick_seconds.observe(started.elapsed().as_secs_f64());
-        if result.is_err() {
-            self.telemetry.tick_failures.inc();
+        match result {
+            Ok(mut report) => {
+                report.recovers = failure::recovered(self, &report);
+                Ok(report)
+            }
+            Err(e) => {
+                failure::record(self, now, &e, progress);
+                Err(e)
+            }
         }
-        result
     }
 
-    async fn tick_inner(&self, now: vocabulary::Instant) -> Result<TickReport, TickError> {
+    async fn tick_inner(&self, now: vocabulary::Instant, progress: &mut failure::Progress) -> Result<TickReport, TickError> {
         let mut notes = Vec::new();
         match republish::already_decided(self, now).await {
             Ok(Some((sequence, record))) => return republish::republish(self, sequence, record, notes).await,
@@ -143,6 +160,8 @@ impl Sentinel {
             stages_throttled: gathered.stage_records.as_ref().map_or(true, |r| !r.is_empty()),
         };
         let (decision, identity) = self.decide(&input, &mut notes)?;
+        progress.decided = Some((decision.clone(), policy_ref(&identity)));
+        self.observe_policy(&identity);
 
         let stage_outcomes =
             stages::reconcile(self, gathered.stage_records.as_ref().map_err(String::as_str), decision.memory.throttles_engaged, now).await;
@@ -169,13 +188,27 @@ impl Sentinel {
                 record,
             })
             .await?;
+        progress.sequence = Some(committed.sequence);
 
         let document = publish::document(&decision, now, &identity, input.pin.as_ref(), committed.sequence);
         let outcomes = publish::publish_both(self, &document).await;
         if let Err(e) = self.ports.memory.record_publication(committed.sequence, &outcomes).await {
             notes.push(format!("could not record the publication outcome: {e}"));
         }
-        self.count(&decision, &outcomes);
+        progress.channels = outcomes.clone();
+        observe::decision(&self.telemetry, &decision, now);
+        observe::reading(
+            &self.telemetry,
+            match &input.signal {
+                Signal::Reading(r) => Some(r),
+                Signal::Failed(_) => None,
+            },
+        );
+        if decision.level.is_none() {
+            self.telemetry.failed_reads.inc();
+        }
+        observe::publication(&self.telemetry, &outcomes);
+        self.observe_pin(input.pin.as_ref(), now).await;
         let report = TickReport {
             sequence: committed.sequence,
             reading: match &input.signal {
@@ -190,6 +223,7 @@ impl Sentinel {
             stage_failures: stage_outcomes.failures,
             notes,
             republished: false,
+            recovers: Vec::new(),
         };
         log_tick(&report);
         if report.outcomes.iter().all(|o| !o.ok) {
@@ -204,6 +238,13 @@ impl Sentinel {
     fn watch_stages(&self, decision: &Decision, outcomes: &stages::StageOutcomes) {
         let Some(left) = &outcomes.left else { return };
         self.telemetry.stages_throttled.set(left.len() as i64);
+        self.telemetry.stage_throttled.clear();
+        for target in &self.settings.stage_targets {
+            self.telemetry.stage_throttled.get_or_create(&TargetLabels { target: target.id() }).set(0);
+        }
+        for id in left.keys() {
+            self.telemetry.stage_throttled.get_or_create(&TargetLabels { target: id.clone() }).set(1);
+        }
         let unwanted = if decision.memory.throttles_engaged { 0 } else { left.len() };
         self.telemetry.stages_left_throttled.set(unwanted as i64);
         if unwanted == 0 {
@@ -220,26 +261,6 @@ impl Sentinel {
                  Check the stage controller's errors above; to restore by hand, set the stage's stage-wide limits to the \
                  original and delete its row from stage_throttles"
             );
-        }
-    }
-
-    fn count(&self, decision: &Decision, outcomes: &[ChannelOutcome]) {
-        let t = &self.telemetry;
-        if decision.changed {
-            t.changes.get_or_create(&ChangeLabels { from: decision.previous.name().into(), to: decision.state.name().into() }).inc();
-        }
-        if decision.level.is_none() {
-            t.failed_reads.inc();
-        }
-        self.count_publication(decision, outcomes);
-    }
-
-    /// The published state and each failed channel (also for a republished minute).
-    fn count_publication(&self, decision: &Decision, outcomes: &[ChannelOutcome]) {
-        let t = &self.telemetry;
-        t.state.set(i64::from(decision.state.rank()));
-        for o in outcomes.iter().filter(|o| !o.ok) {
-            t.publish_failures.get_or_create(&crate::telemetry::ChannelLabels { channel: o.channel.clone() }).inc();
         }
     }
 }

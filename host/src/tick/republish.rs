@@ -10,7 +10,7 @@
 //! not decide an older minute after a newer one, which would decide that minute twice and feed
 //! the memory a step back in time. It publishes the newest record again: the state in force.
 
-use super::{Sentinel, TickError, TickReport, publish};
+use super::{Sentinel, TickError, TickReport, observe, publish};
 use crate::ports::memory::TickRecord;
 use vocabulary::{Instant, Signal};
 
@@ -32,7 +32,8 @@ pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut note
     if let Err(e) = s.ports.memory.record_publication(sequence, &outcomes).await {
         notes.push(format!("could not record the publication outcome: {e}"));
     }
-    s.count_publication(&record.decision, &outcomes);
+    s.telemetry.state.set(i64::from(record.decision.state.rank()));
+    observe::publication(&s.telemetry, &outcomes);
     let report = TickReport {
         sequence,
         reading: match &record.signal {
@@ -47,6 +48,7 @@ pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut note
         stage_failures: Vec::new(),
         notes,
         republished: true,
+        recovers: Vec::new(),
     };
     super::log_tick(&report);
     if report.outcomes.iter().all(|o| !o.ok) {

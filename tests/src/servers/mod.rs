@@ -8,6 +8,7 @@ pub mod lossy;
 pub mod moto;
 pub mod postgres;
 pub mod prometheus;
+pub mod prometheus_api;
 pub mod redis;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};

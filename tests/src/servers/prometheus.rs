@@ -13,6 +13,11 @@ pub struct Prometheus {
 impl Prometheus {
     /// Scrapes each `host:port` target under job `job` every `interval`.
     pub fn start(job: &str, targets: &[String], interval: Duration) -> Prometheus {
+        Prometheus::start_with_rules(job, targets, interval, None)
+    }
+
+    /// The same, evaluating the rules file `rules` (copied in) every `interval` too.
+    pub fn start_with_rules(job: &str, targets: &[String], interval: Duration, rules: Option<&std::path::Path>) -> Prometheus {
         let dir = tempfile::tempdir().expect("temp dir");
         let port = free_port();
         let list = targets.iter().map(|t| format!("'{t}'")).collect::<Vec<_>>().join(", ");
@@ -20,6 +25,13 @@ impl Prometheus {
         let config = format!(
             "global:\n  scrape_interval: {secs}s\n  evaluation_interval: {secs}s\nscrape_configs:\n  - job_name: '{job}'\n    static_configs:\n      - targets: [{list}]\n"
         );
+        let config = match rules {
+            Some(rules) => {
+                std::fs::copy(rules, dir.path().join("rules.yml")).expect("copying the rules file");
+                format!("{config}rule_files:\n  - rules.yml\n")
+            }
+            None => config,
+        };
         let file = dir.path().join("prometheus.yml");
         std::fs::write(&file, config).expect("writing prometheus.yml");
         let process = Prometheus::spawn(dir.path(), port);

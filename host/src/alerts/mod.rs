@@ -1,0 +1,4 @@
+//! What Prometheus alerts on: the rules as data and their rules file.
+
+pub mod render;
+pub mod rules;

@@ -1,0 +1,248 @@
+//! The dead letters (docs/behaviour.md §11.10): a tick that fails leaves, in a local file, what
+//! it decided and why it failed, so that nothing it knew is lost with the failure; the next
+//! tick that succeeds appends a line naming the failures it ends. The file is JSON lines, one
+//! `failed` or `recovered` record each, appended and synced; it is local on purpose, since the
+//! shared store may be the part that failed. At 10 MiB it is moved to `<path>.1` (replacing the
+//! older one) and a new file begins. `sentinel failures` lists it.
+
+use crate::ports::memory::{ChannelOutcome, PolicyRef};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use vocabulary::{Cause, Factors, ProtectionState};
+
+/// Past this size the file is rotated.
+const ROTATE_BYTES: u64 = 10 << 20;
+
+/// Why a tick failed: the label of `sentinel_tick_failures_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureReason {
+    /// The leadership lock could not be taken (its store is unreachable), or another sentinel held it.
+    Lock,
+    Deadline,
+    Policy,
+    Store,
+    /// Both channels refused the document.
+    Channels,
+}
+
+impl FailureReason {
+    pub const ALL: [FailureReason; 5] =
+        [FailureReason::Lock, FailureReason::Deadline, FailureReason::Policy, FailureReason::Store, FailureReason::Channels];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureReason::Lock => "lock",
+            FailureReason::Deadline => "deadline",
+            FailureReason::Policy => "policy",
+            FailureReason::Store => "store",
+            FailureReason::Channels => "channels",
+        }
+    }
+}
+
+/// What the failed tick had decided, when it got that far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecidedBeforeFailure {
+    pub state: ProtectionState,
+    pub previous: ProtectionState,
+    pub cause: Cause,
+    pub factors: Factors,
+    pub explanation: String,
+    pub policy: PolicyRef,
+}
+
+/// One failed tick.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeadLetter {
+    pub id: u64,
+    /// The minute the tick was deciding (RFC 3339).
+    pub minute: String,
+    /// When the failure was recorded (wall clock, RFC 3339).
+    pub failed_at: String,
+    pub reason: FailureReason,
+    pub error: String,
+    pub decided: Option<DecidedBeforeFailure>,
+    /// The stored tick's sequence, when the decision was stored before the failure.
+    pub sequence: Option<u64>,
+    /// Each channel's outcome, when publication was tried.
+    #[serde(default)]
+    pub channels: Vec<ChannelOutcome>,
+}
+
+/// The first tick to succeed after failures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recovery {
+    /// The dead letters it ends.
+    pub ends: Vec<u64>,
+    pub sequence: u64,
+    pub minute: String,
+    pub recovered_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Entry {
+    Failed(DeadLetter),
+    Recovered(Recovery),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeadLetterError {
+    #[error(
+        "cannot write the dead-letter file {path}: {source}; the failure is only in the log. Check the folder exists and is writable, and the disk has room"
+    )]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("cannot read the dead-letter file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+}
+
+/// A line of the file that is not a record (a crash mid-write, an edit by hand): skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnreadableLine {
+    pub file: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+/// Everything the files hold, oldest first, and the lines that could not be read.
+#[derive(Debug, Default)]
+pub struct Contents {
+    pub entries: Vec<Entry>,
+    pub unreadable: Vec<UnreadableLine>,
+}
+
+impl Contents {
+    /// The dead letters with the recovery that ended each (if any), newest first.
+    pub fn failures(&self) -> Vec<(&DeadLetter, Option<&Recovery>)> {
+        let mut out: Vec<(&DeadLetter, Option<&Recovery>)> = Vec::new();
+        for entry in &self.entries {
+            match entry {
+                Entry::Failed(letter) => out.push((letter, None)),
+                Entry::Recovered(recovery) => {
+                    for (letter, ended) in out.iter_mut() {
+                        if ended.is_none() && recovery.ends.contains(&letter.id) {
+                            *ended = Some(recovery);
+                        }
+                    }
+                }
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    /// The ids of dead letters no recovery has ended yet, oldest first.
+    pub fn open(&self) -> Vec<u64> {
+        let mut open: Vec<u64> = self.failures().iter().filter(|(_, r)| r.is_none()).map(|(l, _)| l.id).collect();
+        open.reverse();
+        open
+    }
+
+    fn last_id(&self) -> u64 {
+        self.entries.iter().filter_map(|e| if let Entry::Failed(l) = e { Some(l.id) } else { None }).max().unwrap_or(0)
+    }
+}
+
+/// The rotated older file of `path`.
+pub fn rotated(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".1");
+    PathBuf::from(name)
+}
+
+/// Reads the rotated file, then the current one; missing files are empty.
+pub fn read(path: &Path) -> Result<Contents, DeadLetterError> {
+    let mut contents = Contents::default();
+    for file in [rotated(path), path.to_path_buf()] {
+        let text = match std::fs::read_to_string(&file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(DeadLetterError::Read { path: file, source }),
+        };
+        for (index, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            match serde_json::from_str::<Entry>(line) {
+                Ok(entry) => contents.entries.push(entry),
+                Err(e) => contents.unreadable.push(UnreadableLine { file: file.clone(), line: index + 1, message: e.to_string() }),
+            }
+        }
+    }
+    Ok(contents)
+}
+
+/// The file a sentinel appends to, with the dead letters no recovery has ended yet.
+#[derive(Debug)]
+pub struct DeadLetters {
+    path: PathBuf,
+    state: Mutex<Open>,
+}
+
+#[derive(Debug)]
+struct Open {
+    next_id: u64,
+    open: Vec<u64>,
+}
+
+impl DeadLetters {
+    /// Opens `path` (created at the first failure), picking up the failures a previous run
+    /// left open. An unreadable file is logged and treated as empty: it must never stop a tick.
+    pub fn open(path: PathBuf) -> DeadLetters {
+        let contents = read(&path).unwrap_or_else(|e| {
+            tracing::error!("{e}; new dead letters are appended to it");
+            Contents::default()
+        });
+        for bad in &contents.unreadable {
+            tracing::warn!(file = %bad.file.display(), line = bad.line, "a dead-letter line is not a record and is skipped: {}", bad.message);
+        }
+        let state = Open { next_id: contents.last_id() + 1, open: contents.open() };
+        DeadLetters { path, state: Mutex::new(state) }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends a failed tick; its id is assigned here.
+    pub fn record(&self, mut letter: DeadLetter) -> Result<u64, DeadLetterError> {
+        let mut state = self.state.lock().expect("dead-letter lock");
+        letter.id = state.next_id;
+        self.append(&Entry::Failed(letter))?;
+        let id = state.next_id;
+        state.next_id += 1;
+        state.open.push(id);
+        Ok(id)
+    }
+
+    /// After a successful tick: the open dead letters it ends (appending the recovery line),
+    /// or none. On a write error they stay open, for the next success to try again.
+    pub fn recover(&self, sequence: u64, minute: String, recovered_at: String) -> Result<Vec<u64>, DeadLetterError> {
+        let mut state = self.state.lock().expect("dead-letter lock");
+        if state.open.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ends = state.open.clone();
+        self.append(&Entry::Recovered(Recovery { ends: ends.clone(), sequence, minute, recovered_at }))?;
+        state.open.clear();
+        Ok(ends)
+    }
+
+    fn append(&self, entry: &Entry) -> Result<(), DeadLetterError> {
+        let failed = |source| DeadLetterError::Write { path: self.path.clone(), source };
+        let mut line = serde_json::to_string(entry).expect("a dead letter serializes");
+        line.push('\n');
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(failed)?;
+        }
+        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() + line.len() as u64 > ROTATE_BYTES) {
+            std::fs::rename(&self.path, rotated(&self.path)).map_err(failed)?;
+        }
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(failed)?;
+        file.write_all(line.as_bytes()).map_err(failed)?;
+        file.sync_data().map_err(failed)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,93 @@
+//! A failed tick (docs/behaviour.md §11.10): counted by reason, and kept as a dead letter with
+//! what it had decided, stored and published before it failed; the next tick that succeeds
+//! names the dead letters it ends.
+
+use super::{Sentinel, TickError, TickReport};
+use crate::dead_letter::{DeadLetter, DecidedBeforeFailure, FailureReason};
+use crate::instants::format_rfc3339;
+use crate::ports::leadership::LockError;
+use crate::ports::memory::{ChannelOutcome, PolicyRef};
+use vocabulary::{Decision, Instant};
+
+/// How far a tick got, written as it goes (kept when the deadline drops the tick).
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub decided: Option<(Decision, PolicyRef)>,
+    pub sequence: Option<u64>,
+    pub channels: Vec<ChannelOutcome>,
+}
+
+pub fn reason(e: &TickError) -> FailureReason {
+    match e {
+        TickError::Lock(_) => FailureReason::Lock,
+        TickError::Deadline(_) => FailureReason::Deadline,
+        TickError::Policy(_) => FailureReason::Policy,
+        TickError::Store(_) => FailureReason::Store,
+        TickError::BothChannelsFailed(_) => FailureReason::Channels,
+    }
+}
+
+fn wall_now() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format_rfc3339(secs as Instant)
+}
+
+/// Counts the failure and, unless another sentinel decides this minute, writes its dead letter.
+pub fn record(s: &Sentinel, now: Instant, e: &TickError, progress: Progress) {
+    let reason = reason(e);
+    s.telemetry.tick_failed(reason);
+    // Another sentinel holding the lock decides this minute: nothing of it is lost here.
+    if matches!(e, TickError::Lock(LockError::Held { .. } | LockError::TimedOut { .. })) {
+        return;
+    }
+    let (decided, sequence, channels) = match e {
+        TickError::BothChannelsFailed(report) => {
+            (Some((report.decision.clone(), report.document.policy.clone())), Some(report.sequence), report.outcomes.clone())
+        }
+        _ => (progress.decided, progress.sequence, progress.channels),
+    };
+    let decided = decided.map(|(d, policy)| DecidedBeforeFailure {
+        state: d.state,
+        previous: d.previous,
+        cause: d.cause,
+        factors: d.factors,
+        explanation: d.explanation,
+        policy,
+    });
+    let letter =
+        DeadLetter { id: 0, minute: format_rfc3339(now), failed_at: wall_now(), reason, error: e.to_string(), decided, sequence, channels };
+    match s.dead_letters.record(letter) {
+        Ok(id) => {
+            s.telemetry.dead_letters.inc();
+            tracing::error!(
+                dead_letter = id,
+                reason = reason.name(),
+                file = %s.dead_letters.path().display(),
+                "the failed tick's decision and error are kept as dead letter {id}: list them with `sentinel failures`"
+            );
+        }
+        Err(e) => tracing::error!("{e}"),
+    }
+}
+
+/// After a success: the dead letters it ends (logged), or none.
+pub fn recovered(s: &Sentinel, report: &TickReport) -> Vec<u64> {
+    match s.dead_letters.recover(report.sequence, report.document.decided_at.clone(), wall_now()) {
+        Ok(ends) => {
+            if !ends.is_empty() {
+                tracing::info!(
+                    sequence = report.sequence,
+                    ends = ?ends,
+                    "published again after {} failed tick(s); their dead letters are marked ended by sequence {} (`sentinel failures`)",
+                    ends.len(),
+                    report.sequence
+                );
+            }
+            ends
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            Vec::new()
+        }
+    }
+}

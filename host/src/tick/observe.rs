@@ -1,0 +1,154 @@
+//! What a tick shows on `/metrics` (docs/behaviour.md §7.1): the decision, the reading against
+//! the active policy's thresholds, each channel's publication, the pin and the policy version.
+//! The thresholds are asked of a version once, when it first decides; a pin's set time is read
+//! from the audit once, when the pin first appears.
+
+use super::Sentinel;
+use crate::policy::PolicyIdentity;
+use crate::ports::memory::ChannelOutcome;
+use crate::ports::pins::AuditAction;
+use crate::telemetry::{
+    CauseLabels, ChangeLabels, ChannelLabels, PolicyLabels, SignalLabels, StateLabels, Telemetry, ThresholdLabels, WorkloadLabels,
+};
+use std::sync::Mutex;
+use vocabulary::{Cause, Decision, Instant, Pin, ProtectionState, Reading};
+
+/// What the last ticks already showed, so that it is not asked for again.
+#[derive(Debug, Default)]
+pub struct Seen {
+    policy_digest: Option<String>,
+    /// The active pin and when it was set (unix seconds).
+    pin: Option<(Pin, i64)>,
+}
+
+pub type SeenCell = Mutex<Seen>;
+
+/// The decision: state, cause, factors, memory, and a change by its cause.
+pub fn decision(t: &Telemetry, d: &Decision, now: Instant) {
+    t.state.set(i64::from(d.state.rank()));
+    for state in ProtectionState::ALL {
+        t.in_state.get_or_create(&StateLabels { state: state.name().into() }).set(i64::from(state == d.state));
+    }
+    t.state_seconds.set((now - d.memory.state_since).max(0));
+    for cause in Cause::ALL {
+        t.decision_cause.get_or_create(&CauseLabels { cause: cause.name().into() }).set(i64::from(cause == d.cause));
+    }
+    for (workload, value) in [("bulk", d.factors.bulk), ("heavy", d.factors.heavy), ("write", d.factors.write), ("read", d.factors.read)] {
+        t.factor.get_or_create(&WorkloadLabels { workload: workload.into() }).set(value);
+    }
+    t.consecutive_failed_reads.set(i64::from(d.memory.failed_reads));
+    if d.changed {
+        let labels = ChangeLabels { from: d.previous.name().into(), to: d.state.name().into(), cause: d.cause.name().into() };
+        t.changes.get_or_create(&labels).inc();
+    }
+}
+
+/// The reading of each signal, or none after a failed read (the series disappear rather than
+/// show an old value). The latency is the largest p95 over its baseline among the APIs with one.
+pub fn reading(t: &Telemetry, reading: Option<&Reading>) {
+    let set = |signal: &str, value: Option<f64>| {
+        let labels = SignalLabels { signal: signal.into() };
+        match value {
+            Some(v) => {
+                t.reading.get_or_create(&labels).set(v);
+            }
+            None => {
+                t.reading.remove(&labels);
+            }
+        }
+    };
+    let latency = reading.and_then(|r| {
+        r.latency
+            .iter()
+            .filter_map(|l| match (l.p95_ms, l.baseline_ms) {
+                (Some(p95), Some(base)) if base > 0.0 => Some(p95 / base),
+                _ => None,
+            })
+            .reduce(f64::max)
+    });
+    set("cpu_pct", reading.and_then(|r| r.cpu_pct));
+    set("connections_pct", reading.and_then(|r| r.connections_pct));
+    set("latency_ratio", latency);
+}
+
+/// Each channel's outcome: up or not, the time of its last success, its failures.
+pub fn publication(t: &Telemetry, outcomes: &[ChannelOutcome]) {
+    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    for o in outcomes {
+        let labels = ChannelLabels { channel: o.channel.clone() };
+        t.channel_up.get_or_create(&labels).set(i64::from(o.ok));
+        if o.ok {
+            t.last_publication.get_or_create(&labels).set(wall);
+        } else {
+            t.publish_failures.get_or_create(&labels).inc();
+        }
+    }
+}
+
+impl Sentinel {
+    /// The policy version that decided: its info series, and its thresholds when it is new.
+    pub(super) fn observe_policy(&self, identity: &PolicyIdentity) {
+        let mut seen = self.seen.lock().expect("observed lock");
+        if seen.policy_digest.as_deref() == Some(identity.digest.as_str()) {
+            return;
+        }
+        let t = &self.telemetry;
+        t.policy_info.clear();
+        let labels = PolicyLabels {
+            name: identity.name.clone(),
+            version: identity.version.clone(),
+            digest: identity.digest.clone(),
+            kind: identity.kind.into(),
+        };
+        t.policy_info.get_or_create(&labels).set(1);
+        match self.policy.lock().describe() {
+            Ok(description) => {
+                let th = description.thresholds;
+                for (signal, levels) in
+                    [("cpu_pct", th.cpu_pct), ("connections_pct", th.connections_pct), ("latency_ratio", th.latency_ratio)]
+                {
+                    for (level, value) in [("constrained", levels.constrained), ("critical", levels.critical)] {
+                        t.policy_threshold.get_or_create(&ThresholdLabels { signal: signal.into(), level: level.into() }).set(value);
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(version = %identity.version, "cannot read the policy's thresholds for the metrics: {e}"),
+        }
+        seen.policy_digest = Some(identity.digest.clone());
+    }
+
+    /// The active pin: its state, expiry and set time (from the newest audit record that set
+    /// it, read once per pin; the expiry stands in when the audit cannot be read).
+    pub(super) async fn observe_pin(&self, pin: Option<&Pin>, now: Instant) {
+        let t = &self.telemetry;
+        let active = pin.filter(|p| p.expires_at > now);
+        t.pin_active.set(i64::from(active.is_some()));
+        for state in ProtectionState::ALL {
+            t.pin_state.get_or_create(&StateLabels { state: state.name().into() }).set(i64::from(active.is_some_and(|p| p.state == state)));
+        }
+        let Some(pin) = active else {
+            t.pin_expires.set(0);
+            t.pin_set.set(0);
+            self.seen.lock().expect("observed lock").pin = None;
+            return;
+        };
+        t.pin_expires.set(pin.expires_at);
+        let known = self.seen.lock().expect("observed lock").pin.as_ref().filter(|(p, _)| p == pin).map(|(_, at)| *at);
+        let set_at = match known {
+            Some(at) => at,
+            None => {
+                let audit = tokio::time::timeout(self.settings.read_timeout, self.ports.pins.audit(1, None)).await;
+                let newest = match audit {
+                    Ok(Ok(records)) => records.into_iter().next(),
+                    _ => None,
+                };
+                let set_at = newest
+                    .filter(|r| matches!(r.action, AuditAction::Set | AuditAction::Replace) && r.after.as_ref() == Some(pin))
+                    .map_or(now, |r| r.at);
+                self.seen.lock().expect("observed lock").pin = Some((pin.clone(), set_at));
+                set_at
+            }
+        };
+        t.pin_set.set(set_at);
+    }
+}
