@@ -96,7 +96,9 @@ fn failures_are_counted_per_channel_on_the_metrics_endpoint() {
     let counted = eventually(Duration::from_secs(15), || scrape(&addr).is_some_and(|m| cache_failures(&m) >= 1));
     let metrics = scrape(&addr).unwrap_or_default();
     assert!(counted, "the cache failures were not counted:\n{metrics}\n{}", run.stderr());
-    assert!(!metrics.contains("channel=\"parameter\""), "the parameter channel never failed:\n{metrics}");
+    assert!(!metrics.contains("sentinel_publish_failures_total{channel=\"parameter\"}"), "the parameter channel never failed:\n{metrics}");
+    assert!(metrics.contains("sentinel_channel_up{channel=\"parameter\"} 1"), "and is up:\n{metrics}");
+    assert!(metrics.contains("sentinel_channel_up{channel=\"cache\"} 0"), "the cache is down:\n{metrics}");
     let status = run.wait_for_exit(Duration::from_secs(10)).expect("the run stops after its ticks");
     assert!(status.success(), "{status:?}\n{}", run.stderr());
     assert_eq!(sb.parameter_doc()["sequence"], 3);

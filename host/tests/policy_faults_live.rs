@@ -57,13 +57,17 @@ fn trace() -> Vec<String> {
         .collect()
 }
 
-fn scrape(port: u16, name: &str) -> f64 {
+fn scrape_text(port: u16) -> String {
     use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return -1.0 };
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return String::new() };
     let _ = write!(stream, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     let mut text = String::new();
     let _ = stream.read_to_string(&mut text);
-    text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok()).unwrap_or(0.0)
+    text
+}
+
+fn scrape(port: u16, name: &str) -> f64 {
+    scrape_text(port).lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok()).unwrap_or(0.0)
 }
 
 #[test]
@@ -102,6 +106,16 @@ fn bad_modules_are_refused_or_rolled_back_while_every_tick_is_published() {
         "the trapping version passes activation and decides:\n{}",
         run.stderr()
     );
+    // The rollback, scraped from the running sentinel: counted, and the info series names the
+    // version deciding again.
+    let mut after_rollback = String::new();
+    let rolled_back = eventually(Duration::from_secs(60), || {
+        after_rollback = scrape_text(port);
+        scrape(port, "sentinel_policy_rollbacks_total") >= 1.0
+            && after_rollback.contains("sentinel_policy_info{name=\"capacity-policy\",version=\"1.0.0\"")
+    });
+    assert!(rolled_back, "the rollback is on the metrics endpoint:\n{after_rollback}\n{}", run.stderr());
+    assert!(!after_rollback.contains("version=\"9.3.0\""), "the info series shows only the active version:\n{after_rollback}");
     let mut run = run;
     let status = run.wait_for_exit(Duration::from_secs(120)).expect("the run ends after its trace");
     assert!(status.success(), "{}", run.stderr());
