@@ -123,6 +123,9 @@ pub struct Telemetry {
     /// Unix seconds; 0 without an active pin.
     pub pin_expires: Gauge,
     pub pin_set: Gauge,
+    /// Wall-clock unix seconds when this process started: counters seen first above 0 (a policy
+    /// refused at start, before the first scrape) still alert.
+    pub start_time: FloatGauge,
 }
 
 impl Default for Telemetry {
@@ -161,7 +164,9 @@ impl Default for Telemetry {
             pin_state: Family::default(),
             pin_expires: Gauge::default(),
             pin_set: Gauge::default(),
+            start_time: FloatGauge::default(),
         };
+        t.start_time.set(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64()));
         // Every failure reason is shown from the start, at 0: `increase()` then sees the first one.
         for reason in crate::dead_letter::FailureReason::ALL {
             let _ = t.tick_failures.get_or_create(&ReasonLabels { reason: reason.name().into() });
@@ -222,6 +227,7 @@ impl Telemetry {
         r.register("pin_state", "1 for the pinned state while a pin is active", self.pin_state.clone());
         r.register("pin_expires_timestamp_seconds", "When the active pin expires (0 without a pin)", self.pin_expires.clone());
         r.register("pin_set_timestamp_seconds", "When the active pin was set (0 without a pin)", self.pin_set.clone());
+        r.register("start_time_seconds", "Wall-clock time this sentinel process started", self.start_time.clone());
     }
 
     /// Everything in the Prometheus text exposition format.

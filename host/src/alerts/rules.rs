@@ -7,6 +7,8 @@
 //! `time()` or a gauge in seconds) and `{D:n}` is the same duration as a PromQL duration (a range
 //! selector's `[...]`); `for_s` is the rule's `for:`. All three are divided by the time scale, so
 //! a sentinel run `--speed 60` meets rules that wait a second where production waits a minute.
+//! `FILE` in a description stands for the sentinel's config (`/etc/capacity-sentinel/sentinel.toml`
+//! with the shipped systemd unit): the commands read the store and files it names.
 
 /// How loud an alert is: `critical` pages, `warning` is for working hours, `info` is a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +51,20 @@ pub const RULES: &[AlertRule] = &[
         description: "Neither channel has received a state document from {{ $labels.job }} for {{ $value | humanizeDuration }}. \
                       Services act on the last published factor until the cache entry expires, then on full capacity. \
                       Check that the sentinel process runs (systemctl status capacity-sentinel, its log) and list its failed \
-                      ticks with `sentinel failures`; pin a state with `sentinel pin set` once it runs again if the database \
+                      ticks with `sentinel failures --config FILE`; pin a state with `sentinel pin set ... --config FILE` once it runs again if the database \
                       needs protection now.",
+    },
+    AlertRule {
+        name: "SentinelNeverPublished",
+        severity: Severity::Critical,
+        expr: "absent_over_time(sentinel_last_publication_timestamp_seconds[{D:604800}])",
+        for_s: Some(300),
+        summary: "No sentinel has published a state in the last week",
+        description: "Prometheus holds no successful publication of any sentinel for 7 days: a first deployment that never \
+                      started (a refused configuration restarting in a loop), a scrape job that does not reach the metrics \
+                      address, or a sentinel that never managed to publish. Check the service (systemctl status \
+                      capacity-sentinel and its log: a refused configuration names the key), that Prometheus scrapes \
+                      --metrics-addr, and `sentinel failures --config FILE`.",
     },
     AlertRule {
         name: "SentinelBothChannelsFailing",
@@ -59,14 +73,14 @@ pub const RULES: &[AlertRule] = &[
         for_s: Some(120),
         summary: "The sentinel cannot publish to either channel",
         description: "{{ $labels.instance }} decides every minute but both the cache (Redis) and the parameter (SSM) refuse \
-                      the document: every tick fails and is recorded as a dead letter. Read the reasons with `sentinel failures`, \
+                      the document: every tick fails and is recorded as a dead letter. Read the reasons with `sentinel failures --config FILE`, \
                       then restore the Redis server or the AWS credentials and SSM access named there; the next tick publishes \
                       both again.",
     },
     AlertRule {
         name: "SentinelChannelFailing",
         severity: Severity::Warning,
-        expr: "sentinel_channel_up == 0",
+        expr: "sentinel_channel_up == 0 unless on (job, instance) (max without (channel) (sentinel_channel_up) == 0)",
         for_s: Some(600),
         summary: "The sentinel's {{ $labels.channel }} channel has failed for 10 minutes",
         description: "Publications to {{ $labels.channel }} from {{ $labels.instance }} have failed for 10 minutes; the other \
@@ -85,12 +99,12 @@ pub const RULES: &[AlertRule] = &[
                       released protection (state normal, throttles released) rather than hold it on no evidence. The \
                       database is unprotected until readings return. Check the metrics source named in the sentinel's log \
                       (`prometheus query failed`, `read failed`); if the database is under pressure meanwhile, pin a state \
-                      with `sentinel pin set`.",
+                      with `sentinel pin set ... --config FILE`.",
     },
     AlertRule {
         name: "SentinelPolicyRolledBack",
         severity: Severity::Critical,
-        expr: "increase(sentinel_policy_rollbacks_total[{D:3600}]) > 0",
+        expr: "increase(sentinel_policy_rollbacks_total[{D:3600}]) > 0 or (sentinel_policy_rollbacks_total > 0 and on (job, instance) time() - sentinel_start_time_seconds < {S:3600})",
         for_s: None,
         summary: "A policy version failed during a tick and the sentinel rolled back",
         description: "{{ $labels.instance }} ran a tick again with the last good policy after the active version trapped, \
@@ -101,7 +115,7 @@ pub const RULES: &[AlertRule] = &[
     AlertRule {
         name: "SentinelPolicyRefused",
         severity: Severity::Warning,
-        expr: "increase(sentinel_policy_refusals_total[{D:3600}]) > 0",
+        expr: "increase(sentinel_policy_refusals_total[{D:3600}]) > 0 or (sentinel_policy_refusals_total > 0 and on (job, instance) time() - sentinel_start_time_seconds < {S:3600})",
         for_s: None,
         summary: "A policy version was refused at activation",
         description: "{{ $labels.instance }} refused a candidate policy version (signature, digest, contract version, checks \
@@ -116,7 +130,7 @@ pub const RULES: &[AlertRule] = &[
         summary: "The database has been in emergency for 20 minutes",
         description: "{{ $labels.instance }} has held the emergency state for 20 minutes: bulk work is stopped and, if enabled, \
                       API stages are throttled. The pressure is not going away on its own. Look at the dashboard's readings \
-                      against the thresholds, find the workload that loads the database, and act on it; `sentinel pin show` \
+                      against the thresholds, find the workload that loads the database, and act on it; `sentinel pin show --config FILE` \
                       tells whether a staff pin holds the state.",
     },
     AlertRule {
@@ -126,8 +140,8 @@ pub const RULES: &[AlertRule] = &[
         for_s: None,
         summary: "Emergency API stage throttles are engaged",
         description: "{{ $labels.instance }} has throttled {{ $value }} API stage(s): clients are being refused by API Gateway. \
-                      `sentinel stages` lists each target and its original limits. They are restored automatically when the \
-                      policy releases them; clear an emergency pin, if one holds them, with `sentinel pin clear`.",
+                      `sentinel stages show --config FILE` lists each target and its original limits. They are restored automatically when the \
+                      policy releases them; clear an emergency pin, if one holds them, with `sentinel pin clear --actor NAME --config FILE`.",
     },
     AlertRule {
         name: "SentinelStageRestoreFailing",
@@ -137,7 +151,7 @@ pub const RULES: &[AlertRule] = &[
         summary: "API stages stay throttled although the policy released them",
         description: "{{ $labels.instance }} cannot restore {{ $value }} API stage(s) for 5 minutes. The log names each stage \
                       and the controller's error every tick. Fix the API Gateway permissions or restore the stage-wide limits \
-                      by hand from `sentinel stages`, then delete its row as the log line says.",
+                      by hand from `sentinel stages show --config FILE`, then delete its row as the log line says.",
     },
     AlertRule {
         name: "SentinelPinExpiringSoon",
@@ -146,7 +160,7 @@ pub const RULES: &[AlertRule] = &[
         for_s: None,
         summary: "The staff pin expires within 30 minutes",
         description: "The pin on {{ $labels.instance }} expires in {{ $value | humanizeDuration }}; then the automatic rules \
-                      decide again. If the pinned state is still needed, extend it with `sentinel pin set` (its reason is \
+                      decide again. If the pinned state is still needed, extend it with `sentinel pin set ... --config FILE` (its reason is \
                       audited); otherwise let it expire.",
     },
     AlertRule {
@@ -156,13 +170,13 @@ pub const RULES: &[AlertRule] = &[
         for_s: None,
         summary: "A staff pin has overridden the automatic rules for more than 12 hours",
         description: "A pin set {{ $value | humanizeDuration }} ago still decides the state on {{ $labels.instance }}. Check that \
-                      it is still wanted (`sentinel pin show`, `sentinel pin audit`), and clear it with `sentinel pin clear` \
+                      it is still wanted (`sentinel pin show --config FILE`, `sentinel pin audit --config FILE`), and clear it with `sentinel pin clear --actor NAME --config FILE` \
                       if the incident is over.",
     },
     AlertRule {
         name: "SentinelShadowDiverging",
         severity: Severity::Info,
-        expr: "increase(sentinel_shadow_divergences_total[{D:3600}]) > 0",
+        expr: "increase(sentinel_shadow_divergences_total[{D:3600}]) > 0 or (sentinel_shadow_divergences_total > 0 and on (job, instance) time() - sentinel_start_time_seconds < {S:3600})",
         for_s: None,
         summary: "The shadow policy version decides differently from the active one",
         description: "The shadow version on {{ $labels.instance }} decided differently on {{ printf \"%.0f\" $value }} tick(s) in the last \
@@ -173,11 +187,11 @@ pub const RULES: &[AlertRule] = &[
     AlertRule {
         name: "SentinelTicksFailing",
         severity: Severity::Warning,
-        expr: "sum by (job, instance, reason) (increase(sentinel_tick_failures_total[{D:600}])) > 0",
+        expr: "sum by (job, instance, reason) (increase(sentinel_tick_failures_total[{D:600}])) > 0 or (sum by (job, instance, reason) (sentinel_tick_failures_total) > 0 and on (job, instance) time() - sentinel_start_time_seconds < {S:600})",
         for_s: None,
         summary: "Sentinel ticks are failing ({{ $labels.reason }})",
         description: "{{ printf \"%.0f\" $value }} tick(s) of {{ $labels.instance }} failed in the last 10 minutes because of the \
                       {{ $labels.reason }}. Each left a dead letter with what it decided and why it failed: list them with \
-                      `sentinel failures`.",
+                      `sentinel failures --config FILE`.",
     },
 ];

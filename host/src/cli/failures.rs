@@ -30,6 +30,14 @@ pub fn run(args: FailuresArgs) -> anyhow::Result<ExitCode> {
     }
     let failures = contents.failures();
     let shown: Vec<_> = failures.iter().filter(|(_, ended)| !args.open || ended.is_none()).take(args.limit).collect();
+    if !config.dead_letter.exists() && !crate::dead_letter::rotated(&config.dead_letter).exists() && !args.json {
+        super::emit(&format!(
+            "no dead-letter file at {} (no tick has failed there yet; the path is the config's `dead_letter`: pass the \
+             --config of the sentinel you mean)",
+            config.dead_letter.display()
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if shown.is_empty() && !args.json {
         let what =
             if args.open { "no failed tick is still open (every one was ended by a later success)" } else { "no failed ticks recorded" };

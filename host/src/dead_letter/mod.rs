@@ -2,7 +2,8 @@
 //! it decided and why it failed, so that nothing it knew is lost with the failure; the next
 //! tick that succeeds appends a line naming the failures it ends. The file is JSON lines, one
 //! `failed` or `recovered` record each, appended and synced; it is local on purpose, since the
-//! shared store may be the part that failed. At 10 MiB it is moved to `<path>.1` (replacing the
+//! shared store may be the part that failed. One sentinel process writes a file (ids are
+//! assigned in memory); the ticks call it off the async runtime (`spawn_blocking`). At 10 MiB it is moved to `<path>.1` (replacing the
 //! older one) and a new file begins. `sentinel failures` lists it.
 
 use crate::ports::memory::{ChannelOutcome, PolicyRef};
@@ -95,7 +96,7 @@ pub enum DeadLetterError {
         "cannot write the dead-letter file {path}: {source}; the failure is only in the log. Check the folder exists and is writable, and the disk has room"
     )]
     Write { path: PathBuf, source: std::io::Error },
-    #[error("cannot read the dead-letter file {path}: {source}")]
+    #[error("cannot read the dead-letter file {path}: {source}; check its permissions, or point `dead_letter` in the config elsewhere")]
     Read { path: PathBuf, source: std::io::Error },
 }
 
@@ -144,6 +145,23 @@ impl Contents {
     fn last_id(&self) -> u64 {
         self.entries.iter().filter_map(|e| if let Entry::Failed(l) = e { Some(l.id) } else { None }).max().unwrap_or(0)
     }
+}
+
+/// Whether the file is non-empty and its last byte is not a line's end.
+fn ends_torn(path: &Path) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
 }
 
 /// The rotated older file of `path`.
@@ -204,13 +222,19 @@ impl DeadLetters {
         &self.path
     }
 
+    /// Whether failures wait for a success to end them.
+    pub fn has_open(&self) -> bool {
+        !self.state.lock().expect("dead-letter lock").open.is_empty()
+    }
+
     /// Appends a failed tick; its id is assigned here.
     pub fn record(&self, mut letter: DeadLetter) -> Result<u64, DeadLetterError> {
         let mut state = self.state.lock().expect("dead-letter lock");
-        letter.id = state.next_id;
-        self.append(&Entry::Failed(letter))?;
+        // The id is spent even when the write fails: a partly written line never shares it.
         let id = state.next_id;
         state.next_id += 1;
+        letter.id = id;
+        self.append(&Entry::Failed(letter))?;
         state.open.push(id);
         Ok(id)
     }
@@ -237,6 +261,10 @@ impl DeadLetters {
         }
         if std::fs::metadata(&self.path).is_ok_and(|m| m.len() + line.len() as u64 > ROTATE_BYTES) {
             std::fs::rename(&self.path, rotated(&self.path)).map_err(failed)?;
+        }
+        if ends_torn(&self.path).map_err(failed)? {
+            // A crash mid-write left a line without its end: the next record starts on its own line.
+            line.insert(0, '\n');
         }
         let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(failed)?;
         file.write_all(line.as_bytes()).map_err(failed)?;

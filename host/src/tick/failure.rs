@@ -32,8 +32,11 @@ fn wall_now() -> String {
     format_rfc3339(secs as Instant)
 }
 
+/// The longest a dead letter's write may hold up the loop (a hung disk): it is then only in the log.
+const WRITE_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Counts the failure and, unless another sentinel decides this minute, writes its dead letter.
-pub fn record(s: &Sentinel, now: Instant, e: &TickError, progress: Progress) {
+pub async fn record(s: &Sentinel, now: Instant, e: &TickError, progress: Progress) {
     let reason = reason(e);
     s.telemetry.tick_failed(reason);
     // Another sentinel holding the lock decides this minute: nothing of it is lost here.
@@ -56,7 +59,23 @@ pub fn record(s: &Sentinel, now: Instant, e: &TickError, progress: Progress) {
     });
     let letter =
         DeadLetter { id: 0, minute: format_rfc3339(now), failed_at: wall_now(), reason, error: e.to_string(), decided, sequence, channels };
-    match s.dead_letters.record(letter) {
+    let letters = s.dead_letters.clone();
+    let written = tokio::time::timeout(WRITE_LIMIT, tokio::task::spawn_blocking(move || letters.record(letter))).await;
+    let written = match written {
+        Ok(Ok(result)) => result,
+        Ok(Err(panicked)) => {
+            tracing::error!("writing the dead letter failed: {panicked}; the failure is only in the log");
+            return;
+        }
+        Err(_) => {
+            tracing::error!(
+                file = %s.dead_letters.path().display(),
+                "writing the dead letter took longer than {WRITE_LIMIT:?} (a hung disk?); the failure is only in the log"
+            );
+            return;
+        }
+    };
+    match written {
         Ok(id) => {
             s.telemetry.dead_letters.inc();
             tracing::error!(
@@ -71,8 +90,18 @@ pub fn record(s: &Sentinel, now: Instant, e: &TickError, progress: Progress) {
 }
 
 /// After a success: the dead letters it ends (logged), or none.
-pub fn recovered(s: &Sentinel, report: &TickReport) -> Vec<u64> {
-    match s.dead_letters.recover(report.sequence, report.document.decided_at.clone(), wall_now()) {
+pub async fn recovered(s: &Sentinel, report: &TickReport) -> Vec<u64> {
+    if !s.dead_letters.has_open() {
+        return Vec::new();
+    }
+    let (letters, sequence, minute) = (s.dead_letters.clone(), report.sequence, report.document.decided_at.clone());
+    let written =
+        tokio::time::timeout(WRITE_LIMIT, tokio::task::spawn_blocking(move || letters.recover(sequence, minute, wall_now()))).await;
+    let Ok(Ok(written)) = written else {
+        tracing::error!("ending the dead letters did not finish within {WRITE_LIMIT:?}; the next success tries again");
+        return Vec::new();
+    };
+    match written {
         Ok(ends) => {
             if !ends.is_empty() {
                 tracing::info!(

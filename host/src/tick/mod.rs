@@ -131,11 +131,11 @@ impl Sentinel {
         self.telemetry.tick_seconds.observe(started.elapsed().as_secs_f64());
         match result {
             Ok(mut report) => {
-                report.recovers = failure::recovered(self, &report);
+                report.recovers = failure::recovered(self, &report).await;
                 Ok(report)
             }
             Err(e) => {
-                failure::record(self, now, &e, progress);
+                failure::record(self, now, &e, progress).await;
                 Err(e)
             }
         }
@@ -196,19 +196,8 @@ impl Sentinel {
             notes.push(format!("could not record the publication outcome: {e}"));
         }
         progress.channels = outcomes.clone();
-        observe::decision(&self.telemetry, &decision, now);
-        observe::reading(
-            &self.telemetry,
-            match &input.signal {
-                Signal::Reading(r) => Some(r),
-                Signal::Failed(_) => None,
-            },
-        );
-        if decision.level.is_none() {
-            self.telemetry.failed_reads.inc();
-        }
-        observe::publication(&self.telemetry, &outcomes);
-        self.observe_pin(input.pin.as_ref(), now).await;
+        observe::decided(&self.telemetry, &decision);
+        self.observe_tick(&input.signal, &decision, input.pin.as_ref(), &outcomes, now).await;
         let report = TickReport {
             sequence: committed.sequence,
             reading: match &input.signal {

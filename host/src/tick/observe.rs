@@ -11,7 +11,7 @@ use crate::telemetry::{
     CauseLabels, ChangeLabels, ChannelLabels, PolicyLabels, SignalLabels, StateLabels, Telemetry, ThresholdLabels, WorkloadLabels,
 };
 use std::sync::Mutex;
-use vocabulary::{Cause, Decision, Instant, Pin, ProtectionState, Reading};
+use vocabulary::{Cause, Decision, Instant, Pin, ProtectionState, Reading, Signal};
 
 /// What the last ticks already showed, so that it is not asked for again.
 #[derive(Debug, Default)]
@@ -23,7 +23,7 @@ pub struct Seen {
 
 pub type SeenCell = Mutex<Seen>;
 
-/// The decision: state, cause, factors, memory, and a change by its cause.
+/// The decision: state, cause, factors and memory (also for a minute published again).
 pub fn decision(t: &Telemetry, d: &Decision, now: Instant) {
     t.state.set(i64::from(d.state.rank()));
     for state in ProtectionState::ALL {
@@ -37,9 +37,16 @@ pub fn decision(t: &Telemetry, d: &Decision, now: Instant) {
         t.factor.get_or_create(&WorkloadLabels { workload: workload.into() }).set(value);
     }
     t.consecutive_failed_reads.set(i64::from(d.memory.failed_reads));
+}
+
+/// A decision this sentinel took (not one published again): its change and failed read counted.
+pub fn decided(t: &Telemetry, d: &Decision) {
     if d.changed {
         let labels = ChangeLabels { from: d.previous.name().into(), to: d.state.name().into(), cause: d.cause.name().into() };
         t.changes.get_or_create(&labels).inc();
+    }
+    if d.level.is_none() {
+        t.failed_reads.inc();
     }
 }
 
@@ -86,6 +93,20 @@ pub fn publication(t: &Telemetry, outcomes: &[ChannelOutcome]) {
 }
 
 impl Sentinel {
+    /// Everything a published minute shows, decided now or published again.
+    pub(super) async fn observe_tick(&self, signal: &Signal, d: &Decision, pin: Option<&Pin>, outcomes: &[ChannelOutcome], now: Instant) {
+        decision(&self.telemetry, d, now);
+        reading(
+            &self.telemetry,
+            match signal {
+                Signal::Reading(r) => Some(r),
+                Signal::Failed(_) => None,
+            },
+        );
+        publication(&self.telemetry, outcomes);
+        self.observe_pin(pin, now).await;
+    }
+
     /// The policy version that decided: its info series, and its thresholds when it is new.
     pub(super) fn observe_policy(&self, identity: &PolicyIdentity) {
         let mut seen = self.seen.lock().expect("observed lock");
@@ -142,13 +163,21 @@ impl Sentinel {
                     Ok(Ok(records)) => records.into_iter().next(),
                     _ => None,
                 };
-                let set_at = newest
+                let found = newest
                     .filter(|r| matches!(r.action, AuditAction::Set | AuditAction::Replace) && r.after.as_ref() == Some(pin))
-                    .map_or(now, |r| r.at);
-                self.seen.lock().expect("observed lock").pin = Some((pin.clone(), set_at));
-                set_at
+                    .map(|r| r.at);
+                // Without the audit the tick's own minute stands in, and the audit is asked again
+                // next tick: a guess is never kept.
+                if let Some(at) = found {
+                    self.seen.lock().expect("observed lock").pin = Some((pin.clone(), at));
+                }
+                found.unwrap_or(now)
             }
         };
         t.pin_set.set(set_at);
     }
 }
+
+#[cfg(test)]
+#[path = "observe_tests.rs"]
+mod tests;

@@ -10,7 +10,7 @@
 //! not decide an older minute after a newer one, which would decide that minute twice and feed
 //! the memory a step back in time. It publishes the newest record again: the state in force.
 
-use super::{Sentinel, TickError, TickReport, observe, publish};
+use super::{Sentinel, TickError, TickReport, publish};
 use crate::ports::memory::TickRecord;
 use vocabulary::{Instant, Signal};
 
@@ -32,8 +32,9 @@ pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut note
     if let Err(e) = s.ports.memory.record_publication(sequence, &outcomes).await {
         notes.push(format!("could not record the publication outcome: {e}"));
     }
-    s.telemetry.state.set(i64::from(record.decision.state.rank()));
-    observe::publication(&s.telemetry, &outcomes);
+    // The metrics show the minute in force (a replica that lost the lock shows the holder's
+    // decision, not its own last one), and count no change: this sentinel decided nothing.
+    s.observe_tick(&record.signal, &record.decision, record.pin.as_ref(), &outcomes, record.at).await;
     let report = TickReport {
         sequence,
         reading: match &record.signal {
