@@ -1,9 +1,12 @@
 //! Bearer tokens: the presented token is hashed (SHA-256) and compared with every configured
-//! hash in constant time, so neither the match nor its position shows in the timing. A missing,
-//! malformed or unknown token is one answer (401); a known token of the wrong role is 403.
-//! Tokens are never logged; the caller's name is the actor of its audit records.
+//! hash in constant time, so neither the match nor its position shows in the timing; when
+//! `[api.oidc]` is configured, a token that is a JWT is verified as an OpenID Connect token
+//! (`super::oidc`). A missing, malformed, unknown, expired, foreign or forged token is one
+//! answer (401); a known caller of the wrong role is 403. Tokens are never logged; the caller's
+//! name (the static token's name, or the verified subject) is the actor of its audit records.
 
 use super::ApiState;
+use super::oidc::Refusal;
 use super::problem::Problem;
 use crate::config::api::{ApiRole, ApiToken};
 use axum::extract::FromRequestParts;
@@ -50,16 +53,40 @@ impl Tokens {
         let t = self.tokens.get(found as usize)?;
         Some(Caller { name: t.name.clone(), role: t.role })
     }
+}
 
-    /// The caller of a request's `Authorization: Bearer <token>` header.
-    fn caller(&self, parts: &Parts) -> Option<Caller> {
-        let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-        let (scheme, token) = value.trim().split_once(' ')?;
-        let token = token.trim();
-        if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
-            return None;
+/// The token of a request's `Authorization: Bearer <token>` header.
+fn bearer(parts: &Parts) -> Option<&str> {
+    let value = parts.headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// The caller of a request: a static token, else a verified OpenID Connect token.
+async fn caller(parts: &Parts, state: &ApiState) -> Result<Caller, Problem> {
+    let unauthenticated = || {
+        state.metrics.auth_failure(401);
+        Problem::unauthenticated()
+    };
+    let token = bearer(parts).ok_or_else(unauthenticated)?;
+    if let Some(caller) = state.tokens.authenticate(token) {
+        return Ok(caller);
+    }
+    let Some(verifier) = state.oidc.as_ref().filter(|_| super::oidc::Verifier::looks_like_jwt(token)) else {
+        return Err(unauthenticated());
+    };
+    match verifier.verify(token).await {
+        Ok(identity) => Ok(Caller { name: identity.actor(), role: identity.role }),
+        Err(Refusal::NoRole { subject }) => {
+            state.metrics.auth_failure(403);
+            tracing::info!(subject = %crate::user_text::escape(&subject), "refused: the token's roles map to neither staff nor viewer");
+            Err(Problem::forbidden())
         }
-        self.authenticate(token)
+        Err(Refusal::Invalid(why)) => {
+            tracing::info!("refused an OpenID Connect token: {}", crate::user_text::escape(&why));
+            Err(unauthenticated())
+        }
     }
 }
 
@@ -68,13 +95,7 @@ impl FromRequestParts<ApiState> for Caller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Caller, Problem> {
-        match state.tokens.caller(parts) {
-            Some(caller) => Ok(caller),
-            None => {
-                state.metrics.auth_failure(401);
-                Err(Problem::unauthenticated())
-            }
-        }
+        caller(parts, state).await
     }
 }
 

@@ -8,6 +8,7 @@ pub mod auth;
 pub mod body;
 pub mod metrics;
 pub mod model;
+pub mod oidc;
 pub mod openapi;
 pub mod problem;
 pub mod routes;
@@ -36,6 +37,8 @@ pub struct ApiState {
     pub memory: Arc<dyn MemoryStore>,
     pub policy: SharedPolicy,
     pub tokens: Arc<auth::Tokens>,
+    /// `[api.oidc]`: OpenID Connect tokens, when configured.
+    pub oidc: Option<Arc<oidc::Verifier>>,
     pub metrics: Arc<metrics::ApiMetrics>,
     pub clock: Clock,
     /// The OpenAPI document, serialized once.
@@ -64,10 +67,17 @@ impl ApiState {
             memory,
             policy,
             tokens: Arc::new(auth::Tokens::new(tokens)),
+            oidc: None,
             metrics: Arc::new(metrics::ApiMetrics::default()),
             clock: Arc::new(wall_clock),
             openapi: Arc::new(openapi),
         })
+    }
+
+    /// The same state accepting OpenID Connect tokens too.
+    pub fn with_oidc(mut self, verifier: oidc::Verifier) -> ApiState {
+        self.oidc = Some(Arc::new(verifier));
+        self
     }
 
     /// The same state on another clock (tests).

@@ -44,7 +44,15 @@ async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitC
     let stores = crate::setup::open_store(&config).await?;
     let state = ApiState::new(stores.memory, stores.pins, policy.shared(), &config.api.tokens)
         .map_err(|e| anyhow::anyhow!("the policy does not describe itself: {e}"))?;
-    if state.tokens.is_empty() {
+    let state = match &config.api.oidc {
+        Some(oidc) => {
+            let verifier = crate::api::oidc::Verifier::new(oidc.clone()).map_err(|e| anyhow::anyhow!("api.oidc: {e}"))?;
+            tracing::info!(issuer = %oidc.issuer, audience = %oidc.audience, algorithms = ?oidc.algorithms, "accepting OpenID Connect tokens");
+            state.with_oidc(verifier)
+        }
+        None => state,
+    };
+    if state.tokens.is_empty() && state.oidc.is_none() {
         tracing::warn!("no API tokens are configured ({}): every /v1 call will be refused with 401", config.api.tokens_source);
     }
     let addr = addr.unwrap_or(config.api.address);

@@ -44,6 +44,8 @@ pub struct RawApi {
     #[serde(default, with = "humantime_serde::option")]
     pub idle_timeout: Option<Duration>,
     pub max_connections: Option<u32>,
+    /// OpenID Connect tokens besides the static ones.
+    pub oidc: Option<super::oidc::RawOidc>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,6 +100,8 @@ pub struct ApiConfig {
     /// Where the tokens came from (`api.tokens` or the tokens file), for messages.
     pub tokens_source: String,
     pub limits: ApiLimits,
+    /// `[api.oidc]`: verified OpenID Connect tokens, when configured.
+    pub oidc: Option<super::oidc::OidcConfig>,
 }
 
 /// How long a client may take and how many connections it may hold: what keeps slow and idle
@@ -137,8 +141,9 @@ const MAX_CONNECTIONS_RANGE: (u32, u32) = (1, 65_536);
 
 /// Checks the table; errors are `(key, message)`. The tokens file, when the environment names
 /// one, replaces `api.tokens`.
-pub fn from_raw(raw: Option<RawApi>) -> Result<ApiConfig, (String, String)> {
-    let raw = raw.unwrap_or_default();
+pub fn from_raw(raw: Option<RawApi>, base: Option<&Path>) -> Result<ApiConfig, (String, String)> {
+    let mut raw = raw.unwrap_or_default();
+    let oidc = raw.oidc.take().map(|o| super::oidc::from_raw(o, base)).transpose()?;
     let limits = check_limits(&raw)?;
     let address = raw.address.unwrap_or_else(|| DEFAULT_ADDRESS.parse().expect("a valid address"));
     let (tokens, source, prefix) = match std::env::var_os(TOKENS_FILE_VAR).filter(|v| !v.is_empty()) {
@@ -149,7 +154,7 @@ pub fn from_raw(raw: Option<RawApi>) -> Result<ApiConfig, (String, String)> {
         None => (raw.tokens, "api.tokens".to_string(), "api.".to_string()),
     };
     let tokens = check_tokens(tokens, &prefix)?;
-    Ok(ApiConfig { address, tokens, tokens_source: source, limits })
+    Ok(ApiConfig { address, tokens, tokens_source: source, limits, oidc })
 }
 
 /// The connection limits, each range-checked naming its key; unset ones take the defaults

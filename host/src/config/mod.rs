@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod features;
+pub mod oidc;
 pub mod policies;
 pub mod postgres_url;
 pub mod prometheus;
@@ -252,7 +253,7 @@ impl Config {
                 Err(message) => malformed_targets.push(MalformedTarget { index, message }),
             }
         }
-        let api = api::from_raw(raw.api).map_err(|(key, message)| invalid(&key, message))?;
+        let api = api::from_raw(raw.api, base).map_err(|(key, message)| invalid(&key, message))?;
         let policies = policies::from_raw(raw.policies, base).map_err(|(key, message)| invalid(&key, message))?;
         if raw.policy.is_some() && policies.is_some() {
             return Err(invalid(

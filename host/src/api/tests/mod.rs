@@ -4,6 +4,7 @@
 mod audit;
 mod auth;
 mod concurrency;
+mod oidc;
 mod ops;
 mod pin;
 mod state;
