@@ -8,6 +8,11 @@ pub fn now_seconds() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// The wall clock, in seconds with fractions since the Unix epoch (for metrics' timestamps).
+pub fn now_fractional() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// The current minute (the wall clock rounded down to the minute).
 pub fn current_minute() -> i64 {
     now_seconds().div_euclid(60) * 60

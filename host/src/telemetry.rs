@@ -166,7 +166,7 @@ impl Default for Telemetry {
             pin_set: Gauge::default(),
             start_time: FloatGauge::default(),
         };
-        t.start_time.set(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64()));
+        t.start_time.set(crate::clock::now_fractional());
         // Every failure reason is shown from the start, at 0: `increase()` then sees the first one.
         for reason in crate::dead_letter::FailureReason::ALL {
             let _ = t.tick_failures.get_or_create(&ReasonLabels { reason: reason.name().into() });

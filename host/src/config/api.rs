@@ -162,13 +162,8 @@ pub fn from_raw(raw: Option<RawApi>, base: Option<&Path>) -> Result<ApiConfig, (
 fn check_limits(raw: &RawApi) -> Result<ApiLimits, (String, String)> {
     let defaults = ApiLimits::default();
     let timeout = |key: &str, value: Option<Duration>, default: Duration| {
-        let value = value.unwrap_or(default);
         let (min, max) = TIMEOUT_RANGE;
-        if value < min || value > max {
-            let (min, max) = (humantime::format_duration(min), humantime::format_duration(max));
-            return Err((format!("api.{key}"), format!("must be between {min} and {max}")));
-        }
-        Ok(value)
+        super::bounds::duration_within(value.unwrap_or(default), min, max).map_err(|message| (format!("api.{key}"), message))
     };
     let header_read_timeout = timeout("header_read_timeout", raw.header_read_timeout, defaults.header_read_timeout)?;
     let request_body_timeout = timeout("request_body_timeout", raw.request_body_timeout, defaults.request_body_timeout)?;

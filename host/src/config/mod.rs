@@ -3,6 +3,7 @@
 //! workload, both channels as files. Environment variables are read here only, for secrets.
 
 pub mod api;
+pub mod bounds;
 pub mod features;
 pub mod oidc;
 pub mod policies;
@@ -153,11 +154,7 @@ impl Config {
             _ => p,
         };
         let in_range = |key: &str, d: Duration, min: Duration, max: Duration| {
-            if d < min || d > max {
-                Err(invalid(key, format!("must be between {} and {}", humantime::format_duration(min), humantime::format_duration(max))))
-            } else {
-                Ok(d)
-            }
+            bounds::duration_within(d, min, max).map_err(|message| invalid(key, message))
         };
         let tick_deadline = in_range(
             "tick_deadline",

@@ -142,12 +142,7 @@ pub fn from_raw(raw: RawOidc, base: Option<&Path>) -> Result<OidcConfig, (String
         }
     }
     let bounded = |key: &str, value: Option<Duration>, default: Duration, min: Duration, max: Duration| {
-        let value = value.unwrap_or(default);
-        if value < min || value > max {
-            let (min, max) = (humantime::format_duration(min), humantime::format_duration(max));
-            return Err((format!("api.oidc.{key}"), format!("must be between {min} and {max}")));
-        }
-        Ok(value)
+        super::bounds::duration_within(value.unwrap_or(default), min, max).map_err(|message| (format!("api.oidc.{key}"), message))
     };
     Ok(OidcConfig {
         issuer: raw.issuer,

@@ -28,8 +28,7 @@ pub fn reason(e: &TickError) -> FailureReason {
 }
 
 fn wall_now() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    format_rfc3339(secs as Instant)
+    format_rfc3339(crate::clock::now_seconds())
 }
 
 /// The longest a dead letter's write may hold up the loop (a hung disk): it is then only in the log.

@@ -80,7 +80,7 @@ pub fn reading(t: &Telemetry, reading: Option<&Reading>) {
 
 /// Each channel's outcome: up or not, the time of its last success, its failures.
 pub fn publication(t: &Telemetry, outcomes: &[ChannelOutcome]) {
-    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let wall = crate::clock::now_fractional();
     for o in outcomes {
         let labels = ChannelLabels { channel: o.channel.clone() };
         t.channel_up.get_or_create(&labels).set(i64::from(o.ok));
