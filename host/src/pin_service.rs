@@ -7,7 +7,7 @@
 use crate::policy::PolicyError;
 use crate::policy::active::SharedPolicy;
 use crate::ports::StoreError;
-use crate::ports::pins::{AuditRecord, PinStore};
+use crate::ports::pins::{AuditRecord, PinStore, bounded_refusal};
 use crate::user_text;
 use std::sync::Arc;
 use vocabulary::{Instant, Pin, PinRequest};
@@ -64,6 +64,14 @@ impl PinService {
         }
         plain_text("actor", actor)?;
         Ok(self.pins.clear_pin(actor.trim(), now).await?)
+    }
+
+    /// Records a refused attempt to change the pin (`what` was asked by `actor`, refused for
+    /// `why`): nothing changes but the audit. Control characters are shown escaped and the
+    /// text is bounded, so what a caller typed can neither forge a line nor fill the store.
+    pub async fn record_refusal(&self, actor: &str, what: &str, why: &str, now: Instant) -> Result<AuditRecord, PinServiceError> {
+        let text = bounded_refusal(&user_text::escape(&format!("{what}: {why}")));
+        Ok(self.pins.record_refusal(&user_text::escape(actor), &text, now).await?)
     }
 
     pub async fn show(&self) -> Result<Option<Pin>, PinServiceError> {

@@ -146,6 +146,20 @@ fn refuse_every_cli_case(sb: &Sandbox, stored: &dyn Fn() -> Vec<String>) -> usiz
     refusals + 2
 }
 
+/// Nothing changed but the audit: `refusals` records appended since `before`, each a refused
+/// attempt by alice (and the row counter SQLite keeps for them).
+fn assert_unchanged_but_refusals(sb: &Sandbox, before: &Snapshot, what: &str, refusals: usize) {
+    let mut now = sb.snapshot();
+    let (Some(tables), Some(earlier)) = (now.tables.as_mut(), before.tables.as_ref()) else { panic!("{what}: no store") };
+    let audit = tables.get_mut("pin_audit").expect("the audit table");
+    let added = audit.split_off(earlier["pin_audit"].len().min(audit.len()));
+    assert_eq!(added.len(), refusals, "{what}: one refused record per attempt: {added:#?}");
+    assert!(added.iter().all(|r| r.contains("Text(\"refused\")") && r.contains("Text(\"alice\")")), "{what}: {added:#?}");
+    tables.insert("sqlite_sequence".into(), earlier["sqlite_sequence"].clone());
+    let changes = now.changes_since(before);
+    assert!(changes.is_empty(), "{what}: changed what is stored or published: {changes:#?}");
+}
+
 fn assert_unchanged(sb: &Sandbox, before: &Snapshot, what: &str) {
     let changes = sb.snapshot().changes_since(before);
     assert!(changes.is_empty(), "{what}: changed what is stored or published: {changes:#?}");
@@ -408,14 +422,14 @@ fn every_invalid_pin_body_is_refused_by_the_api_naming_the_field_and_changes_not
         ),
     ])
     .collect();
-    for ApiCase { what, content_type, body, status, field, says } in &cases {
+    for (n, ApiCase { what, content_type, body, status, field, says }) in cases.iter().enumerate() {
         let answer = put(*content_type, body);
         assert_eq!(answer.status, *status, "{what}: {answer:?}");
         assert_eq!(answer.content_type, "application/problem+json", "{what}: {answer:?}");
         let problem = answer.json();
         assert!(problem["detail"].as_str().is_some_and(|d| d.contains(says)), "{what}: the detail does not say {says:?}: {problem}");
         assert_eq!(problem["field"].as_str(), *field, "{what}: {problem}");
-        assert_unchanged(&sb, &files, what);
+        assert_unchanged_but_refusals(&sb, &files, what, n + 1);
         assert_eq!(http(&server.addr, "GET", "/v1/pin", Some(STAFF), None, b"").body, shown, "{what}: GET /v1/pin changed");
     }
     eprintln!("{} invalid pin bodies refused by the API", cases.len());

@@ -108,10 +108,18 @@ impl FromRequestParts<ApiState> for Staff {
 
     async fn from_request_parts(parts: &mut Parts, state: &ApiState) -> Result<Staff, Problem> {
         let caller = Caller::from_request_parts(parts, state).await?;
+        Staff::check(state, caller).map_err(|_| Problem::forbidden())
+    }
+}
+
+impl Staff {
+    /// The caller if staff; otherwise the caller back (counted and logged; the answer is
+    /// [`Problem::forbidden`]).
+    pub fn check(state: &ApiState, caller: Caller) -> Result<Staff, Caller> {
         if caller.role != ApiRole::Staff {
             state.metrics.auth_failure(403);
             tracing::info!(caller = ?caller.name, role = caller.role.name(), "refused: the pin needs a staff token");
-            return Err(Problem::forbidden());
+            return Err(caller);
         }
         Ok(Staff(caller))
     }

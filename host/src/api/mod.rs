@@ -6,6 +6,8 @@
 
 pub mod auth;
 pub mod body;
+pub mod console;
+pub mod guard;
 pub mod metrics;
 pub mod model;
 pub mod oidc;
@@ -40,6 +42,8 @@ pub struct ApiState {
     /// `[api.oidc]`: OpenID Connect tokens, when configured.
     pub oidc: Option<Arc<oidc::Verifier>>,
     pub metrics: Arc<metrics::ApiMetrics>,
+    /// `[policies]`, for the versions the console lists (none: the embedded default).
+    pub policies: Option<crate::config::policies::PoliciesConfig>,
     pub clock: Clock,
     /// The OpenAPI document, serialized once.
     pub openapi: Arc<Vec<u8>>,
@@ -69,6 +73,7 @@ impl ApiState {
             tokens: Arc::new(auth::Tokens::new(tokens)),
             oidc: None,
             metrics: Arc::new(metrics::ApiMetrics::default()),
+            policies: None,
             clock: Arc::new(wall_clock),
             openapi: Arc::new(openapi),
         })
@@ -77,6 +82,12 @@ impl ApiState {
     /// The same state accepting OpenID Connect tokens too.
     pub fn with_oidc(mut self, verifier: oidc::Verifier) -> ApiState {
         self.oidc = Some(Arc::new(verifier));
+        self
+    }
+
+    /// The same state listing the versions of a `[policies]` directory.
+    pub fn with_policies(mut self, policies: Option<crate::config::policies::PoliciesConfig>) -> ApiState {
+        self.policies = policies;
         self
     }
 
@@ -93,8 +104,14 @@ fn wall_clock() -> Instant {
 
 /// Every route, with problem+json for unknown paths and methods, and request metrics.
 pub fn router(state: ApiState) -> Router {
-    use routes::{audit, ops, pin, state as st};
+    use routes::{audit, ops, overview, pin, state as st, timeline};
     Router::new()
+        .route("/", get(console::index))
+        .route("/console.js", get(console::script))
+        .route("/console.css", get(console::style))
+        .route("/v1/session", get(overview::get_session))
+        .route("/v1/overview", get(overview::get_overview))
+        .route("/v1/timeline.svg", get(timeline::get_timeline))
         .route("/v1/state", get(st::get_state))
         .route("/v1/pin", get(pin::get_pin).put(pin::put_pin).delete(pin::delete_pin))
         .route("/v1/pin/audit", get(audit::get_audit))
@@ -104,6 +121,8 @@ pub fn router(state: ApiState) -> Router {
         .route("/openapi.json", get(ops::openapi_json))
         .fallback(problem::not_found)
         .method_not_allowed_fallback(problem::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::same_origin))
+        .layer(axum::middleware::from_fn(guard::headers))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::track))
         .with_state(state)
 }

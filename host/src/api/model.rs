@@ -120,9 +120,12 @@ pub struct AuditEntry {
     /// The pin before; null when there was none.
     #[schema(required)]
     pub before: Option<PinView>,
-    /// The pin after; null when it was removed.
+    /// The pin after; null when it was removed (and for a refused attempt).
     #[schema(required)]
     pub after: Option<PinView>,
+    /// For a `refused` attempt: what was asked and why it was refused; null otherwise.
+    #[schema(required)]
+    pub refusal: Option<String>,
 }
 
 impl From<&AuditRecord> for AuditEntry {
@@ -134,6 +137,7 @@ impl From<&AuditRecord> for AuditEntry {
             action: r.action,
             before: r.before.as_ref().map(PinView::from),
             after: r.after.as_ref().map(PinView::from),
+            refusal: r.refusal.clone(),
         }
     }
 }

@@ -19,6 +19,9 @@ use vocabulary::Thresholds;
     ),
     paths(
         routes::state::get_state,
+        routes::overview::get_session,
+        routes::overview::get_overview,
+        routes::timeline::get_timeline,
         routes::pin::get_pin,
         routes::pin::put_pin,
         routes::pin::delete_pin,
@@ -46,6 +49,7 @@ use vocabulary::Thresholds;
     tags(
         (name = "state", description = "The published state"),
         (name = "pins", description = "The staff pin and its audit trail"),
+        (name = "console", description = "What the staff console at / shows: the caller, an overview, the recent timeline"),
         (name = "operations", description = "Probes, metrics and this document"),
     )
 )]

@@ -13,10 +13,14 @@ pub enum AuditAction {
     Replace,
     Clear,
     Expire,
+    /// An attempt through the API that was refused (a viewer's token, an invalid pin): nothing
+    /// changed; `refusal` says what was asked and why it was refused.
+    Refused,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 4] = [AuditAction::Set, AuditAction::Replace, AuditAction::Clear, AuditAction::Expire];
+    pub const ALL: [AuditAction; 5] =
+        [AuditAction::Set, AuditAction::Replace, AuditAction::Clear, AuditAction::Expire, AuditAction::Refused];
 
     /// The name stores keep and APIs show: the serde name.
     pub fn name(self) -> &'static str {
@@ -25,6 +29,7 @@ impl AuditAction {
             AuditAction::Replace => "replace",
             AuditAction::Clear => "clear",
             AuditAction::Expire => "expire",
+            AuditAction::Refused => "refused",
         }
     }
 
@@ -42,6 +47,22 @@ pub struct AuditRecord {
     pub action: AuditAction,
     pub before: Option<Pin>,
     pub after: Option<Pin>,
+    /// What was asked and why it was refused (`refused` records only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
+}
+
+/// The longest refusal text kept in a record (characters); longer ones end in `…`.
+pub const REFUSAL_MAX_CHARS: usize = 400;
+
+/// `text` cut to [`REFUSAL_MAX_CHARS`].
+pub fn bounded_refusal(text: &str) -> String {
+    if text.chars().count() <= REFUSAL_MAX_CHARS {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(REFUSAL_MAX_CHARS - 1).collect();
+    cut.push('…');
+    cut
 }
 
 #[async_trait::async_trait]
@@ -52,6 +73,9 @@ pub trait PinStore: Send + Sync {
     async fn replace_pin(&self, pin: &Pin, actor: &str, at: Instant) -> Result<AuditRecord, StoreError>;
     /// Removes the pin with its audit record; `Ok(None)` when there was none (nothing written).
     async fn clear_pin(&self, actor: &str, at: Instant) -> Result<Option<AuditRecord>, StoreError>;
+    /// Appends a `refused` record (the pin unchanged, shown as `before`); `refusal` is already
+    /// bounded and free of control characters.
+    async fn record_refusal(&self, actor: &str, refusal: &str, at: Instant) -> Result<AuditRecord, StoreError>;
     /// Audit records, newest first, with ids below `before` when given.
     async fn audit(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditRecord>, StoreError>;
 }

@@ -106,7 +106,7 @@ async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<C
         Some(expired) => match lock_pin(c).await? {
             Some(Ok(stored)) if stored == *expired => {
                 c.execute("UPDATE pin SET pin = NULL, set_at = NULL WHERE id = 1", &[]).await?;
-                Some(append_audit(c, at, &commit.expired_by, AuditAction::Expire, Some(expired), None).await?)
+                Some(append_audit(c, at, &commit.expired_by, AuditAction::Expire, Some(expired), None, None).await?)
             }
             _ => None,
         },

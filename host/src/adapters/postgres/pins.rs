@@ -57,22 +57,31 @@ pub(super) async fn append_audit(
     action: AuditAction,
     before: Option<&Pin>,
     after: Option<&Pin>,
+    refusal: Option<&str>,
 ) -> Result<AuditRecord, Fail> {
     let before_json = before.map(|p| to_json("pin", p)).transpose()?;
     let after_json = after.map(|p| to_json("pin", p)).transpose()?;
     let id: i64 = c
         .query_one(
-            "INSERT INTO pin_audit (id, at, actor, action, before, after)
-             SELECT COALESCE(MAX(id), 0) + 1, $1, $2, $3, $4::text::json, $5::text::json FROM pin_audit
+            "INSERT INTO pin_audit (id, at, actor, action, before, after, refusal)
+             SELECT COALESCE(MAX(id), 0) + 1, $1, $2, $3, $4::text::json, $5::text::json, $6 FROM pin_audit
              RETURNING id",
-            &[&at, &actor, &action.name(), &before_json, &after_json],
+            &[&at, &actor, &action.name(), &before_json, &after_json, &refusal],
         )
         .await?
         .try_get(0)?;
-    Ok(AuditRecord { id, at, actor: actor.to_string(), action, before: before.cloned(), after: after.cloned() })
+    Ok(AuditRecord {
+        id,
+        at,
+        actor: actor.to_string(),
+        action,
+        before: before.cloned(),
+        after: after.cloned(),
+        refusal: refusal.map(str::to_string),
+    })
 }
 
-/// One `pin_audit` row as read (`id, at, actor, action, before::text, after::text`).
+/// One `pin_audit` row as read (`id, at, actor, action, before::text, after::text, refusal`).
 fn parse_audit(row: &Row) -> Result<AuditRecord, Fail> {
     const WHAT: &str = "the pin audit";
     let id: i64 = row.try_get(0)?;
@@ -82,7 +91,15 @@ fn parse_audit(row: &Row) -> Result<AuditRecord, Fail> {
     let action =
         AuditAction::parse(&action).ok_or_else(|| Fail::corrupt(WHAT, format!("{which} has the unknown action {action:?}; {advice}")))?;
     let pin = |text: Option<String>| -> Result<Option<Pin>, Fail> { Ok(text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()?) };
-    Ok(AuditRecord { id, at: row.try_get(1)?, actor: row.try_get(2)?, action, before: pin(row.try_get(4)?)?, after: pin(row.try_get(5)?)? })
+    Ok(AuditRecord {
+        id,
+        at: row.try_get(1)?,
+        actor: row.try_get(2)?,
+        action,
+        before: pin(row.try_get(4)?)?,
+        after: pin(row.try_get(5)?)?,
+        refusal: row.try_get(6)?,
+    })
 }
 
 #[async_trait::async_trait]
@@ -108,7 +125,7 @@ impl PinStore for PostgresStore {
                 let (existed, before) = pin_before_change(c, &location).await?;
                 c.execute("UPDATE pin SET pin = $1::text::json, set_at = $2 WHERE id = 1", &[&to_json("pin", &pin)?, &at]).await?;
                 let action = if existed { AuditAction::Replace } else { AuditAction::Set };
-                append_audit(c, at, &actor, action, before.as_ref(), Some(&pin)).await
+                append_audit(c, at, &actor, action, before.as_ref(), Some(&pin), None).await
             })
         })
         .await
@@ -124,7 +141,19 @@ impl PinStore for PostgresStore {
                     return Ok(None); // nothing written
                 }
                 c.execute("UPDATE pin SET pin = NULL, set_at = NULL WHERE id = 1", &[]).await?;
-                append_audit(c, at, &actor, AuditAction::Clear, before.as_ref(), None).await.map(Some)
+                append_audit(c, at, &actor, AuditAction::Clear, before.as_ref(), None, None).await.map(Some)
+            })
+        })
+        .await
+    }
+
+    async fn record_refusal(&self, actor: &str, refusal: &str, at: Instant) -> Result<AuditRecord, StoreError> {
+        let (actor, refusal) = (actor.to_string(), refusal.to_string());
+        self.run("recording a refused pin change", move |c| {
+            Box::pin(async move {
+                // The row lock keeps the audit ids in the order of the changes.
+                let pin = lock_pin(c).await?.and_then(Result::ok);
+                append_audit(c, at, &actor, AuditAction::Refused, pin.as_ref(), None, Some(&refusal)).await
             })
         })
         .await
@@ -135,7 +164,7 @@ impl PinStore for PostgresStore {
             Box::pin(async move {
                 let rows = c
                     .query(
-                        "SELECT id, at, actor, action, before::text, after::text FROM pin_audit
+                        "SELECT id, at, actor, action, before::text, after::text, refusal FROM pin_audit
                          WHERE id < $1 ORDER BY id DESC LIMIT $2",
                         &[&before.unwrap_or(i64::MAX), &i64::from(limit)],
                     )

@@ -119,6 +119,13 @@ const MIGRATIONS: &[&str] = &[
         created     timestamptz NOT NULL DEFAULT now()
     );
     "#,
+    // 3: refused attempts to change the pin (through the API) are audited too, with why.
+    r#"
+    ALTER TABLE pin_audit DROP CONSTRAINT pin_audit_action_check;
+    ALTER TABLE pin_audit ADD CONSTRAINT pin_audit_action_check
+        CHECK (action IN ('set', 'replace', 'clear', 'expire', 'refused'));
+    ALTER TABLE pin_audit ADD COLUMN refusal text;  -- what was asked and why it was refused
+    "#,
 ];
 
 /// The schema version this sentinel writes.

@@ -86,7 +86,7 @@ fn write_tick(tx: &Transaction<'_>, commit: &TickCommit, location: &str) -> Resu
         // Only the pin that expired: one set meanwhile by an operator stays.
         Some(expired) if still_stored(tx, expired)? => {
             tx.execute("DELETE FROM pin WHERE id = 1", [])?;
-            Some(append_audit(tx, at, &commit.expired_by, AuditAction::Expire, Some(expired), None)?)
+            Some(append_audit(tx, at, &commit.expired_by, AuditAction::Expire, Some(expired), None, None)?)
         }
         _ => None,
     };

@@ -37,14 +37,23 @@ pub(super) fn append_audit(
     action: AuditAction,
     before: Option<&Pin>,
     after: Option<&Pin>,
+    refusal: Option<&str>,
 ) -> Result<AuditRecord, Fail> {
     let before_json = before.map(|p| to_json("pin", p)).transpose()?;
     let after_json = after.map(|p| to_json("pin", p)).transpose()?;
     conn.execute(
-        "INSERT INTO pin_audit (at, actor, action, before, after) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![at, actor, action.name(), before_json, after_json],
+        "INSERT INTO pin_audit (at, actor, action, before, after, refusal) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![at, actor, action.name(), before_json, after_json, refusal],
     )?;
-    Ok(AuditRecord { id: conn.last_insert_rowid(), at, actor: actor.to_string(), action, before: before.cloned(), after: after.cloned() })
+    Ok(AuditRecord {
+        id: conn.last_insert_rowid(),
+        at,
+        actor: actor.to_string(),
+        action,
+        before: before.cloned(),
+        after: after.cloned(),
+        refusal: refusal.map(str::to_string),
+    })
 }
 
 /// One `pin_audit` row as read.
@@ -55,6 +64,7 @@ struct AuditRow {
     action: String,
     before: Option<String>,
     after: Option<String>,
+    refusal: Option<String>,
 }
 
 impl AuditRow {
@@ -66,7 +76,15 @@ impl AuditRow {
             .ok_or_else(|| Fail::corrupt(WHAT, format!("{which} has the unknown action {:?}; {advice}", self.action)))?;
         let pin =
             |text: Option<String>| -> Result<Option<Pin>, Fail> { Ok(text.map(|t| parse_json(WHAT, &which, &t, advice)).transpose()?) };
-        Ok(AuditRecord { id: self.id, at: self.at, actor: self.actor, action, before: pin(self.before)?, after: pin(self.after)? })
+        Ok(AuditRecord {
+            id: self.id,
+            at: self.at,
+            actor: self.actor,
+            action,
+            before: pin(self.before)?,
+            after: pin(self.after)?,
+            refusal: self.refusal,
+        })
     }
 }
 
@@ -88,7 +106,7 @@ impl PinStore for SqliteStore {
                 params![to_json("pin", &pin)?, at],
             )?;
             let action = if existed { AuditAction::Replace } else { AuditAction::Set };
-            let record = append_audit(&tx, at, &actor, action, before.as_ref(), Some(&pin))?;
+            let record = append_audit(&tx, at, &actor, action, before.as_ref(), Some(&pin), None)?;
             tx.commit()?;
             Ok(record)
         })
@@ -105,9 +123,22 @@ impl PinStore for SqliteStore {
                 return Ok(None); // nothing written; the transaction rolls back empty
             }
             tx.execute("DELETE FROM pin WHERE id = 1", [])?;
-            let record = append_audit(&tx, at, &actor, AuditAction::Clear, before.as_ref(), None)?;
+            let record = append_audit(&tx, at, &actor, AuditAction::Clear, before.as_ref(), None, None)?;
             tx.commit()?;
             Ok(Some(record))
+        })
+        .await
+    }
+
+    async fn record_refusal(&self, actor: &str, refusal: &str, at: Instant) -> Result<AuditRecord, StoreError> {
+        let (actor, refusal) = (actor.to_string(), refusal.to_string());
+        self.run("recording a refused pin change", move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // The pin as it stayed; an unreadable row is shown as none (the refusal still counts).
+            let pin = stored_pin(&tx)?.and_then(Result::ok);
+            let record = append_audit(&tx, at, &actor, AuditAction::Refused, pin.as_ref(), None, Some(&refusal))?;
+            tx.commit()?;
+            Ok(record)
         })
         .await
     }
@@ -115,7 +146,7 @@ impl PinStore for SqliteStore {
     async fn audit(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditRecord>, StoreError> {
         self.run("reading the pin audit", move |conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT id, at, actor, action, before, after FROM pin_audit
+                "SELECT id, at, actor, action, before, after, refusal FROM pin_audit
                  WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
             )?;
             let rows = stmt.query_map(params![before.unwrap_or(i64::MAX), limit], |row| {
@@ -126,6 +157,7 @@ impl PinStore for SqliteStore {
                     action: row.get(3)?,
                     before: row.get(4)?,
                     after: row.get(5)?,
+                    refusal: row.get(6)?,
                 })
             })?;
             rows.map(|row| row.map_err(Fail::from).and_then(AuditRow::parse)).collect()

@@ -106,6 +106,23 @@ const MIGRATIONS: &[&str] = &[
         created     INTEGER NOT NULL          -- wall clock when written
     );
     "#,
+    // 3: refused attempts to change the pin (through the API) are audited too, with why.
+    // SQLite cannot change a CHECK constraint in place: the table is rebuilt, ids kept.
+    r#"
+    CREATE TABLE pin_audit_next (
+        id      INTEGER PRIMARY KEY AUTOINCREMENT,
+        at      INTEGER NOT NULL,
+        actor   TEXT    NOT NULL,
+        action  TEXT    NOT NULL CHECK (action IN ('set', 'replace', 'clear', 'expire', 'refused')),
+        before  TEXT,
+        after   TEXT,
+        refusal TEXT              -- what was asked and why it was refused; `refused` only
+    );
+    INSERT INTO pin_audit_next (id, at, actor, action, before, after)
+        SELECT id, at, actor, action, before, after FROM pin_audit ORDER BY id;
+    DROP TABLE pin_audit;
+    ALTER TABLE pin_audit_next RENAME TO pin_audit;
+    "#,
 ];
 
 /// The first schema, as released (tests build older stores with it).

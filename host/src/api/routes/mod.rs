@@ -2,5 +2,8 @@
 
 pub mod audit;
 pub mod ops;
+pub mod overview;
 pub mod pin;
 pub mod state;
+pub mod timeline;
+pub mod versions;

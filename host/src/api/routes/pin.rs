@@ -1,6 +1,8 @@
 //! `GET /v1/pin`, `PUT /v1/pin`, `DELETE /v1/pin`: the staff pin through the one pin service
 //! the CLI uses too (validation by the policy's exported function, the change and its audit
-//! record in one transaction). The actor is the caller's token name, never a body field.
+//! record in one transaction). The actor is the caller's token name or verified subject, never
+//! a body field. Every attempt by an authenticated caller is audited: a refused one (a viewer,
+//! a malformed body, an invalid pin) as a `refused` record saying what was asked and why.
 
 use crate::api::ApiState;
 use crate::api::auth::{Caller, Staff};
@@ -8,7 +10,7 @@ use crate::api::body::JsonBody;
 use crate::api::model::{AuditEntry, PinBody, PinStatus};
 use crate::api::problem::Problem;
 use crate::instants::{format_rfc3339, parse_rfc3339};
-use crate::pin_service::PinAsk;
+use crate::pin_service::{PinAsk, PinServiceError};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -59,14 +61,28 @@ pub async fn get_pin(_caller: Caller, State(s): State<ApiState>) -> Result<Json<
     )
 )]
 pub async fn put_pin(
-    Staff(caller): Staff,
+    caller: Caller,
     State(s): State<ApiState>,
-    JsonBody(body): JsonBody<PinBody>,
+    body: Result<JsonBody<PinBody>, Problem>,
 ) -> Result<Json<AuditEntry>, Problem> {
-    let expires_at = parse_rfc3339(&body.expires_at).map_err(|e| Problem::pin_refused("expires_at", &e))?;
     let now = (s.clock)();
+    let Staff(caller) = staff(&s, caller, "set a pin", now).await?;
+    let body = match body {
+        Ok(JsonBody(body)) => body,
+        Err(problem) => return Err(refused(&s, &caller, "set a pin", problem, now).await),
+    };
+    let what = format!("set a pin to {} until {}", body.state, body.expires_at);
+    let expires_at = match parse_rfc3339(&body.expires_at) {
+        Ok(at) => at,
+        Err(e) => return Err(refused(&s, &caller, &what, Problem::pin_refused("expires_at", &e), now).await),
+    };
     let ask = PinAsk { state: body.state, reason: body.reason, expires_at, actor: caller.name.clone() };
-    let entry = AuditEntry::from(&s.pins.set(ask, now).await?);
+    let record = match s.pins.set(ask, now).await {
+        Ok(record) => record,
+        Err(e @ PinServiceError::Invalid { .. }) => return Err(refused(&s, &caller, &what, e.into(), now).await),
+        Err(e) => return Err(e.into()),
+    };
+    let entry = AuditEntry::from(&record);
     let action = entry.action.name();
     s.metrics.pin_change(action);
     if let Some(pin) = &entry.after {
@@ -94,8 +110,15 @@ pub async fn put_pin(
         (status = 503, response = crate::api::problem::Unavailable),
     )
 )]
-pub async fn delete_pin(Staff(caller): Staff, State(s): State<ApiState>) -> Result<Response, Problem> {
-    match s.pins.clear(&caller.name, (s.clock)()).await? {
+pub async fn delete_pin(caller: Caller, State(s): State<ApiState>) -> Result<Response, Problem> {
+    let now = (s.clock)();
+    let Staff(caller) = staff(&s, caller, "clear the pin", now).await?;
+    let cleared = match s.pins.clear(&caller.name, now).await {
+        Ok(cleared) => cleared,
+        Err(e @ PinServiceError::Invalid { .. }) => return Err(refused(&s, &caller, "clear the pin", e.into(), now).await),
+        Err(e) => return Err(e.into()),
+    };
+    match cleared {
         Some(record) => {
             s.metrics.pin_change("clear");
             tracing::info!(actor = ?caller.name, audit_id = record.id, "pin cleared through the API");
@@ -103,4 +126,27 @@ pub async fn delete_pin(Staff(caller): Staff, State(s): State<ApiState>) -> Resu
         }
         None => Ok(StatusCode::NO_CONTENT.into_response()),
     }
+}
+
+/// The caller if staff; otherwise 403, with the attempt audited.
+async fn staff(s: &ApiState, caller: Caller, what: &str, now: vocabulary::Instant) -> Result<Staff, Problem> {
+    match Staff::check(s, caller) {
+        Ok(staff) => Ok(staff),
+        Err(caller) => Err(refused(s, &caller, what, Problem::forbidden(), now).await),
+    }
+}
+
+/// Audits a refused attempt and returns its problem. Should the audit itself fail (the store
+/// is down), the refusal stands and the whole attempt is logged instead.
+async fn refused(s: &ApiState, caller: &Caller, what: &str, problem: Problem, now: vocabulary::Instant) -> Problem {
+    let why = format!("{} ({})", problem.detail, problem.status);
+    match s.pins.record_refusal(&caller.name, what, &why, now).await {
+        Ok(record) => {
+            tracing::info!(actor = ?caller.name, audit_id = record.id, refusal = ?record.refusal, "refused a pin change through the API")
+        }
+        Err(e) => {
+            tracing::error!(actor = ?caller.name, what = ?what, why = ?why, "refused a pin change through the API, and could not audit the refusal: {e}")
+        }
+    }
+    problem
 }

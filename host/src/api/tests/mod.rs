@@ -4,6 +4,7 @@
 mod audit;
 mod auth;
 mod concurrency;
+mod console;
 mod oidc;
 mod ops;
 mod pin;

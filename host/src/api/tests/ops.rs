@@ -65,12 +65,15 @@ async fn the_openapi_document_is_generated_and_complete() {
         ("/healthz", &["get"]),
         ("/readyz", &["get"]),
         ("/openapi.json", &["get"]),
+        ("/v1/session", &["get"]),
+        ("/v1/overview", &["get"]),
+        ("/v1/timeline.svg", &["get"]),
     ] {
         for m in methods {
             assert!(paths[path][m].is_object(), "{m} {path} is documented");
         }
     }
-    assert_eq!(paths.len(), 7, "nothing undocumented or extra: {:?}", paths.keys());
+    assert_eq!(paths.len(), 10, "nothing undocumented or extra: {:?}", paths.keys());
     assert_eq!(
         doc["components"]["securitySchemes"]["bearer"],
         serde_json::json!({
@@ -112,6 +115,9 @@ impl PinStore for Down {
         Err(down())
     }
     async fn clear_pin(&self, _: &str, _: Instant) -> Result<Option<AuditRecord>, StoreError> {
+        Err(down())
+    }
+    async fn record_refusal(&self, _: &str, _: &str, _: Instant) -> Result<AuditRecord, StoreError> {
         Err(down())
     }
     async fn audit(&self, _: u32, _: Option<i64>) -> Result<Vec<AuditRecord>, StoreError> {

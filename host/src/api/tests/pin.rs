@@ -61,11 +61,20 @@ async fn refused(h: &Harness, body: &str, status: StatusCode) -> Value {
         h.set_pin("constrained", "the pin that must survive", 3600).await.ok_json(StatusCode::OK);
     }
     let before = h.stored_pin().await;
+    let before_pin = before.clone();
     let audit_before = h.call(get("/v1/pin/audit", Some(STAFF))).await.ok_json(StatusCode::OK);
     let p = h.call(put_json("/v1/pin", Some(STAFF), body)).await.problem(status);
     assert_eq!(h.stored_pin().await, before, "a refused pin leaves the stored one untouched: {body}");
     let audit_after = h.call(get("/v1/pin/audit", Some(STAFF))).await.ok_json(StatusCode::OK);
-    assert_eq!(audit_after, audit_before, "a refused pin writes no audit record");
+    let (after, before) = (audit_after["entries"].as_array().unwrap(), audit_before["entries"].as_array().unwrap());
+    assert_eq!(&after[1..], &before[..], "a refused pin adds one record and changes none: {body}");
+    let record = &after[0];
+    assert_eq!((record["action"].as_str(), record["actor"].as_str()), (Some("refused"), Some("alice")), "{record}");
+    assert_eq!(record["after"], Value::Null, "{record}");
+    let stayed = before_pin.as_ref().map(|p| serde_json::to_value(crate::api::model::PinView::from(p)).unwrap());
+    assert_eq!(record["before"], stayed.unwrap_or(Value::Null), "the pin as it stayed: {record}");
+    let why = record["refusal"].as_str().unwrap();
+    assert!(why.contains(p["detail"].as_str().unwrap()) && why.contains(&format!("({})", status.as_u16())), "{record} for {p}");
     p
 }
 
@@ -250,6 +259,12 @@ async fn a_token_name_with_a_newline_is_refused_as_the_actor() {
     let p = call(router(state), delete("/v1/pin", Some(token))).await.problem(StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(p["field"], "actor", "{p}");
     assert_eq!(h.stored_pin().await, before);
+    // Both attempts are audited as refused, the name escaped onto one line.
     let audit = h.call(get("/v1/pin/audit", Some(STAFF))).await.ok_json(StatusCode::OK);
-    assert!(!audit.to_string().contains("mallory"), "no audit record: {audit}");
+    let entries = audit["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 3, "{audit}");
+    for refused in &entries[..2] {
+        assert_eq!(refused["action"], "refused", "{refused}");
+        assert_eq!(refused["actor"], "mallory\\n2026-01-01T00:00:00Z  INFO fake", "{refused}");
+    }
 }

@@ -5,7 +5,7 @@ use super::*;
 use crate::config::Config;
 
 /// A config on the harness's store, with a trace of `cpu_pct` readings from `t0()` on.
-fn config(h: &Harness, cpu: &[f64]) -> Config {
+pub(super) fn config(h: &Harness, cpu: &[f64]) -> Config {
     let lines: Vec<String> = cpu
         .iter()
         .enumerate()
@@ -22,7 +22,7 @@ fn config(h: &Harness, cpu: &[f64]) -> Config {
     Config::parse(&text, &h.dir.path().join("sentinel.toml")).unwrap()
 }
 
-async fn tick(config: &Config, at: Instant) {
+pub(super) async fn tick(config: &Config, at: Instant) {
     let (sentinel, _) = crate::setup::sentinel(config, at, None).await.unwrap();
     sentinel.tick(at).await.unwrap();
 }

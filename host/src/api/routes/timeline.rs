@@ -1,0 +1,96 @@
+//! `GET /v1/timeline.svg?hours=24`: the last hours as the A/B report draws a trace (the same
+//! renderer, `crate::replay::svg`), fed from the store's tick records: the state band, the
+//! readings against the active policy's CPU thresholds, pins shaded, failed reads marked.
+
+use crate::api::ApiState;
+use crate::api::auth::Caller;
+use crate::api::problem::Problem;
+use crate::policy::invariants::worst_latency_ratio;
+use crate::ports::memory::TickRecord;
+use crate::replay::svg::timeline_svg;
+use crate::replay::timeline::{Point, Timeline};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use vocabulary::Signal;
+
+pub const DEFAULT_HOURS: u32 = 24;
+pub const MAX_HOURS: u32 = 168;
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TimelineQuery {
+    /// How many hours back from now, 1 to 168 (default 24).
+    #[param(minimum = 1, maximum = 168, default = 24)]
+    pub hours: Option<u32>,
+}
+
+/// The recent timeline as SVG.
+///
+/// The tick records of the last hours, drawn like the A/B report's timelines.
+#[utoipa::path(
+    get,
+    path = "/v1/timeline.svg",
+    tag = "console",
+    operation_id = "getTimeline",
+    security(("bearer" = [])),
+    params(TimelineQuery),
+    responses(
+        (status = 200, description = "The timeline", content_type = "image/svg+xml", body = String),
+        (status = 400, response = crate::api::problem::BadRequest),
+        (status = 401, response = crate::api::problem::Unauthenticated),
+        (status = 500, response = crate::api::problem::Internal),
+        (status = 503, response = crate::api::problem::Unavailable),
+    )
+)]
+pub async fn get_timeline(
+    _caller: Caller,
+    State(s): State<ApiState>,
+    query: Result<Query<TimelineQuery>, QueryRejection>,
+) -> Result<Response, Problem> {
+    let Query(q) = query.map_err(|e| Problem::bad_request(format!("the query is malformed: {}", e.body_text())))?;
+    let hours = q.hours.unwrap_or(DEFAULT_HOURS);
+    if !(1..=MAX_HOURS).contains(&hours) {
+        return Err(Problem::bad_request(format!("hours: must be between 1 and {MAX_HOURS}, got {hours}")));
+    }
+    let since = (s.clock)() - i64::from(hours) * 3600;
+    // A tick a minute; twice that covers ticks run by hand or by a second sentinel.
+    let mut records = s.memory.recent_ticks(hours * 120).await?;
+    records.retain(|(_, r)| r.at >= since);
+    records.reverse();
+    let (label, thresholds) = {
+        let mut policy = s.policy.lock().expect("policy lock poisoned");
+        let label = format!("{} {}", policy.identity().name, policy.identity().version);
+        let description = policy.describe().map_err(|e| Problem::internal(format!("the active policy does not describe itself: {e}")))?;
+        (label, description.thresholds)
+    };
+    let timeline = Timeline { points: records.iter().map(|(_, r)| point(r)).collect() };
+    let title = format!("the last {hours} hours");
+    let svg = tokio::task::spawn_blocking(move || timeline_svg(&title, &[label], &[&timeline], &[&thresholds]))
+        .await
+        .map_err(|e| Problem::internal(format!("drawing the timeline failed: {e}")))?
+        .map_err(Problem::internal)?;
+    Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "no-store")], svg).into_response())
+}
+
+/// One stored tick as the timeline draws it.
+fn point(r: &TickRecord) -> Point {
+    let reading = match &r.signal {
+        Signal::Reading(reading) => Some(reading),
+        Signal::Failed(_) => None,
+    };
+    let value = |v: Option<f64>| v.filter(|v| v.is_finite()).map_or(f32::NAN, |v| v as f32);
+    Point {
+        at: r.at,
+        state: r.decision.state.rank(),
+        level: r.decision.level.map(|l| l.rank()),
+        pin: r.pin.as_ref().filter(|p| p.expires_at > r.at).map(|p| p.state.rank()),
+        throttles: r.decision.throttles,
+        cpu_pct: value(reading.and_then(|r| r.cpu_pct)),
+        connections_pct: value(reading.and_then(|r| r.connections_pct)),
+        latency_ratio: value(reading.and_then(worst_latency_ratio)),
+    }
+}

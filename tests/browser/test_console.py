@@ -1,0 +1,340 @@
+"""The console of `sentinel serve` (/, /console.js, /console.css) in a real Chromium.
+
+Run by tests/browser.sh, which starts a server and sets SENTINEL_URL, STAFF_TOKEN, VIEWER_TOKEN,
+OIDC_STAFF_JWT, DB_PATH and ARTIFACTS. One page is driven through the whole flow, in order:
+signed out, a refused token, a viewer, an OpenID Connect staff member setting a refused and then
+a valid pin and clearing it, a static staff token surviving a reload, a phone-sized screen. A
+full-page screenshot of each step is kept in ARTIFACTS. Any console error or CSP violation, on
+any step, fails the run; so does a token in any URL.
+"""
+
+import datetime as dt
+import json
+import os
+import re
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+expect.set_options(timeout=15_000)  # the page refreshes on its own every 10 s; changes show at once
+STATES = re.compile(r"^(normal|constrained|critical|emergency)$")
+COUNTDOWN = re.compile(r"expires in (\d+ h )?\d+ min \d\d s")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# Reports every CSP violation as a console error (Chromium prints most of them anyway). Added by
+# Playwright through the DevTools protocol, so the page's own CSP does not apply to it.
+# Every visible text whose contrast with its background is under 4.5:1 (WCAG 1.4.3; disabled controls exempt).
+LOW_CONTRAST = """() => {
+  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = (c) => c.slice(0, 3).map((v) => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (el) => {
+    for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor); if (c.length === 3 || c[3] > 0) return c; }
+    return [255, 255, 255];
+  };
+  const low = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()) || !el.getClientRects().length) continue;
+    if (el.closest('[hidden], :disabled') || getComputedStyle(el).visibility === 'hidden') continue;
+    const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) low.push(`${el.tagName} #${el.id} .${el.className}: ${ratio.toFixed(2)} "${el.textContent.trim().slice(0, 40)}"`);
+  }
+  return low;
+}"""
+CSP_WATCH = """document.addEventListener('securitypolicyviolation', (e) =>
+  console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`));"""
+
+
+def env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        pytest.fail(f"{name} is not set: run tests/browser.sh, which starts a server and sets it")
+    return value
+
+
+class Watch:
+    """What the page did: console errors, failed loads of expected statuses, requests."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.expected_statuses: set[int] = set()  # a refusal the current step provokes on purpose
+        self.requests = []
+
+    def on_console(self, msg) -> None:
+        if msg.type not in ("error", "assert"):
+            return
+        status = re.search(r"the server responded with a status of (\d{3})", msg.text)
+        if status and int(status.group(1)) in self.expected_statuses:
+            return
+        self.errors.append(f"{msg.type}: {msg.text} ({msg.location.get('url')})")
+
+    def on_request(self, request) -> None:
+        self.requests.append(request)
+
+    def puts(self) -> list:
+        return [r for r in self.requests if r.method == "PUT" and r.url.endswith("/v1/pin")]
+
+
+@pytest.fixture(scope="module")
+def watch() -> Watch:
+    return Watch()
+
+
+@pytest.fixture(scope="module")
+def page(watch):
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=CHROMIUM_ARGS)
+        # A zone with a half-hour offset: the pin's local expiry must reach the API as the right UTC instant.
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Asia/Kolkata", locale="en-GB")
+        context.add_init_script(CSP_WATCH)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("console", watch.on_console)
+        page.on("pageerror", lambda e: watch.errors.append(f"page error: {e}"))
+        page.on("request", watch.on_request)
+        yield page
+        context.close()
+        browser.close()
+
+
+def shot(page, name: str) -> None:
+    folder = Path(os.environ.get("ARTIFACTS", "target/browser-artifacts"))
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / name), full_page=True)
+
+
+def db_rows(sql: str) -> list:
+    uri = Path(env("DB_PATH")).resolve().as_uri() + "?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True)) as db:
+        return db.execute(sql).fetchall()
+
+
+def db_snapshot() -> tuple:
+    return (db_rows("SELECT count(*) FROM pin_audit WHERE action != 'refused'"), db_rows("SELECT pin FROM pin"))
+
+
+def local_input(page, hours: float) -> str:
+    """A datetime-local value `hours` ahead, in the browser's own time zone."""
+    return page.evaluate("""(h) => { const d = new Date(Date.now() + h * 3600e3); const p = (n) => String(n).padStart(2, '0');
+        return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`; }""", hours)
+
+
+def sign_in(page, token: str) -> None:
+    page.fill("#token", token)
+    page.click("#signin-submit")
+
+
+def sign_out(page) -> None:
+    page.click("#signout")
+    expect(page.locator("#signin-form")).to_be_visible()
+    expect(page.locator("#message")).to_have_text("Signed out.")
+    assert page.evaluate("() => sessionStorage.getItem('sentinel-token')") is None
+
+
+def newest_audit(page):
+    return page.locator("#audit tr").first
+
+
+def test_01_signed_out_page_and_its_headers(page, watch):
+    response = page.goto(env("SENTINEL_URL") + "/")
+    assert response is not None and response.ok, response
+    headers = response.headers
+    csp = headers.get("content-security-policy", "")
+    for directive in ("default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"):
+        assert directive in csp, f"{directive} missing from the CSP: {csp!r}"
+    assert headers.get("x-frame-options", "").upper() == "DENY", headers
+    assert headers.get("referrer-policy", "") == "no-referrer", headers
+    html = response.text()
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>|<style|\sstyle=|\son[a-z]+=", html, re.I), "inline script, style or handler"
+    expect(page.locator("#signin-form")).to_be_visible()
+    expect(page.locator("#signin-form")).to_have_attribute("method", "post")
+    expect(page.locator("#token")).to_have_attribute("type", "password")
+    expect(page.locator("label[for=token]")).to_have_text("API token")
+    expect(page.locator("#console")).to_be_hidden()
+    expect(page.locator("#signout")).to_be_hidden()
+    assert page.locator("h1").count() == 1
+    for landmark in ("header", "main"):
+        assert page.locator(landmark).count() == 1, landmark
+    for section in page.locator("section").all():
+        assert page.locator("#" + section.get_attribute("aria-labelledby")).count() == 1
+    for field in ("token", "pin-state", "pin-reason", "pin-expires"):
+        assert page.locator(f"label[for={field}]").count() == 1, field
+    shot(page, "01-signed-out.png")
+
+
+def test_02_keyboard_reaches_the_sign_in_form(page):
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    for _ in range(6):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.id") == "token":
+            break
+    assert page.evaluate("() => document.activeElement.id") == "token", "Tab from the top never reached the token field"
+    outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("none", ""), "no visible focus outline on the token field"
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.id") == "signin-submit"
+
+
+def test_03_a_wrong_token_is_refused(page, watch):
+    watch.expected_statuses = {401}
+    sign_in(page, "not-a-token-of-this-server")
+    expect(page.locator("#signin-error")).to_have_text("That token was refused (401)")
+    expect(page.locator("#signin-error")).to_have_attribute("aria-live", "polite")
+    expect(page.locator("#token")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#console")).to_be_hidden()
+    assert page.evaluate("() => sessionStorage.getItem('sentinel-token')") is None
+    watch.expected_statuses = set()
+
+
+def test_04_a_viewer_sees_everything_but_the_pin_form(page):
+    sign_in(page, env("VIEWER_TOKEN"))
+    expect(page.locator("#console")).to_be_visible()
+    expect(page.locator("#whoami")).to_contain_text("viewer")
+    expect(page.locator("#signout")).to_be_visible()
+    expect(page.locator("#state")).to_have_text(STATES)
+    expect(page.locator("#factors li").first).to_be_visible()
+    expect(page.locator("#cause")).not_to_have_text("—")
+    expect(page.locator("#readings tbody tr")).to_have_count(3)
+    expect(page.locator("#policies tbody tr").first).to_be_visible()
+    expect(page.locator("#audit tr").first).to_be_visible()
+    expect(page.locator("#timeline")).to_have_attribute("alt", "The last 24 hours: state and readings")
+    page.wait_for_function("() => { const i = document.getElementById('timeline');"
+                           " return i.src.startsWith('blob:') && i.complete && i.naturalWidth > 0; }")
+    expect(page.locator("#pin")).to_contain_text("No pin")
+    expect(page.locator("#pin-form")).to_be_hidden()
+    assert page.locator("#pin-form").get_attribute("hidden") is not None
+    expect(page.locator("#pin-submit")).to_be_disabled()
+    expect(page.locator("#pin-clear")).to_be_hidden()
+    assert page.evaluate("() => sessionStorage.getItem('sentinel-token')") == env("VIEWER_TOKEN")
+    assert page.evaluate("() => localStorage.length") == 0
+    shot(page, "02-viewer.png")
+
+
+def test_05_staff_signs_in_with_an_openid_connect_token(page):
+    sign_out(page)
+    sign_in(page, env("OIDC_STAFF_JWT"))
+    expect(page.locator("#whoami")).to_contain_text("staff")
+    expect(page.locator("#pin-form")).to_be_visible()
+    expect(page.locator("#pin-clear")).to_be_visible()
+    expect(page.locator("#pin-clear")).to_be_disabled()
+    expect(page.locator("#pin-expires")).to_have_attribute("type", "datetime-local")
+    expect(page.locator("#pin-expires")).not_to_have_value("")
+    shot(page, "03-staff.png")
+
+
+def test_06_an_invalid_pin_changes_nothing(page, watch):
+    before = db_snapshot()
+    # A blank reason is refused by the page itself: no request.
+    puts = len(watch.puts())
+    page.select_option("#pin-state", "critical")
+    page.fill("#pin-reason", "   ")
+    page.fill("#pin-expires", local_input(page, 2))
+    page.click("#pin-submit")
+    expect(page.locator("#pin-reason-error")).not_to_be_empty()
+    expect(page.locator("#pin-reason")).to_have_attribute("aria-invalid", "true")
+    page.wait_for_timeout(500)
+    assert len(watch.puts()) == puts, "a blank reason was sent to the server"
+    # An expiry 30 h ahead is refused by the server (422, field expires_at).
+    watch.expected_statuses = {422}
+    page.fill("#pin-reason", "browser test: too far ahead")
+    page.fill("#pin-expires", local_input(page, 30))
+    page.click("#pin-submit")
+    expect(page.locator("#pin-expires-error")).to_contain_text("expires_at")
+    expect(page.locator("#pin-expires")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#pin-reason")).not_to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#pin-reason-error")).to_be_empty()
+    expect(page.locator("#pin-reason")).to_have_value("browser test: too far ahead")
+    assert len(watch.puts()) == puts + 1
+    expect(newest_audit(page).locator(".audit-action")).to_have_text("refused")
+    expect(newest_audit(page).locator(".audit-actor")).to_contain_text("oidc:u-1234")
+    expect(page.locator("#pin")).to_contain_text("No pin")
+    assert db_snapshot() == before, "a refused pin changed the store"
+    watch.expected_statuses = set()
+    shot(page, "04-invalid-pin.png")
+
+
+def test_07_a_valid_pin_is_set_and_counts_down(page, watch):
+    before_count, _ = db_snapshot()
+    page.select_option("#pin-state", "critical")
+    page.fill("#pin-reason", "browser test: load drill")
+    page.fill("#pin-expires", local_input(page, 2))
+    page.click("#pin-submit")
+    pin = page.locator("#pin")
+    expect(page.locator("#pin-state-value")).to_have_text("critical")
+    expect(pin).to_contain_text("browser test: load drill")
+    expect(pin).not_to_contain_text("No pin")
+    expect(page.locator("#pin-clear")).to_be_enabled()
+    expect(page.locator("#pin-expires-error")).to_be_empty()
+    # The body: the local time of the form as an RFC 3339 instant in UTC, with the console's header.
+    request = watch.puts()[-1]
+    body = json.loads(request.post_data or "{}")
+    assert body["state"] == "critical" and body["reason"] == "browser test: load drill", body
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:00Z", body["expires_at"]), body
+    ahead = dt.datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00")) - dt.datetime.now(dt.timezone.utc)
+    assert dt.timedelta(hours=1, minutes=57) < ahead <= dt.timedelta(hours=2), ahead
+    headers = request.all_headers()
+    assert headers.get("x-sentinel-console") == "1" and headers.get("content-type", "").startswith("application/json"), headers
+    assert headers.get("authorization") == "Bearer " + env("OIDC_STAFF_JWT")
+    # The countdown ticks.
+    countdown = page.locator("#pin-countdown")
+    expect(countdown).to_have_text(COUNTDOWN)
+    first = countdown.inner_text()
+    page.wait_for_timeout(2_000)
+    expect(countdown).not_to_have_text(first)
+    expect(countdown).to_have_text(COUNTDOWN)
+    expect(newest_audit(page).locator(".audit-action")).to_have_text("set")
+    expect(newest_audit(page).locator(".audit-actor")).to_have_text(re.compile(r"^oidc:"))
+    count, pins = db_snapshot()
+    assert count[0][0] == before_count[0][0] + 1 and len(pins) == 1, (count, pins)
+    assert not page.evaluate(LOW_CONTRAST), page.evaluate(LOW_CONTRAST)
+    shot(page, "05-pinned.png")
+
+
+def test_08_the_pin_is_cleared(page):
+    page.click("#pin-clear")
+    expect(page.locator("#pin")).to_contain_text("No pin")
+    expect(page.locator("#pin-countdown")).to_be_empty()
+    expect(newest_audit(page).locator(".audit-action")).to_have_text("clear")
+    expect(page.locator("#pin-clear")).to_be_disabled()
+    assert db_snapshot()[1] == [], "the pin is still stored"
+    shot(page, "06-cleared.png")
+
+
+def test_09_a_static_staff_token_survives_a_reload(page):
+    sign_out(page)
+    sign_in(page, env("STAFF_TOKEN"))
+    expect(page.locator("#whoami")).to_contain_text("staff")
+    page.reload()
+    expect(page.locator("#console")).to_be_visible()
+    expect(page.locator("#pin-form")).to_be_visible()
+    expect(page.locator("#state")).to_have_text(STATES)
+
+
+def test_10_a_phone_sized_screen(page):
+    page.set_viewport_size({"width": 375, "height": 812})
+    expect(page.locator("#state")).to_be_visible()
+    page.wait_for_function("() => document.getElementById('timeline').naturalWidth > 0")
+    page.wait_for_timeout(300)
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 375 + 1, f"the page scrolls sideways at 375 px: scrollWidth {width}"
+    box = page.locator("#timeline").bounding_box()
+    assert box is not None and box["width"] <= 375, box
+    assert not page.evaluate(LOW_CONTRAST), page.evaluate(LOW_CONTRAST)
+    shot(page, "07-phone.png")
+
+
+def test_11_no_token_in_any_url(page, watch):
+    tokens = [env("VIEWER_TOKEN"), env("STAFF_TOKEN"), env("OIDC_STAFF_JWT")]
+    assert watch.requests, "no request was recorded"
+    for token in tokens:
+        assert token not in page.url
+        leaked = [r.url for r in watch.requests if token in r.url]
+        assert not leaked, f"a token went into a URL: {leaked}"
+
+
+def test_12_no_console_error_and_no_csp_violation(watch):
+    assert not watch.errors, "\n".join(watch.errors)
