@@ -71,11 +71,16 @@ pub fn cross_site(headers: &HeaderMap) -> Option<String> {
     }
     let origin = text("origin")?;
     let host = text("host").unwrap_or_default();
+    // Behind a reverse proxy that rewrites Host, the name the browser used is the forwarded
+    // one. A page on another site cannot set this header on a PUT or DELETE: any such request
+    // from it needs a CORS preflight, which this server never grants.
+    let forwarded = text("x-forwarded-host").map(|h| h.split(',').next().unwrap_or("").trim().to_string());
     let authority = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
-    if authority.is_some_and(|a| !host.is_empty() && a == host) {
+    let ours = |a: &str| (!host.is_empty() && a == host) || forwarded.as_deref().is_some_and(|f| !f.is_empty() && a == f);
+    if authority.is_some_and(ours) {
         return None;
     }
-    Some(format!("the request's Origin ({origin}) is not this server ({host})"))
+    Some(format!("the request's Origin ({origin}) is not this server ({host}); a reverse proxy must pass Host or X-Forwarded-Host"))
 }
 
 #[cfg(test)]
@@ -101,6 +106,12 @@ mod tests {
     }
 
     #[test]
+    fn behind_a_proxy_that_rewrites_host_the_forwarded_host_is_ours() {
+        let proxied = [("host", "127.0.0.1:8080"), ("x-forwarded-host", "sentinel.example"), ("origin", "https://sentinel.example")];
+        assert_eq!(cross_site(&with(&proxied)), None);
+    }
+
+    #[test]
     fn another_site_is_refused_by_either_header() {
         let h = |pairs| cross_site(&with(pairs)).is_some();
         assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "http://evil.example")]));
@@ -109,5 +120,6 @@ mod tests {
         assert!(h(&[("sec-fetch-site", "cross-site")]));
         assert!(h(&[("sec-fetch-site", "same-site"), ("host", "a.example"), ("origin", "https://a.example")]));
         assert!(h(&[("origin", "http://127.0.0.1:8080")]), "an Origin without a Host to match");
+        assert!(h(&[("host", "127.0.0.1:8080"), ("x-forwarded-host", "sentinel.example"), ("origin", "https://evil.example")]));
     }
 }

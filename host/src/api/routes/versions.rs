@@ -55,3 +55,51 @@ fn versions(config: &PoliciesConfig, active: &str) -> Vec<VersionView> {
 fn numbers(version: &str) -> Vec<u64> {
     version.split(['.', '-', '+']).map(|part| part.parse().unwrap_or(0)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn active(version: &str) -> ActiveView {
+        ActiveView { name: "capacity-policy".into(), version: version.into(), digest: "d".into(), kind: "component".into() }
+    }
+
+    #[tokio::test]
+    async fn a_policy_directory_lists_every_version_newest_first_with_its_health() {
+        let dir = tempfile::tempdir().unwrap();
+        let policies = dir.path().join("policies");
+        std::fs::create_dir_all(&policies).unwrap();
+        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies");
+        for version in ["1.0.0", "1.1.0", "2.0.0"] {
+            for ext in ["wasm", "manifest.json"] {
+                let name = format!("capacity-policy-{version}.{ext}");
+                std::fs::copy(built.join(&name), policies.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}; run `cargo policies`"));
+            }
+        }
+        let text = "[policies]\ndir = \"policies\"\nallow_unsigned = true\nshadow = \"2.0.0\"\nstate_dir = \"private\"\n";
+        let config = crate::config::Config::parse(text, &dir.path().join("sentinel.toml")).unwrap().policies.unwrap();
+        crate::policy::lifecycle::state::update(&config.state_dir, |s| {
+            s.unhealthy.insert("1.1.0".into(), "trapped at runtime".into());
+        })
+        .unwrap();
+        let view = policies_view(Some(config.clone()), active("1.0.0")).await;
+        assert_eq!(view.shadow.as_deref(), Some("2.0.0"));
+        let rows: Vec<(&str, bool, bool, &str)> =
+            view.versions.iter().map(|v| (v.version.as_str(), v.active, v.shadow, v.health.as_str())).collect();
+        assert_eq!(
+            rows,
+            [("2.0.0", false, true, "healthy"), ("1.1.0", false, false, "unhealthy: trapped at runtime"), ("1.0.0", true, false, "healthy")]
+        );
+        // Without a policy directory: the embedded default alone.
+        let only = policies_view(None, active("1.0.0")).await;
+        assert_eq!((only.versions.len(), only.versions[0].active, only.shadow), (1, true, None));
+    }
+
+    #[test]
+    fn versions_sort_by_number_not_by_text() {
+        let mut v = vec!["1.9.0", "1.10.0", "2.0.0-rc1", "0.9"];
+        v.sort_by_cached_key(|v| std::cmp::Reverse(numbers(v)));
+        assert_eq!(v, ["2.0.0-rc1", "1.10.0", "1.9.0", "0.9"]);
+    }
+}
