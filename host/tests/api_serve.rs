@@ -131,8 +131,13 @@ async fn a_pin_set_over_http_is_published_by_the_next_tick() {
     assert_eq!(status, 200, "{clear}");
     let (status, _, audit) = api.get("/v1/pin/audit?limit=10", Some(VIEWER)).await;
     assert_eq!(status, 200);
-    let entries = audit["entries"].as_array().unwrap();
-    assert_eq!(entries.iter().map(|e| e["action"].as_str().unwrap()).collect::<Vec<_>>(), ["clear", "replace", "set"]);
+    let all = audit["entries"].as_array().unwrap();
+    let actions = |entries: &[&Value]| entries.iter().map(|e| e["action"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    // The viewer's attempt and the refused expiry are on record too, newest first.
+    assert_eq!(actions(&all.iter().collect::<Vec<_>>()), ["clear", "replace", "refused", "set", "refused"]);
+    assert_eq!((all[4]["actor"].as_str(), all[2]["actor"].as_str()), (Some("dash"), Some("alice")));
+    assert!(all[2]["refusal"].as_str().unwrap().ends_with("expires_at: must be at most 24 hours ahead (422)"), "{}", all[2]);
+    let entries: Vec<&Value> = all.iter().filter(|e| e["action"] != "refused").collect();
     assert_eq!(entries[2]["before"], Value::Null);
     assert_eq!(entries[2]["after"], set["after"]);
     assert_eq!(entries[1]["before"], set["after"]);
@@ -142,7 +147,7 @@ async fn a_pin_set_over_http_is_published_by_the_next_tick() {
 
     // The CLI sees the same trail (one service layer).
     let cli = sb.sentinel(&["pin", "audit"]).success().json_lines();
-    assert_eq!(cli.iter().map(|r| r["id"].clone()).collect::<Vec<_>>(), entries.iter().map(|e| e["id"].clone()).collect::<Vec<_>>());
+    assert_eq!(cli.iter().map(|r| r["id"].clone()).collect::<Vec<_>>(), all.iter().map(|e| e["id"].clone()).collect::<Vec<_>>());
 
     // And the next tick publishes the state without the pin.
     sb.tick_ok(minute + 120);

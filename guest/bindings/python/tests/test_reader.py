@@ -7,82 +7,19 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
-from datetime import datetime, timezone
 
 import pytest
 
 from capacity_admission import AdmissionRequest, BulkFactorReader, resolve_budget
-from servers import Moto, Redis
-
-NOW = 1_792_506_600  # 2026-10-20T14:30:00Z
-PARAMETER = "/capacity/state"
-
-
-def document(bulk=0.5, age=60, state="constrained", sequence=42, **extra) -> str:
-    at = datetime.fromtimestamp(NOW - age, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    doc = {"state": state, "factors": {"bulk": bulk, "heavy": 0.5, "write": 1.0, "read": 1.0}, "decided_at": at,
-           "policy": {"name": "capacity-policy", "version": "1.0.0", "digest": "ab" * 32}, "pinned": False,
-           "pin_expires_at": None, "cause": "escalate", "sequence": sequence}
-    doc.update(extra)
-    return json.dumps(doc)
-
-
-@pytest.fixture(scope="module")
-def moto():
-    server = Moto()
-    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL_SSM", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                                            "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ENDPOINT_URL")}
-    os.environ.update({"AWS_ENDPOINT_URL_SSM": server.url, "AWS_ACCESS_KEY_ID": "testing",
-                       "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "eu-west-1"})
-    os.environ.pop("AWS_PROFILE", None)
-    os.environ.pop("AWS_ENDPOINT_URL", None)
-    try:
-        yield server
-    finally:
-        server.stop()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-@pytest.fixture
-def ssm(moto):
-    import boto3
-
-    client = boto3.client("ssm")
-    try:
-        client.delete_parameter(Name=PARAMETER)
-    except client.exceptions.ParameterNotFound:
-        pass
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def redis(tmp_path):
-    server = Redis(tmp_path)
-    yield server
-    server.stop()
-
+from published import NOW, PARAMETER, document, publish
 
 def reader(redis_server, **options) -> BulkFactorReader:
     options.setdefault("refresh", 0)
     options.setdefault("clock", lambda: NOW)
     options.setdefault("timeout", 1.0)
     return BulkFactorReader(cache=redis_server.url, parameter=f"ssm:{PARAMETER}", **options)
-
-
-def publish(redis_server, ssm, cache=None, parameter=None, expire_ms=None):
-    if cache is not None:
-        with redis_server.client() as c:
-            c.set("capacity:state", cache, px=expire_ms)
-    if parameter is not None:
-        ssm.put_parameter(Name=PARAMETER, Value=parameter, Type="String", Overwrite=True)
 
 
 def test_a_fresh_cache_is_used_and_the_parameter_is_not_read(redis, ssm):

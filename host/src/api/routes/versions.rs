@@ -89,7 +89,11 @@ mod tests {
             view.versions.iter().map(|v| (v.version.as_str(), v.active, v.shadow, v.health.as_str())).collect();
         assert_eq!(
             rows,
-            [("2.0.0", false, true, "healthy"), ("1.1.0", false, false, "unhealthy: trapped at runtime"), ("1.0.0", true, false, "healthy")]
+            [
+                ("2.0.0", false, true, "healthy"),
+                ("1.1.0", false, false, "unhealthy: trapped at runtime"),
+                ("1.0.0", true, false, "healthy")
+            ]
         );
         // Without a policy directory: the embedded default alone.
         let only = policies_view(None, active("1.0.0")).await;

@@ -2,22 +2,23 @@
 
 The math of docs/behaviour.md §9 exists once, in the Rust guest; this package ships its build
 (`capacity-admission-3.1.0.wasm`, the `admission-only` world, which imports nothing) and runs
-it with wasmtime-py's component API:
+it with wasmtime-py's component API. Configure once per service, then admit:
 
-    from capacity_admission import AdmissionRequest, BulkFactorReader, resolve_budget
+    from capacity_admission import BulkAdmission, BulkFactorReader, WorkspaceProfiles
 
-    reader = BulkFactorReader(cache="redis://cache:6379/0", parameter="ssm:/capacity/state")
-    reading = reader.read()      # one reader per process: cached, shared, thread-safe
-    result = resolve_budget(AdmissionRequest(
-        factor=reading.factor, cluster_batches=40, service_batches=12, share=4,
-        cluster_in_flight=9, service_in_flight=3, workspace_in_flight=1))
+    admission = BulkAdmission(
+        reader=BulkFactorReader(cache="redis://cache:6379/0", parameter="ssm:/capacity/state"),
+        cluster_batches=40, service_batches=12,
+        profiles=WorkspaceProfiles("postgresql://svc@db/app", table="tenant_workload_policies"))
+    result = admission.admit("acme", cluster_in_flight=9, service_in_flight=3, workspace_in_flight=1)
     if result.admit:
         ...  # start result.admit batches
 
-`resolve_budgets([...])` answers many workspaces in one call; `plan(PlanRequest(...))` admits a
-queue fairly. No usable document (both channels failed, stale or unreadable) gives
-`factor=None`: the component then uses full capacity and says so
-(`result.factor_read_failed`), and `reading.error` says why (docs/behaviour.md §9.1).
+`admission.plan(queue, ...)` admits a whole queue fairly. Underneath: `resolve_budget`,
+`resolve_budgets` and `plan` take the factor and shares as plain values. No usable document
+(both channels failed, stale or unreadable) gives `factor=None`: the component then uses full
+capacity and says so (`result.factor_read_failed`), and the reader's `reading.error` says why
+(docs/behaviour.md §9.1).
 """
 
 from .admission import (
@@ -31,6 +32,8 @@ from .admission import (
     resolve_budget,
     resolve_budgets,
 )
+from .bulk import BulkAdmission
+from .profiles import DEFAULT_TABLE, ProfileCounters, WorkspaceProfiles
 from .runtime import ComponentError
 from .reader import DEFAULT_CACHE_KEY, DEFAULT_MAX_AGE, DEFAULT_MAX_SKEW, BulkFactorReader, ReaderCounters
 from .types import (
@@ -53,21 +56,25 @@ __all__ = [
     "AdmissionPlan",
     "AdmissionRequest",
     "AdmissionResult",
+    "BulkAdmission",
     "BulkFactorReader",
     "COMPONENT_FILE",
     "ComponentError",
     "DEFAULT_CACHE_KEY",
     "DEFAULT_MAX_AGE",
     "DEFAULT_MAX_SKEW",
+    "DEFAULT_TABLE",
     "FACTOR_CHOICE",
     "FactorReading",
     "INTERFACE",
     "PlanRequest",
+    "ProfileCounters",
     "QueuedBatch",
     "ReaderCounters",
     "VERSION",
     "WaitingBatch",
     "WorkspaceLoad",
+    "WorkspaceProfiles",
     "component_path",
     "plan",
     "resolve_budget",
