@@ -4,7 +4,7 @@
 use sentinel::policy::{NativePolicy, Policy};
 use sentinel::ports::StoreError;
 use sentinel::ports::memory::TickRecord;
-use sentinel::ports::pins::AuditRecord;
+use sentinel::ports::pins::{AuditAction, AuditRecord};
 use sentinel::ports::publisher::StateDocument;
 use vocabulary::{Decision, DecisionInput, Memory};
 
@@ -20,7 +20,8 @@ pub fn check_sequences(label: &str, ticks: &[(u64, TickRecord)]) {
     }
 }
 
-/// The audit chain: ids 1, 2, 3, ... and each record's `before` is the previous one's `after`.
+/// The audit chain: ids 1, 2, 3, ... and each record's `before` is the previous change's
+/// `after`; a `refused` record changes nothing (the pin it shows stayed).
 pub fn check_audit_chain(label: &str, audit: &[AuditRecord]) {
     let mut previous_after = None;
     for (index, record) in audit.iter().enumerate() {
@@ -30,7 +31,9 @@ pub fn check_audit_chain(label: &str, audit: &[AuditRecord]) {
             "{label}: audit record {} ({:?}) does not start where record {} left the pin",
             record.id, record.action, index
         );
-        previous_after = record.after.clone();
+        if record.action != AuditAction::Refused {
+            previous_after = record.after.clone();
+        }
     }
 }
 
