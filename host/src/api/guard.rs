@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 
 /// The console's policy; the API's JSON needs nothing more.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; \
-     connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+     connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
 
 /// Adds the security headers to every response.
 pub async fn headers(request: Request, next: Next) -> Response {
@@ -60,6 +60,10 @@ pub async fn same_origin(State(s): State<ApiState>, request: Request, next: Next
     }
 }
 
+/// The header the console sends with every change. A page of another site cannot send it
+/// without a CORS preflight, which this server never grants.
+pub const CONSOLE_HEADER: &str = "x-sentinel-console";
+
 /// Why the request looks cross-site, if it does.
 pub fn cross_site(headers: &HeaderMap) -> Option<String> {
     let text = |name| headers.get(name).map(|v: &HeaderValue| v.to_str().unwrap_or("(not text)").trim().to_ascii_lowercase());
@@ -69,18 +73,46 @@ pub fn cross_site(headers: &HeaderMap) -> Option<String> {
     {
         return Some(format!("the browser says the request comes from another site (Sec-Fetch-Site: {site})"));
     }
-    let origin = text("origin")?;
+    let origin = text("origin");
+    // A browser names the origin of every change; only the console's own script adds this header.
+    if (origin.is_some() || headers.contains_key("sec-fetch-site")) && !headers.contains_key(CONSOLE_HEADER) {
+        return Some(format!("a change from a browser must come from the console (no {CONSOLE_HEADER} header)"));
+    }
+    let origin = origin?;
     let host = text("host").unwrap_or_default();
+    let Some((scheme, origin_authority)) = origin.split_once("://").map(|(s, a)| (s, a.trim_end_matches('/'))) else {
+        return Some(format!("the request's Origin ({origin}) is not an origin"));
+    };
+    let default_port = match scheme {
+        "https" => 443,
+        "http" => 80,
+        _ => return Some(format!("the request's Origin ({origin}) is not http or https")),
+    };
+    let theirs = authority(origin_authority, default_port);
     // Behind a reverse proxy that rewrites Host, the name the browser used is the forwarded
-    // one. A page on another site cannot set this header on a PUT or DELETE: any such request
-    // from it needs a CORS preflight, which this server never grants.
-    let forwarded = text("x-forwarded-host").map(|h| h.split(',').next().unwrap_or("").trim().to_string());
-    let authority = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
-    let ours = |a: &str| (!host.is_empty() && a == host) || forwarded.as_deref().is_some_and(|f| !f.is_empty() && a == f);
-    if authority.is_some_and(ours) {
+    // one (and its port, when the proxy says it). A page of another site cannot set these.
+    let forwarded = text("x-forwarded-host").map(|h| {
+        let first = h.split(',').next().unwrap_or("").trim().to_string();
+        let port = text("x-forwarded-port").and_then(|p| p.split(',').next().and_then(|p| p.trim().parse::<u16>().ok()));
+        let (name, own_port) = authority(&first, port.unwrap_or(default_port));
+        (name, if first.contains(':') { own_port } else { port.unwrap_or(default_port) })
+    });
+    let ours = [(!host.is_empty()).then(|| authority(&host, default_port)), forwarded];
+    if ours.into_iter().flatten().any(|a| a == theirs) {
         return None;
     }
     Some(format!("the request's Origin ({origin}) is not this server ({host}); a reverse proxy must pass Host or X-Forwarded-Host"))
+}
+
+/// `name[:port]` as (name, port), the port `default` when absent or unreadable.
+fn authority(text: &str, default: u16) -> (String, u16) {
+    match text.rsplit_once(':') {
+        Some((name, port)) if !name.ends_with(']') || text.starts_with('[') => match port.parse() {
+            Ok(port) => (name.to_string(), port),
+            Err(_) => (text.to_string(), default),
+        },
+        _ => (text.to_string(), default),
+    }
 }
 
 #[cfg(test)]
@@ -98,28 +130,64 @@ mod tests {
     #[test]
     fn same_origin_and_non_browser_requests_pass() {
         assert_eq!(cross_site(&with(&[])), None, "curl sends neither header");
-        assert_eq!(cross_site(&with(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8080")])), None);
+        let console = ("x-sentinel-console", "1");
+        assert_eq!(cross_site(&with(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8080"), console])), None);
+        assert_eq!(cross_site(&with(&[("host", "sentinel.example:443"), ("origin", "https://sentinel.example"), console])), None);
+        assert_eq!(cross_site(&with(&[("host", "Sentinel.Example"), ("origin", "HTTPS://SENTINEL.EXAMPLE:443"), console])), None);
         assert_eq!(
-            cross_site(&with(&[("host", "sentinel.example"), ("origin", "https://sentinel.example"), ("sec-fetch-site", "same-origin")])),
+            cross_site(&with(&[
+                ("host", "sentinel.example"),
+                ("origin", "https://sentinel.example"),
+                ("sec-fetch-site", "same-origin"),
+                ("x-sentinel-console", "1")
+            ])),
             None
         );
     }
 
     #[test]
     fn behind_a_proxy_that_rewrites_host_the_forwarded_host_is_ours() {
-        let proxied = [("host", "127.0.0.1:8080"), ("x-forwarded-host", "sentinel.example"), ("origin", "https://sentinel.example")];
+        let proxied = [
+            ("host", "127.0.0.1:8080"),
+            ("x-forwarded-host", "sentinel.example"),
+            ("origin", "https://sentinel.example"),
+            ("x-sentinel-console", "1"),
+        ];
         assert_eq!(cross_site(&with(&proxied)), None);
+        let port = [
+            ("host", "127.0.0.1:8080"),
+            ("x-forwarded-host", "sentinel.example"),
+            ("x-forwarded-port", "8443"),
+            ("origin", "https://sentinel.example:8443"),
+            ("x-sentinel-console", "1"),
+        ];
+        assert_eq!(cross_site(&with(&port)), None, "the port the proxy forwards");
     }
 
     #[test]
     fn another_site_is_refused_by_either_header() {
-        let h = |pairs| cross_site(&with(pairs)).is_some();
-        assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "http://evil.example")]));
-        assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8081")]));
-        assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "null")]));
-        assert!(h(&[("sec-fetch-site", "cross-site")]));
-        assert!(h(&[("sec-fetch-site", "same-site"), ("host", "a.example"), ("origin", "https://a.example")]));
-        assert!(h(&[("origin", "http://127.0.0.1:8080")]), "an Origin without a Host to match");
-        assert!(h(&[("host", "127.0.0.1:8080"), ("x-forwarded-host", "sentinel.example"), ("origin", "https://evil.example")]));
+        fn h(pairs: &[(&'static str, &'static str)]) -> bool {
+            cross_site(&with(pairs)).is_some()
+        }
+        let c = ("x-sentinel-console", "1");
+        assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "http://evil.example"), c]));
+        assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8081"), c]));
+        assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "null"), c]));
+        assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "ftp://127.0.0.1:8080"), c]));
+        assert!(h(&[("sec-fetch-site", "cross-site"), c]));
+        assert!(h(&[("sec-fetch-site", "same-site"), ("host", "a.example"), ("origin", "https://a.example"), c]));
+        assert!(h(&[("origin", "http://127.0.0.1:8080"), c]), "an Origin without a Host to match");
+        assert!(h(&[
+            ("host", "127.0.0.1:8080"),
+            ("x-forwarded-host", "sentinel.example"),
+            ("origin", "https://evil.example"),
+            ("x-sentinel-console", "1")
+        ]));
+        assert!(
+            h(&[("host", "sentinel.example"), ("origin", "https://sentinel.example:8443"), ("x-sentinel-console", "1")]),
+            "another port"
+        );
+        assert!(h(&[("host", "127.0.0.1:8080"), ("origin", "http://127.0.0.1:8080")]), "a browser change without the console's header");
+        assert!(h(&[("sec-fetch-site", "same-origin")]), "a same-origin form post without the console's header");
     }
 }

@@ -36,6 +36,7 @@ pub struct ApiMetrics {
     pub request_seconds: Histogram,
     pub auth_failures: Family<StatusLabels, Counter>,
     pub pin_changes: Family<ActionLabels, Counter>,
+    pub refusals_unaudited: Counter,
 }
 
 impl std::fmt::Debug for ApiMetrics {
@@ -55,7 +56,13 @@ impl Default for ApiMetrics {
         registry.register("request_seconds", "API request duration", request_seconds.clone());
         registry.register("auth_failures", "Refused API calls: 401 no valid token, 403 wrong role", auth_failures.clone());
         registry.register("pin_changes", "Pins set, replaced and cleared through the API", pin_changes.clone());
-        ApiMetrics { registry, requests, request_seconds, auth_failures, pin_changes }
+        let refusals_unaudited = Counter::default();
+        registry.register(
+            "refusals_unaudited",
+            "Refused pin changes not written to the audit: over a caller's allowance of 10 a minute",
+            refusals_unaudited.clone(),
+        );
+        ApiMetrics { registry, requests, request_seconds, auth_failures, pin_changes, refusals_unaudited }
     }
 }
 

@@ -13,6 +13,7 @@ pub mod model;
 pub mod oidc;
 pub mod openapi;
 pub mod problem;
+pub mod refusals;
 pub mod routes;
 pub mod server;
 #[cfg(test)]
@@ -42,6 +43,10 @@ pub struct ApiState {
     /// `[api.oidc]`: OpenID Connect tokens, when configured.
     pub oidc: Option<Arc<oidc::Verifier>>,
     pub metrics: Arc<metrics::ApiMetrics>,
+    /// How many refused pin changes of one caller the audit takes a minute.
+    pub refusals: Arc<refusals::RefusalAllowance>,
+    /// The console's last timeline drawing.
+    pub timeline: Arc<routes::timeline::TimelineCache>,
     /// `[policies]`, for the versions the console lists (none: the embedded default).
     pub policies: Option<crate::config::policies::PoliciesConfig>,
     pub clock: Clock,
@@ -73,6 +78,8 @@ impl ApiState {
             tokens: Arc::new(auth::Tokens::new(tokens)),
             oidc: None,
             metrics: Arc::new(metrics::ApiMetrics::default()),
+            refusals: Arc::default(),
+            timeline: Arc::default(),
             policies: None,
             clock: Arc::new(wall_clock),
             openapi: Arc::new(openapi),

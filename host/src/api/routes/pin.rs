@@ -9,6 +9,7 @@ use crate::api::auth::{Caller, Staff};
 use crate::api::body::JsonBody;
 use crate::api::model::{AuditEntry, PinBody, PinStatus};
 use crate::api::problem::Problem;
+use crate::api::refusals::{PER_MINUTE, Verdict};
 use crate::instants::{format_rfc3339, parse_rfc3339};
 use crate::pin_service::{PinAsk, PinServiceError};
 use axum::Json;
@@ -136,16 +137,33 @@ async fn staff(s: &ApiState, caller: Caller, what: &str, now: vocabulary::Instan
     }
 }
 
-/// Audits a refused attempt and returns its problem. Should the audit itself fail (the store
-/// is down), the refusal stands and the whole attempt is logged instead.
+/// Audits a refused attempt and returns its problem. The write is its own task, so a client
+/// that hangs up does not cancel it; should it fail (the store is down), the refusal stands and
+/// the whole attempt is logged instead. Over the caller's allowance (`super::super::refusals`)
+/// the attempt is counted, and logged once a minute.
 async fn refused(s: &ApiState, caller: &Caller, what: &str, problem: Problem, now: vocabulary::Instant) -> Problem {
     let why = format!("{} ({})", problem.detail, problem.status);
-    match s.pins.record_refusal(&caller.name, what, &why, now).await {
-        Ok(record) => {
+    match s.refusals.take(&caller.name, now) {
+        Verdict::Audit => {}
+        Verdict::OverAllowance { first } => {
+            s.metrics.refusals_unaudited.inc();
+            if first {
+                tracing::warn!(actor = ?caller.name, what = ?what, why = ?why, "refused pin changes of this caller beyond {PER_MINUTE} a minute are counted, not audited");
+            }
+            return problem;
+        }
+    }
+    let (pins, actor, what_owned, why_owned) = (s.pins.clone(), caller.name.clone(), what.to_string(), why.clone());
+    let write = tokio::spawn(async move { pins.record_refusal(&actor, &what_owned, &why_owned, now).await });
+    match write.await {
+        Ok(Ok(record)) => {
             tracing::info!(actor = ?caller.name, audit_id = record.id, refusal = ?record.refusal, "refused a pin change through the API")
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             tracing::error!(actor = ?caller.name, what = ?what, why = ?why, "refused a pin change through the API, and could not audit the refusal: {e}")
+        }
+        Err(e) => {
+            tracing::error!(actor = ?caller.name, what = ?what, why = ?why, "refused a pin change through the API; auditing it failed: {e}")
         }
     }
     problem

@@ -56,24 +56,65 @@ pub async fn get_timeline(
     if !(1..=MAX_HOURS).contains(&hours) {
         return Err(Problem::bad_request(format!("hours: must be between 1 and {MAX_HOURS}, got {hours}")));
     }
-    let since = (s.clock)() - i64::from(hours) * 3600;
-    // A tick a minute; twice that covers ticks run by hand or by a second sentinel.
-    let mut records = s.memory.recent_ticks(hours * 120).await?;
+    let now = (s.clock)();
+    let since = now - i64::from(hours) * 3600;
+    let (label, digest, thresholds) = {
+        let mut policy = s.policy.lock().expect("policy lock poisoned");
+        let identity = policy.identity().clone();
+        let description = policy.describe().map_err(|e| Problem::internal(format!("the active policy does not describe itself: {e}")))?;
+        (format!("{} {}", identity.name, identity.version), identity.digest, description.thresholds)
+    };
+    // The same drawing until a tick is recorded, the minute turns or the policy changes.
+    let newest = s.memory.recent_ticks(1).await?.first().map(|(sequence, _)| *sequence);
+    let key = TimelineKey { newest, hours, minute: now.div_euclid(60), digest };
+    if let Some(svg) = s.timeline.get(&key) {
+        return Ok(svg_response(svg));
+    }
+    // A tick a minute, and an hour more for ticks run by hand or by a second sentinel.
+    let mut records = s.memory.recent_ticks((hours + 1) * 60).await?;
     records.retain(|(_, r)| r.at >= since);
     records.reverse();
-    let (label, thresholds) = {
-        let mut policy = s.policy.lock().expect("policy lock poisoned");
-        let label = format!("{} {}", policy.identity().name, policy.identity().version);
-        let description = policy.describe().map_err(|e| Problem::internal(format!("the active policy does not describe itself: {e}")))?;
-        (label, description.thresholds)
-    };
-    let timeline = Timeline { points: records.iter().map(|(_, r)| point(r)).collect() };
     let title = format!("the last {hours} hours");
-    let svg = tokio::task::spawn_blocking(move || timeline_svg(&title, &[label], &[&timeline], &[&thresholds]))
-        .await
-        .map_err(|e| Problem::internal(format!("drawing the timeline failed: {e}")))?
-        .map_err(Problem::internal)?;
-    Ok(([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "no-store")], svg).into_response())
+    let svg = tokio::task::spawn_blocking(move || {
+        let timeline = Timeline { points: records.iter().map(|(_, r)| point(r)).collect() };
+        timeline_svg(&title, &[label], &[&timeline], &[&thresholds])
+    })
+    .await
+    .map_err(|e| Problem::internal(format!("drawing the timeline failed: {e}")))?
+    .map_err(Problem::internal)?;
+    let svg = std::sync::Arc::new(svg);
+    s.timeline.put(key, svg.clone());
+    Ok(svg_response(svg))
+}
+
+fn svg_response(svg: std::sync::Arc<String>) -> Response {
+    ([(header::CONTENT_TYPE, "image/svg+xml"), (header::CACHE_CONTROL, "no-store")], svg.as_str().to_owned()).into_response()
+}
+
+/// What a drawing depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TimelineKey {
+    newest: Option<u64>,
+    hours: u32,
+    minute: i64,
+    digest: String,
+}
+
+/// The last drawing, shared by every tab that refreshes the console.
+#[derive(Debug, Default)]
+pub struct TimelineCache {
+    last: std::sync::Mutex<Option<(TimelineKey, std::sync::Arc<String>)>>,
+}
+
+impl TimelineCache {
+    fn get(&self, key: &TimelineKey) -> Option<std::sync::Arc<String>> {
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        last.as_ref().filter(|(k, _)| k == key).map(|(_, svg)| svg.clone())
+    }
+
+    fn put(&self, key: TimelineKey, svg: std::sync::Arc<String>) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, svg));
+    }
 }
 
 /// One stored tick as the timeline draws it.

@@ -47,13 +47,9 @@ fn versions(config: &PoliciesConfig, active: &str) -> Vec<VersionView> {
             VersionView { version: v.clone(), active: v == active, shadow: config.shadow.as_ref() == Some(v), health }
         })
         .collect();
-    // Newest first, by number (1.10.0 after 1.9.0).
-    versions.sort_by_cached_key(|v| std::cmp::Reverse(numbers(&v.version)));
+    // Newest first, by number (1.10.0 after 1.9.0), as the lifecycle orders them.
+    versions.sort_by(|a, b| manifest::compare_versions(&b.version, &a.version));
     versions
-}
-
-fn numbers(version: &str) -> Vec<u64> {
-    version.split(['.', '-', '+']).map(|part| part.parse().unwrap_or(0)).collect()
 }
 
 #[cfg(test)]
@@ -98,12 +94,5 @@ mod tests {
         // Without a policy directory: the embedded default alone.
         let only = policies_view(None, active("1.0.0")).await;
         assert_eq!((only.versions.len(), only.versions[0].active, only.shadow), (1, true, None));
-    }
-
-    #[test]
-    fn versions_sort_by_number_not_by_text() {
-        let mut v = vec!["1.9.0", "1.10.0", "2.0.0-rc1", "0.9"];
-        v.sort_by_cached_key(|v| std::cmp::Reverse(numbers(v)));
-        assert_eq!(v, ["2.0.0-rc1", "1.10.0", "1.9.0", "0.9"]);
     }
 }

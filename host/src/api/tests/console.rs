@@ -28,7 +28,7 @@ async fn the_page_and_its_assets_need_no_token_and_carry_the_security_headers() 
         assert_eq!(header(&reply, "x-content-type-options"), "nosniff");
     }
     let csp = crate::api::guard::CONTENT_SECURITY_POLICY;
-    for directive in ["default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "form-action 'self'"] {
+    for directive in ["default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "form-action 'none'"] {
         assert!(csp.contains(directive), "{csp}");
     }
     assert!(!csp.contains("unsafe"), "{csp}");
@@ -143,7 +143,10 @@ async fn a_cross_site_pin_change_is_refused_and_changes_nothing() {
     let audit = h.call(get("/v1/pin/audit", Some(STAFF))).await.ok_json(StatusCode::OK);
     assert_eq!(audit["entries"], serde_json::json!([]), "nothing reached the pin service");
     // The console's own requests pass.
-    h.call(put(&[("origin", "http://sentinel.example:8080"), ("sec-fetch-site", "same-origin")])).await.ok_json(StatusCode::OK);
+    let same = [("origin", "http://sentinel.example:8080"), ("sec-fetch-site", "same-origin")];
+    let p = h.call(put(&same)).await.problem(StatusCode::FORBIDDEN);
+    assert!(p["detail"].as_str().unwrap().contains("x-sentinel-console"), "a browser change without the console's header: {p}");
+    h.call(put(&[same[0], same[1], ("x-sentinel-console", "1")])).await.ok_json(StatusCode::OK);
 }
 
 #[tokio::test]
@@ -180,4 +183,24 @@ async fn every_refused_attempt_by_a_known_caller_is_audited_and_an_unknown_one_i
     let refusal = newest_audit(&audit)["refusal"].as_str().unwrap().to_string();
     assert!(!refusal.contains('\n') && refusal.chars().count() <= crate::ports::pins::REFUSAL_MAX_CHARS, "{refusal}");
     assert!(refusal.starts_with("set a pin to bogus\\n") && refusal.ends_with('…'), "{refusal}");
+}
+
+#[tokio::test]
+async fn one_caller_hammering_the_api_gets_ten_audited_refusals_a_minute_and_the_rest_counted() {
+    let h = Harness::new();
+    let attempt = || h.call(put_json("/v1/pin", Some(VIEWER), &h.pin_body("normal", "loop", 60)));
+    for _ in 0..crate::api::refusals::PER_MINUTE + 5 {
+        attempt().await.problem(StatusCode::FORBIDDEN);
+    }
+    let audit = h.call(get("/v1/pin/audit?limit=100", Some(STAFF))).await.ok_json(StatusCode::OK);
+    assert_eq!(audit["entries"].as_array().unwrap().len(), crate::api::refusals::PER_MINUTE as usize);
+    let metrics = h.call(get("/metrics", None)).await.text();
+    assert!(metrics.contains("sentinel_api_refusals_unaudited_total 5"), "{metrics}");
+    // Staff's own refusal is still written, and a minute later the viewer's is again.
+    h.call(put_json("/v1/pin", Some(STAFF), &h.pin_body("normal", "far", 30 * 3600))).await.problem(StatusCode::UNPROCESSABLE_ENTITY);
+    h.now.fetch_add(60, Ordering::SeqCst);
+    attempt().await.problem(StatusCode::FORBIDDEN);
+    let audit = h.call(get("/v1/pin/audit?limit=100", Some(STAFF))).await.ok_json(StatusCode::OK);
+    let actors: Vec<&str> = audit["entries"].as_array().unwrap().iter().take(2).map(|e| e["actor"].as_str().unwrap()).collect();
+    assert_eq!(actors, ["dash", "alice"]);
 }

@@ -154,6 +154,10 @@ async fn a_store_that_is_down_is_503_and_not_ready() {
     call(router.clone(), delete("/v1/pin", Some(STAFF))).await.problem(StatusCode::SERVICE_UNAVAILABLE);
     let body = serde_json::json!({ "state": "critical", "reason": "r", "expires_at": format_rfc3339(t0() + 60) }).to_string();
     call(router.clone(), put_json("/v1/pin", Some(STAFF), &body)).await.problem(StatusCode::SERVICE_UNAVAILABLE);
+    // A refusal stands when its audit record cannot be written: still 403 and 422, not 503.
+    call(router.clone(), put_json("/v1/pin", Some(VIEWER), &body)).await.problem(StatusCode::FORBIDDEN);
+    let far = serde_json::json!({ "state": "critical", "reason": "r", "expires_at": format_rfc3339(t0() + 30 * 3600) }).to_string();
+    call(router.clone(), put_json("/v1/pin", Some(STAFF), &far)).await.problem(StatusCode::UNPROCESSABLE_ENTITY);
     // Liveness does not depend on the store.
     call(router, get("/healthz", None)).await.ok_json(StatusCode::OK);
 }

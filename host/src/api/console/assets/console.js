@@ -31,7 +31,7 @@
   }
 
   // Every request: the bearer token, same-origin credentials, never cached. Changes add the
-  // console's header (the server checks Origin / Sec-Fetch-Site against CSRF besides).
+  // console's header, which the server requires of a browser's changes (with Origin checks).
   async function api(path, { method = 'GET', json, accept = 'application/json', token = session.token } = {}) {
     const headers = { Authorization: 'Bearer ' + token, Accept: accept };
     const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
@@ -54,13 +54,13 @@
     node.append(...children);
     return node;
   }
+  // Written only when it changes, so that a screen reader does not repeat it every refresh.
   function showMessage(text, kind = '') {
     $('message').className = kind ? 'message is-' + kind : 'message';
-    setText('message', text);
+    if ($('message').textContent !== text) setText('message', text);
   }
 
   const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'long' }); // with seconds and the zone
-
   // A <time> for an RFC 3339 instant, shown in the browser's time zone.
   function timeNode(iso) {
     const ms = Date.parse(iso);
@@ -79,7 +79,6 @@
     const [h, m, s] = [Math.floor(total / 3600), Math.floor((total % 3600) / 60), total % 60];
     return h > 0 ? `${h} h ${pad(m)} min ${pad(s)} s` : `${m} min ${pad(s)} s`;
   }
-
   // A datetime-local value (the browser's local time) as RFC 3339 in UTC, whole seconds; null when malformed.
   function localInputToUtc(value) {
     if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/.test(value)) return null;
@@ -103,6 +102,7 @@
     $('pinned').replaceChildren(...(s && s.pinned ? ['yes, until ', timeNode(s.pin_expires_at)] : [s ? 'no' : '—']));
     setText('decided-policy', s && s.policy ? `${s.policy.name} ${s.policy.version}` : '—');
     setText('sequence', s && s.sequence !== undefined ? String(s.sequence) : '—');
+    session.sequence = s ? s.sequence : null;
     const items = Object.entries((s && s.factors) || {}).map(([key, value]) => {
       const number = typeof value === 'number' && Number.isFinite(value);
       const fill = el('span', { cls: 'factor-fill' });
@@ -136,7 +136,6 @@
     });
     $('readings').tBodies[0].replaceChildren(...rows);
   }
-
   function renderPolicies(p) {
     const a = p.active;
     const active = a ? `Active: ${a.name} ${a.version}${a.kind ? ` (${a.kind})` : ''}${a.digest ? `, digest ${a.digest}` : ''}. ` : '';
@@ -159,7 +158,6 @@
     $('pin-expires-value').replaceChildren(pin ? timeNode(pin.expires_at) : '');
     updateCountdown();
   }
-
   // Every second: the time left, against the server's clock.
   function updateCountdown() {
     const pin = session.pin;
@@ -195,7 +193,6 @@
     if (before !== null) query.set('before', String(before));
     return loadJson('/v1/pin/audit?' + query.toString(), renderAudit);
   }
-
   // The SVG needs the bearer token, so it is fetched, then shown from a blob: URL (the old one revoked).
   async function loadTimeline() {
     const blob = await (await api('/v1/timeline.svg?hours=24', { accept: 'image/svg+xml' })).blob();
@@ -219,7 +216,11 @@
   async function refreshOnce() {
     if (!session.token) return;
     const pin = loadJson('/v1/pin', (p) => renderPin(p.pin));
-    const results = await Promise.allSettled([loadJson('/v1/overview', renderOverview), pin, loadAudit(), loadTimeline()]);
+    // The timeline changes once a minute at most: drawn again when a tick is recorded or after 60 s.
+    const overview = loadJson('/v1/overview', renderOverview);
+    const drawn = overview.then(() => session.sequence === session.drawnSequence && Date.now() - (session.drawnAt || 0) < 60000, () => false);
+    const timeline = drawn.then((fresh) => fresh || loadTimeline().then(() => Object.assign(session, { drawnSequence: session.sequence, drawnAt: Date.now() })));
+    const results = await Promise.allSettled([overview, pin, loadAudit(), timeline]);
     const failures = results.filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (failures.some((e) => isStatus(e, 401))) return endSession(REFUSED_401, true);
     if (results[3].status === 'rejected') setText('timeline-status', `The timeline could not be loaded: ${describe(results[3].reason)}.`);
@@ -236,7 +237,6 @@
     $('pin-fieldset').disabled = !staff;
     if (staff) resetPinForm();
   }
-
   // Asks who the token is (GET /v1/session); only a token the server accepted is kept.
   async function startSession(token) {
     const who = await (await api('/v1/session', { token })).json();
@@ -289,7 +289,6 @@
       $('signin-submit').disabled = false;
     }
   }
-
   function setFieldError(field, text) {
     setText(PIN_FIELDS[field] + '-error', text);
     $(PIN_FIELDS[field]).setAttribute('aria-invalid', 'true');
@@ -329,7 +328,8 @@
     if (isStatus(err, 422) && field && Object.hasOwn(PIN_FIELDS, field)) {
       setFieldError(field, err.problem.detail || err.problem.title || 'Refused');
       showMessage(`${what}: the server refused it (422). Nothing changed.`, 'error');
-    } else showMessage(isStatus(err, 403) ? `${what}: only staff may change the pin (403).` : `${what}: ${describe(err)}.`, 'error');
+    } else if (isStatus(err, 403) && /cross-site$/.test(err.problem.type || '')) showMessage(`${what}: ${describe(err)}.`, 'error');
+    else showMessage(isStatus(err, 403) ? `${what}: only staff may change the pin (403).` : `${what}: ${describe(err)}.`, 'error');
     session.auditCursors = [null]; // a refusal is audited: show it
     refreshAll();
   }
@@ -346,6 +346,7 @@
     return change('pin-submit', 'The pin was not set', request, () => {
       resetPinForm();
       showMessage(`Pinned ${state} until ${dateFormat.format(new Date(expiresAt))}.`, 'ok');
+      $('pin-heading').focus(); // the button it was on is disabled while the change runs
     });
   }
 
