@@ -250,6 +250,137 @@ export declare class BulkFactorReader {
   close(): Promise<void>;
 }
 
+/** The table `WorkspaceProfiles` reads unless configured otherwise. */
+export declare const DEFAULT_PROFILES_TABLE: 'tenant_workload_policies';
+
+export interface WorkspaceProfilesOptions {
+  /** The database: a `postgresql://` (or `postgres://`) URL, or libpq key=value pairs (`host=db
+   * port=5432 dbname=app user=svc password='...'`). Required. Logs show it with the password as
+   * `***`. */
+  dsn: string;
+  /** `name` or `schema.name` (letters, digits and _, not starting with a digit; quoted as an
+   * identifier, so case matters); default `tenant_workload_policies`. */
+  table?: string;
+  /** The column of the workspace id (read as text); default `workspace_id`. */
+  workspaceColumn?: string;
+  /** The column of the share (a whole number from 0 to 2^32-1); default `bulk_share`. */
+  shareColumn?: string;
+  /** The share of a workspace without a usable row, and of every workspace while the profiles
+   * cannot be read: an integer from 1 to 2^32-1; default 1. */
+  defaultShare?: number;
+  /** How long loaded profiles are used before the table is read again, and how long after a
+   * failed read it is tried again, seconds (> 0); default 60. */
+  refresh?: number;
+  /** How long the last good profiles are kept while reads fail, seconds from their load (>= 0;
+   * 0: not at all); default 600. */
+  maxStale?: number;
+  /** The bound of the connection and of the statement, seconds (> 0); default 5. */
+  timeout?: number;
+  /** Where trouble is logged, once per episode; default `console`. */
+  logger?: ReaderLogger;
+  /** The clock refresh and maxStale are measured by, seconds; default `performance.now() / 1000`. */
+  clock?: () => number;
+}
+
+/** What a profiles source has done, for a service to export as metrics. */
+export interface ProfilesCounters {
+  /** Successful loads of the table, and failed ones. */
+  loads: number;
+  failures: number;
+  /** Rows the last successful load read, and how many of them were skipped as unusable. */
+  rows: number;
+  skippedRows: number;
+  /** Every workspace gets the default share now (nothing loaded yet, or failing beyond maxStale). */
+  usingDefaults: boolean;
+  /** Seconds since the last successful load; undefined before one. */
+  ageS: number | undefined;
+}
+
+/** Anything that gives a workspace's share (a WorkspaceProfiles, or a service's own). */
+export interface ShareSource {
+  share(workspace: string): number | PromiseLike<number>;
+}
+
+/**
+ * Each workspace's bulk share from a PostgreSQL table (`SELECT <workspaceColumn>::text,
+ * <shareColumn> FROM <table>`, the whole table at once, in a read-only session opened for each
+ * load and closed after it), cached for `refresh` seconds; concurrent callers share one load. A
+ * workspace without a usable row gets `defaultShare`; bad rows (null, negative, fractional, above
+ * 2^32-1, a null workspace) are skipped and logged once per workspace and value. A load that fails
+ * keeps the last good profiles while they are younger than `maxStale`, then every workspace gets
+ * `defaultShare`; logged when it starts, when the default takes over and when it ends. Bad
+ * settings throw a RangeError or TypeError naming the setting.
+ */
+export declare class WorkspaceProfiles implements ShareSource {
+  constructor(options: WorkspaceProfilesOptions);
+  readonly table: string;
+  readonly workspaceColumn: string;
+  readonly shareColumn: string;
+  readonly defaultShare: number;
+  readonly refresh: number;
+  readonly maxStale: number;
+  readonly timeout: number;
+  /** How logs name the table and the database (no password). */
+  readonly source: string;
+  /** The workspace's share. Never rejects for a database that cannot be read; rejects after
+   * `close()` and for a workspace that is not a string. */
+  share(workspace: string): Promise<number>;
+  /** A snapshot of the counters. */
+  counters(): ProfilesCounters;
+  /** Waits for a load in flight; later `share()` calls reject. */
+  close(): Promise<void>;
+}
+
+/** Anything that gives the published bulk factor (a BulkFactorReader, or a service's own):
+ * `factor` undefined or null when it could not be read. */
+export interface FactorSource {
+  read(): PromiseLike<{ readonly factor: number | null | undefined }>;
+}
+
+export interface BulkAdmissionOptions {
+  /** Where the factor comes from: usually a BulkFactorReader. */
+  reader: FactorSource;
+  /** The batch budgets at full capacity: integers from 1 to 2^32-1. */
+  clusterBatches: number;
+  serviceBatches: number;
+  /** Where each workspace's share comes from: usually a WorkspaceProfiles. */
+  profiles: ShareSource;
+  /** The component's functions; default the package's `resolveBudget` and `plan`. */
+  admission?: { resolveBudget(request: AdmissionRequest): AdmissionResult; plan(request: PlanRequest): AdmissionPlan };
+}
+
+/** The batches running now; each an integer in u32, 0 when absent. */
+export interface AdmitCounts {
+  clusterInFlight?: number;
+  serviceInFlight?: number;
+  workspaceInFlight?: number;
+}
+
+export interface PlanCounts {
+  clusterInFlight?: number;
+  serviceInFlight?: number;
+  /** Each workspace's batches running now (0 for a workspace not in it). */
+  workspaceInFlight?: Record<string, number> | ReadonlyMap<string, number>;
+}
+
+/**
+ * A service's admission, configured once: its factor reader, its batch budgets and its workspace
+ * profiles. `admit` and `plan` read the factor and the shares and ask the admission component;
+ * the answers are the component's, unchanged. Bad settings throw a RangeError or TypeError naming
+ * the setting; bad counts reject naming the field, before anything is read.
+ */
+export declare class BulkAdmission {
+  constructor(options: BulkAdmissionOptions);
+  readonly clusterBatches: number;
+  readonly serviceBatches: number;
+  /** How many batches `workspace` may start now. */
+  admit(workspace: string, counts?: AdmitCounts): Promise<AdmissionResult>;
+  /** Admits a queue fairly, each queued workspace with its share and its count in flight. */
+  plan(queue: Iterable<QueuedBatch>, counts?: PlanCounts): Promise<AdmissionPlan>;
+  /** Closes the reader and the profiles (each that has a `close()`). */
+  close(): Promise<void>;
+}
+
 /** A channel as logs may show it: a URL's password replaced by `***`. */
 export declare function redact(spec: string): string;
 

@@ -2,9 +2,12 @@
 // TypeScript service uses, and refuse the mistakes below.
 import {
   AdmissionOutcome,
+  BulkAdmission,
   BulkFactorReader,
   ChannelVerdict,
   DEFAULT_CACHE_KEY,
+  DEFAULT_PROFILES_TABLE,
+  WorkspaceProfiles,
   chooseFactor,
   plan,
   redact,
@@ -14,7 +17,9 @@ import {
   type AdmissionResult,
   type Channel,
   type FactorReading,
+  type ProfilesCounters,
   type ReaderCounters,
+  type ShareSource,
 } from '../index.js';
 
 const reader = new BulkFactorReader({
@@ -76,4 +81,43 @@ export async function observe(): Promise<string> {
   chooseFactor(undefined, undefined, { maxAge: 1, maxSkew: 0 });
   await reader.close();
   return `${source}${age}${sequence}${unusable}${stale}${chosen.error}${redact('redis://:pw@cache')}`;
+}
+
+const profiles = new WorkspaceProfiles({
+  dsn: 'postgresql://svc:secret@db:5432/app', table: DEFAULT_PROFILES_TABLE, workspaceColumn: 'workspace_id',
+  shareColumn: 'bulk_share', defaultShare: 1, refresh: 60, maxStale: 600, timeout: 5, logger: console, clock: () => performance.now() / 1000,
+});
+const admission = new BulkAdmission({ reader, clusterBatches: 40, serviceBatches: 12, profiles });
+
+export async function configured(): Promise<number> {
+  const result: AdmissionResult = await admission.admit('acme', { clusterInFlight: 9, serviceInFlight: 3, workspaceInFlight: 1 });
+  const p: AdmissionPlan = await admission.plan([{ id: 'b1', workspace: 'acme', enqueuedAt: 1792506600 }], {
+    clusterInFlight: 1, workspaceInFlight: new Map([['acme', 1]]),
+  });
+  await admission.plan([], { workspaceInFlight: { acme: 2 } });
+  const share: number = await profiles.share('acme');
+  const counters: ProfilesCounters = profiles.counters();
+  const age: number | undefined = counters.ageS;
+  // any object with share() and read() will do
+  const fixed: ShareSource = { share: () => 3 };
+  const own = new BulkAdmission({ reader: { read: async () => ({ factor: null }) }, clusterBatches: 1, serviceBatches: 1, profiles: fixed });
+  // @ts-expect-error dsn is required
+  new WorkspaceProfiles({ table: 'policies' });
+  // @ts-expect-error unknown options are refused
+  new WorkspaceProfiles({ dsn: 'postgresql://db/app', default_share: 2 });
+  // @ts-expect-error budgets are required
+  new BulkAdmission({ reader, profiles });
+  // @ts-expect-error a mapping of shares is not a profiles source
+  new BulkAdmission({ reader, clusterBatches: 1, serviceBatches: 1, profiles: { acme: 3 } });
+  // @ts-expect-error counts are camelCase
+  await admission.admit('acme', { cluster_in_flight: 1 });
+  // @ts-expect-error a workspace is a string
+  await admission.admit(7);
+  // @ts-expect-error admit's workspaceInFlight is one count
+  await admission.admit('acme', { workspaceInFlight: { acme: 1 } });
+  // @ts-expect-error settings are read-only
+  profiles.defaultShare = 2;
+  await own.close();
+  await profiles.close();
+  return result.admit + p.admitted.length + share + counters.loads + (age ?? 0);
 }

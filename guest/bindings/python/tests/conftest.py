@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from published import PARAMETER
-from servers import Moto, Postgres, Redis
+from servers import Moto, Postgres, Redis, missing
 
 REPO = Path(os.environ.get("CAPACITY_REPO") or Path(__file__).resolve().parents[4])
 VECTORS = REPO / "tests" / "vectors"
@@ -69,3 +69,12 @@ def postgres():
         yield server
     finally:
         server.destroy()
+
+
+@pytest.fixture
+def psycopg_installed():
+    """WorkspaceProfiles needs psycopg even to be built."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        missing("psycopg is not installed (pip install 'psycopg[binary]')")

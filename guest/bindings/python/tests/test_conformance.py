@@ -7,10 +7,8 @@ equal `expected` exactly: the Rust host checks the same files (tests/tests/confo
 so the three runtimes agree case by case.
 """
 
-import dataclasses
-import json
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict
 
 import pytest
 
@@ -25,42 +23,9 @@ from capacity_admission import (
     resolve_budgets,
 )
 from capacity_admission.runtime import ComponentInstance
-from conftest import VECTORS, built
+from conftest import built
 from serde_wit import from_wit, to_wit
-
-
-def cases(kind: str) -> List[Tuple[str, Dict[str, Any]]]:
-    files = sorted((VECTORS / kind).glob("*.json"))
-    assert files, f"no vectors under {VECTORS / kind}"
-    found = []
-    for file in files:
-        for case in json.loads(file.read_text()):
-            assert case.get("expected") is not None, f"{file.name} case {case['name']}: not blessed"
-            found.append((f"{kind}/{file.name}::{case['name']}", case))
-    return found
-
-
-def differences(expected: Any, actual: Any, at: str = "") -> List[str]:
-    """Each differing field, as `path: expected X, got Y`."""
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        out = []
-        for key in sorted(set(expected) | set(actual)):
-            out += differences(expected.get(key), actual.get(key), f"{at}.{key}" if at else key)
-        return out
-    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in differences(e, a, f"{at}[{i}]")]
-    return [] if expected == actual else [f"{at or '.'}: expected {expected!r}, got {actual!r}"]
-
-
-def serde(value: Any) -> Any:
-    """A package dataclass in the vectors' serde form (enum cases by their WIT names)."""
-    if dataclasses.is_dataclass(value):
-        return {f.name: serde(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, list):
-        return [serde(v) for v in value]
-    if hasattr(value, "value") and isinstance(value.value, str):  # an AdmissionOutcome
-        return value.value
-    return value
+from vectors import cases, check, serde
 
 
 def plan_request(d: Dict[str, Any]) -> PlanRequest:
@@ -69,11 +34,6 @@ def plan_request(d: Dict[str, Any]) -> PlanRequest:
         "workspaces": [WorkspaceLoad(**w) for w in d["workspaces"]],
         "queue": [QueuedBatch(**b) for b in d["queue"]],
     })
-
-
-def check(expected: Any, actual: Any) -> None:
-    diffs = differences(expected, actual)
-    assert not diffs, "\n".join(diffs)
 
 
 ADMISSION = cases("admission")
