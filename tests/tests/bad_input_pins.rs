@@ -146,18 +146,24 @@ fn refuse_every_cli_case(sb: &Sandbox, stored: &dyn Fn() -> Vec<String>) -> usiz
     refusals + 2
 }
 
-/// Nothing changed but the audit: `refusals` records appended since `before`, each a refused
-/// attempt by alice (and the row counter SQLite keeps for them).
-fn assert_unchanged_but_refusals(sb: &Sandbox, before: &Snapshot, what: &str, refusals: usize) {
+/// Nothing changed but the audit: one `refused` record by alice per attempt since `before`
+/// (`attempts`), up to the API's allowance of audited refusals a minute (and the row counter
+/// SQLite keeps for them). Returns how many were written.
+fn assert_unchanged_but_refusals(sb: &Sandbox, before: &Snapshot, what: &str, attempts: usize) -> usize {
     let mut now = sb.snapshot();
     let (Some(tables), Some(earlier)) = (now.tables.as_mut(), before.tables.as_ref()) else { panic!("{what}: no store") };
     let audit = tables.get_mut("pin_audit").expect("the audit table");
     let added = audit.split_off(earlier["pin_audit"].len().min(audit.len()));
-    assert_eq!(added.len(), refusals, "{what}: one refused record per attempt: {added:#?}");
+    let allowance = sentinel::api::refusals::PER_MINUTE as usize;
+    assert!(
+        (attempts.min(allowance)..=attempts).contains(&added.len()),
+        "{what}: one refused record per attempt, {allowance} a minute: {attempts} attempts, {added:#?}"
+    );
     assert!(added.iter().all(|r| r.contains("Text(\"refused\")") && r.contains("Text(\"alice\")")), "{what}: {added:#?}");
     tables.insert("sqlite_sequence".into(), earlier["sqlite_sequence"].clone());
     let changes = now.changes_since(before);
     assert!(changes.is_empty(), "{what}: changed what is stored or published: {changes:#?}");
+    added.len()
 }
 
 fn assert_unchanged(sb: &Sandbox, before: &Snapshot, what: &str) {
@@ -422,6 +428,7 @@ fn every_invalid_pin_body_is_refused_by_the_api_naming_the_field_and_changes_not
         ),
     ])
     .collect();
+    let mut audited = 0;
     for (n, ApiCase { what, content_type, body, status, field, says }) in cases.iter().enumerate() {
         let answer = put(*content_type, body);
         assert_eq!(answer.status, *status, "{what}: {answer:?}");
@@ -429,10 +436,19 @@ fn every_invalid_pin_body_is_refused_by_the_api_naming_the_field_and_changes_not
         let problem = answer.json();
         assert!(problem["detail"].as_str().is_some_and(|d| d.contains(says)), "{what}: the detail does not say {says:?}: {problem}");
         assert_eq!(problem["field"].as_str(), *field, "{what}: {problem}");
-        assert_unchanged_but_refusals(&sb, &files, what, n + 1);
+        audited = assert_unchanged_but_refusals(&sb, &files, what, n + 1);
         assert_eq!(http(&server.addr, "GET", "/v1/pin", Some(STAFF), None, b"").body, shown, "{what}: GET /v1/pin changed");
     }
-    eprintln!("{} invalid pin bodies refused by the API", cases.len());
+    eprintln!("{} invalid pin bodies refused by the API, {audited} of them audited", cases.len());
+    // Every attempt is either on record or counted: none is lost.
+    let metrics = http(&server.addr, "GET", "/metrics", None, None, b"");
+    let text = metrics.body;
+    let unaudited: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("sentinel_api_refusals_unaudited_total "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no sentinel_api_refusals_unaudited_total in {text}")) as usize;
+    assert_eq!(audited + unaudited, cases.len(), "audited {audited} + counted {unaudited}");
 
     // A valid replacement goes through, and the checks above see it.
     let replaced = json_put(&pin("emergency", "replaced", &at(3600)));
