@@ -19,11 +19,9 @@ export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 PYTHONDONTWRITEBYTECODE=1
 python3 -c 'import playwright' 2>/dev/null || python3 -m pip install --quiet playwright
 python3 -c 'import pytest' 2>/dev/null || python3 -m pip install --quiet pytest
 python3 -c 'import jwt, cryptography' 2>/dev/null || python3 -m pip install --quiet PyJWT cryptography
-policy="$PWD/target/policies/capacity-policy-1.0.0.wasm"
-[ -f "$policy" ] || cargo policies
-cargo build --quiet -p capacity-sentinel --features aws --bin sentinel
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-sentinel="$target_dir/debug/sentinel"
+# shellcheck source=tests/serve_lib.sh
+. tests/serve_lib.sh
+build_sentinel
 artifacts="${ARTIFACTS:-$PWD/target/browser-artifacts}"
 mkdir -p "$artifacts"
 artifacts=$(cd "$artifacts" && pwd)
@@ -98,20 +96,7 @@ EOF
   exit 1
 }
 
-"$sentinel" serve --config "$dir/sentinel.toml" --addr 127.0.0.1:0 2>>"$dir/serve.log" &
-pid=$!
-url=
-for _ in $(seq 1 300); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$dir/serve.log" | head -n1 || true)
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$dir/serve.log" >&2; echo "browser.sh: sentinel serve did not start" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { cat "$dir/serve.log" >&2; echo "browser.sh: sentinel serve did not log its address" >&2; exit 1; }
-for _ in $(seq 1 100); do
-  python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$url/healthz" 2>/dev/null && break
-  sleep 0.1
-done
+start_serve browser.sh "$dir"
 
 echo "browser.sh: driving the console at $url/ in $chromium; screenshots in $artifacts"
 SENTINEL_URL="$url" \

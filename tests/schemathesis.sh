@@ -10,11 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v schemathesis >/dev/null || python3 -m pip install --quiet schemathesis
-policy="$PWD/target/policies/capacity-policy-1.0.0.wasm"
-[ -f "$policy" ] || cargo policies
-cargo build --quiet -p capacity-sentinel --features aws --bin sentinel
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-sentinel="$target_dir/debug/sentinel"
+# shellcheck source=tests/serve_lib.sh
+. tests/serve_lib.sh
+build_sentinel
 
 dir=$(mktemp -d)
 pid=
@@ -70,20 +68,7 @@ EOF
 # One published tick, so that GET /v1/state has a document to answer with.
 (cd "$dir" && "$sentinel" tick --config sentinel.toml --at "$at" 2>>serve.log)
 
-"$sentinel" serve --config "$dir/sentinel.toml" --addr 127.0.0.1:0 2>>"$dir/serve.log" &
-pid=$!
-url=
-for _ in $(seq 1 300); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$dir/serve.log" | head -n1 || true)
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$dir/serve.log" >&2; echo "schemathesis.sh: sentinel serve did not start" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { cat "$dir/serve.log" >&2; echo "schemathesis.sh: sentinel serve did not log its address" >&2; exit 1; }
-for _ in $(seq 1 100); do
-  python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$url/healthz" 2>/dev/null && break
-  sleep 0.1
-done
+start_serve schemathesis.sh "$dir"
 
 echo "schemathesis.sh: fuzzing $url/openapi.json"
 # From the temp dir, so that schemathesis' cache (.schemathesis/) goes with it.

@@ -295,3 +295,8 @@ fn dechunk(mut text: &str) -> String {
 pub fn wall_now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_secs() as i64
 }
+
+/// What a reason with a newline (`ok\n...`) is refused with, through the CLI and the API alike.
+pub const FORGED_REASON: &str = "reason: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+000A at character 3)";
+/// What a reason with a right-to-left override (`abc\u{202E}fed`) is refused with.
+pub const REVERSED_REASON: &str = "reason: must not contain control characters (such as a line break or a tab) or bidirectional formatting characters (found U+202E at character 4)";

@@ -92,6 +92,15 @@ impl ApiState {
         self
     }
 
+    /// The active policy's identity and thresholds, as pins are validated against them now.
+    pub fn active_policy(&self) -> Result<(crate::policy::PolicyIdentity, vocabulary::Thresholds), problem::Problem> {
+        let mut policy = self.policy.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let identity = policy.identity().clone();
+        let description =
+            policy.describe().map_err(|e| problem::Problem::internal(format!("the active policy does not describe itself: {e}")))?;
+        Ok((identity, description.thresholds))
+    }
+
     /// The same state listing the versions of a `[policies]` directory.
     pub fn with_policies(mut self, policies: Option<crate::config::policies::PoliciesConfig>) -> ApiState {
         self.policies = policies;

@@ -130,12 +130,7 @@ pub struct Overview {
 )]
 pub async fn get_overview(_caller: Caller, State(s): State<ApiState>) -> Result<Json<Overview>, Problem> {
     let newest = s.memory.recent_ticks(1).await?.into_iter().next();
-    let (identity, thresholds) = {
-        let mut policy = s.policy.lock().expect("policy lock poisoned");
-        let identity = policy.identity().clone();
-        let thresholds = policy.describe().map_err(|e| Problem::internal(format!("the active policy does not describe itself: {e}")))?;
-        (identity, thresholds.thresholds)
-    };
+    let (identity, thresholds) = s.active_policy()?;
     let reading = newest.as_ref().and_then(|(_, r)| match &r.signal {
         Signal::Reading(reading) => Some(reading.clone()),
         Signal::Failed(_) => None,

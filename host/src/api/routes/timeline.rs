@@ -58,12 +58,8 @@ pub async fn get_timeline(
     }
     let now = (s.clock)();
     let since = now - i64::from(hours) * 3600;
-    let (label, digest, thresholds) = {
-        let mut policy = s.policy.lock().expect("policy lock poisoned");
-        let identity = policy.identity().clone();
-        let description = policy.describe().map_err(|e| Problem::internal(format!("the active policy does not describe itself: {e}")))?;
-        (format!("{} {}", identity.name, identity.version), identity.digest, description.thresholds)
-    };
+    let (identity, thresholds) = s.active_policy()?;
+    let (label, digest) = (format!("{} {}", identity.name, identity.version), identity.digest);
     // The same drawing until a tick is recorded, the minute turns or the policy changes.
     let newest = s.memory.recent_ticks(1).await?.first().map(|(sequence, _)| *sequence);
     let key = TimelineKey { newest, hours, minute: now.div_euclid(60), digest };
