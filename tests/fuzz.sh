@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fuzz targets of fuzz/ (see fuzz/README.md): builds them with cargo-fuzz and runs each for
-# FUZZ_SECONDS (default 20) on its committed seeds (fuzz/seeds/<target>) and the corpus earlier
+# FUZZ_SECONDS (default 20), one per core at a time, on its committed seeds (fuzz/seeds/<target>) and the corpus earlier
 # runs grew (fuzz/corpus/<target>, gitignored). Fails on any crash: a panic, a policy trap or
 # timeout, a component answering differently from the native modules, a broken invariant.
 #
@@ -48,16 +48,37 @@ echo "fuzz: targets built in $(( $(date +%s) - started )) s"
 
 logs="$root/fuzz/target/logs"
 mkdir -p "$logs"
-for target in "${targets[@]}"; do
+# One target per core at a time (each libFuzzer run is one process on one core).
+parallel=$(nproc 2>/dev/null || echo 1)
+fuzz_one() { # TARGET: runs it for $seconds; its log is $logs/TARGET.log
+  local target=$1
   mkdir -p "corpus/$target"
-  args=(-max_total_time="$seconds" -timeout=10 -print_final_stats=1)
+  local args=(-max_total_time="$seconds" -timeout=10 -print_final_stats=1)
   [ -f "dicts/$target.dict" ] && args+=(-dict="dicts/$target.dict")
-  if ! cargo fuzz run --dev -s none "$target" "corpus/$target" "seeds/$target" -- "${args[@]}" >"$logs/$target.log" 2>&1; then
+  cargo fuzz run --dev -s none "$target" "corpus/$target" "seeds/$target" -- "${args[@]}" >"$logs/$target.log" 2>&1
+}
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do
+    wait -n || true
+  done
+  rm -f "$logs/$target.rc"
+  (
+    rc=0
+    fuzz_one "$target" || rc=$?
+    echo "$rc" >"$logs/$target.rc"
+  ) &
+done
+wait
+failed=()
+for target in "${targets[@]}"; do
+  if [ "$(cat "$logs/$target.rc" 2>/dev/null)" = 0 ]; then
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logs/$target.log")
+    echo "fuzz: $target: ${runs:-?} runs in ${seconds} s, no crash"
+  else
     tail -n 80 "$logs/$target.log"
     echo "fuzz: $target FAILED; the input is under fuzz/artifacts/$target/ (full log: $logs/$target.log)"
-    exit 1
+    failed+=("$target")
   fi
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logs/$target.log")
-  echo "fuzz: $target: ${runs:-?} runs in ${seconds} s, no crash"
 done
+[ ${#failed[@]} -eq 0 ] || exit 1
 echo "fuzz: finished in $(( $(date +%s) - started )) s"

@@ -3,7 +3,7 @@
 //! and SIGTERM/SIGINT stop the server cleanly. Tokens come from the config or from the file
 //! `SENTINEL_API_TOKENS_FILE` names; their plain values never reach the logs.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

@@ -4,7 +4,7 @@
 //! is closed by the `[api]` limit meant for it, and the probes get through. Timeouts are short
 //! here (1 s); every test fails if the connection outlives its limit by `MARGIN`.
 
-mod support;
+use crate::support;
 
 use sha2::{Digest, Sha256};
 use std::fs::File;

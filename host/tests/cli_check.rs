@@ -1,7 +1,7 @@
 //! `sentinel check` validates the config and the policy and prints what would run, as JSON; a
 //! config with an unknown key is refused, naming the key.
 
-mod support;
+use crate::support;
 
 use support::{Metrics, Sandbox, cpu, t};
 

@@ -2,7 +2,7 @@
 //! or a missing one never fails the tick; the tick decides from fresh memory (cause `fresh`),
 //! says so on stderr for the unreadable case, and its commit writes a good row again.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{Metrics, Sandbox, cpu, t};

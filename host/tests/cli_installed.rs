@@ -44,7 +44,7 @@ fn a_copied_binary_ticks_on_the_embedded_default_in_an_empty_folder() {
 /// before anything is created. `tests/run` builds the host alone for this test.
 #[cfg(not(feature = "aws"))]
 #[test]
-fn a_sentinel_without_the_aws_feature_refuses_ssm_naming_the_install() {
+fn a_sentinel_without_the_aws_feature_refuses_ssm_and_api_gateway_naming_the_install() {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("sentinel.toml"), "[publish.parameter]\nkind = \"ssm\"\nname = \"/capacity/state\"\n").unwrap();
     for command in [&["check", "--config", "sentinel.toml"][..], &["run", "--config", "sentinel.toml", "--ticks", "1"]] {
@@ -54,5 +54,16 @@ fn a_sentinel_without_the_aws_feature_refuses_ssm_naming_the_install() {
         assert!(stderr.contains("publish.parameter.kind: kind = \"ssm\" needs the AWS adapters"), "{stderr}");
         assert!(stderr.contains("cargo install --locked --path host --features aws --profile production"), "{stderr}");
     }
+    assert!(!work.path().join("sentinel-state").exists(), "nothing is created for a refused configuration");
+    // The stage throttles on API Gateway likewise (this test replaces a unit test of the config
+    // parser, so that the quick install's tests need not build the library's test binary).
+    let stages = "[stages]\ncontroller = { kind = \"api-gateway\" }\n";
+    std::fs::write(work.path().join("stages.toml"), stages).unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_sentinel")).args(["check", "--config", "stages.toml"]).current_dir(work.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("stages.controller: kind = \"api-gateway\" needs the AWS adapters"), "{stderr}");
+    assert!(stderr.contains("cargo install --locked --path host --features aws --profile production"), "{stderr}");
     assert!(!work.path().join("sentinel-state").exists(), "nothing is created for a refused configuration");
 }

@@ -2,7 +2,7 @@
 //! `<db>.lock`, `sentinel tick` (and `sentinel run`) exit 3 with a clear message and publish
 //! nothing; with `--wait` a tick takes the lock once it is released.
 
-mod support;
+use crate::support;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

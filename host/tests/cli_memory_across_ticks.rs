@@ -2,7 +2,7 @@
 //! counted across processes through the SQLite memory row, so the third consecutive
 //! constrained minute escalates, and the published `sequence` grows by one per process.
 
-mod support;
+use crate::support;
 
 use support::{Metrics, Sandbox, cpu, rfc, t};
 

@@ -4,7 +4,7 @@
 //! refuse (a folder where each file goes), whose failed ticks are kept as dead letters that the
 //! first success ends, listed by `sentinel failures`.
 
-mod support;
+use crate::support;
 
 use sha2::{Digest, Sha256};
 use std::path::Path;

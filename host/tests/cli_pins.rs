@@ -2,7 +2,7 @@
 //! next tick, the tick after its expiry removes it with an `expire` audit record, and invalid
 //! pins are refused naming the field while the stored pin and audit stay as they were.
 
-mod support;
+use crate::support;
 
 use support::{Metrics, Sandbox, cpu, minute_of, rfc, wall_now};
 

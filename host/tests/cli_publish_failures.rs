@@ -3,7 +3,7 @@
 //! publishes and the tick succeeds; only both failing fails the tick (exit 1). A channel that can
 //! write again is healed by the next tick.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::io::{Read, Write};

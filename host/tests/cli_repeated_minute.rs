@@ -3,7 +3,7 @@
 //! heals a tick killed or failed between its commit and its publication, and keeps racing
 //! sentinels to one decision per minute.
 
-mod support;
+use crate::support;
 
 use support::{Metrics, Sandbox, cpu, t};
 

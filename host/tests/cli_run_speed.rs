@@ -2,7 +2,7 @@
 //! constrained, critical and emergency and recovers to normal, one published sequence number
 //! per tick; a sped-up trace stops by itself after its last minute.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 use support::{Metrics, Sandbox, cpu, read_error, record_state, rfc, t};

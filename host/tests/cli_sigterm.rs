@@ -2,7 +2,7 @@
 //! seconds, even in the middle of a long pause between simulated minutes, with the last tick
 //! complete (its document published and parseable, its sequence the newest tick record).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 use support::{Metrics, Sandbox, eventually};

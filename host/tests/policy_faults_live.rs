@@ -5,7 +5,7 @@
 //! last is swapped in, then rolled back during the tick it traps on. Throughout, the loop keeps
 //! its minute and every tick is decided and published by a good version.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};

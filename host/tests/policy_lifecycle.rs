@@ -1,7 +1,7 @@
 //! The policy directory from the command line: a hot swap while `sentinel run --speed` is
 //! ticking, and keygen / sign / verify / list / activate / rollback / export-trace.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -18,7 +18,7 @@
 //!
 //! Runs: `SENTINEL_CRASH_RUNS` kills per store (default 30, so CI stays short on a shared
 //! 2-core machine; the full count, 100 kills, is
-//! `SENTINEL_CRASH_RUNS=100 cargo test -p capacity-tests --test faults_crash -- --nocapture`).
+//! `SENTINEL_CRASH_RUNS=100 cargo test -p capacity-tests --test integration faults_crash:: -- --nocapture`).
 //! The kill moments come from a seeded generator: the seed is printed, and
 //! `SENTINEL_CRASH_SEED=<seed>` repeats a failing sequence of kills.
 

@@ -3,7 +3,7 @@
 //! one in flight is done); each test uses keys of its own, so tests in parallel do not meet.
 
 #[allow(dead_code)]
-mod postgres_common;
+use crate::postgres_common;
 
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;

@@ -6,7 +6,7 @@
 //! rule, beside the server faults, against one server per test binary.
 
 #[allow(dead_code)]
-mod postgres_common;
+use crate::postgres_common;
 
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;

@@ -2,7 +2,7 @@
 //! and a real PostgreSQL server, and the upgrade of a store whose stage status predates it.
 
 #[allow(dead_code)]
-mod postgres_common;
+use crate::postgres_common;
 
 use capacity_tests::stage_ledger::write_ahead_protocol;
 use postgres_common::Db;

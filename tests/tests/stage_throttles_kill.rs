@@ -7,7 +7,7 @@
 //! (calm): both stages are back at exactly their owners' limits, no record is left, and every
 //! audited change has an outcome (a killed one is `interrupted` by the next change of its stage).
 //!
-//! 30 kills here; `STAGE_KILLS=100 cargo test -p capacity-tests --test stage_throttles_kill -- --nocapture`
+//! 30 kills here; `STAGE_KILLS=100 cargo test -p capacity-tests --test integration stage_throttles_kill:: -- --nocapture`
 //! runs 100 (RELIABILITY.md).
 
 use capacity_tests::paths::target_dir;

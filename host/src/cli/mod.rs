@@ -60,17 +60,35 @@ pub enum Command {
     Failures(failures::FailuresArgs),
 }
 
-/// Logs go to stderr; `RUST_LOG` filters them (default `info`).
+/// Logs go to stderr; `RUST_LOG` filters them (default `info`), in the `target=level` form
+/// (`warn`, `sentinel=debug,info`, `off`). A `RUST_LOG` that is not such a filter is named on
+/// stderr and the default is used.
 pub fn init_logging(cli: &Cli) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     // `sentinel run` in a terminal shows a live line per tick; logs then default to warnings.
     let live = matches!(cli.command, Command::Run(_)) && std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(if live { "warn" } else { "info" }));
+    let default = if live { "warn" } else { "info" };
+    let filter = log_filter(std::env::var("RUST_LOG").ok().as_deref(), default);
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_max_level(tracing::Level::TRACE).with_ansi(ansi).with_writer(std::io::stderr);
     match cli.log_format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.finish().with(filter).init(),
+        LogFormat::Json => builder.json().finish().with(filter).init(),
+    }
+}
+
+/// The log filter from `RUST_LOG` (`target=level` directives; tracing-subscriber's `Targets`,
+/// which needs no regular-expression engine in the build), or `default` when it is unset,
+/// empty or not a filter.
+fn log_filter(rust_log: Option<&str>, default: &str) -> tracing_subscriber::filter::Targets {
+    let fallback = || default.parse().expect("the default log filter parses");
+    match rust_log.map(str::trim) {
+        None | Some("") => fallback(),
+        Some(text) => text.parse().unwrap_or_else(|e| {
+            eprintln!("RUST_LOG={text:?} is not a log filter ({e}); logging at {default:?}. Use `target=level` directives, for example RUST_LOG=sentinel=debug,info");
+            fallback()
+        }),
     }
 }
 
@@ -124,5 +142,31 @@ pub fn emit(text: &str) -> std::io::Result<()> {
     match writeln!(out, "{text}").and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod log_filter_tests {
+    use super::log_filter;
+    use tracing::Level;
+
+    #[test]
+    fn rust_log_directives_filter_by_target_and_level() {
+        let filter = log_filter(Some("sentinel=debug,wasmtime=off,warn"), "info");
+        assert!(filter.would_enable("sentinel::tick", &Level::DEBUG));
+        assert!(!filter.would_enable("sentinel::tick", &Level::TRACE));
+        assert!(!filter.would_enable("wasmtime::runtime", &Level::ERROR));
+        assert!(filter.would_enable("hyper", &Level::WARN));
+        assert!(!filter.would_enable("hyper", &Level::INFO));
+        assert!(!log_filter(Some("off"), "info").would_enable("sentinel", &Level::ERROR));
+    }
+
+    #[test]
+    fn unset_empty_or_unparsable_rust_log_means_the_default() {
+        for value in [None, Some(""), Some("  "), Some("sentinel=loud")] {
+            let filter = log_filter(value, "warn");
+            assert!(filter.would_enable("sentinel", &Level::WARN), "{value:?}");
+            assert!(!filter.would_enable("sentinel", &Level::INFO), "{value:?}");
+        }
     }
 }

@@ -78,6 +78,8 @@ fn memory_cap_out_of_range_is_refused() {
     assert!(err.contains("policy_limits.memory_mib"), "{err}");
 }
 
+/// A production configuration: every real adapter (the AWS ones need the `aws` feature).
+#[cfg(feature = "aws")]
 const PRODUCTION: &str = r#"
 [store]
 kind = "postgres"
@@ -119,19 +121,6 @@ fn a_production_config_reads_every_real_backend() {
     );
     assert_eq!(c.parameter, ChannelConfig::Ssm { name: "/capacity/state".into() });
     assert_eq!(c.stage_controller, StageControllerConfig::ApiGateway);
-}
-
-/// Without the `aws` feature (the quick install) the AWS adapters are refused naming the key
-/// and the install command that has them; `tests/run` runs this build.
-#[cfg(not(feature = "aws"))]
-#[test]
-fn a_sentinel_without_the_aws_feature_refuses_ssm_and_api_gateway_naming_the_install() {
-    let err = parse(PRODUCTION).unwrap_err().to_string();
-    assert!(err.contains("publish.parameter.kind: kind = \"ssm\" needs the AWS adapters"), "{err}");
-    assert!(err.contains("cargo install --locked --path host --features aws --profile production"), "{err}");
-    let stages = PRODUCTION.replace("kind = \"ssm\"\nname = \"/capacity/state\"", "kind = \"redis\"\nurl = \"redis://cache:6379/1\"");
-    let err = parse(&stages).unwrap_err().to_string();
-    assert!(err.contains("stages.controller: kind = \"api-gateway\" needs the AWS adapters"), "{err}");
 }
 
 #[test]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every bench binary of the workspace once, as `cargo test --all-targets` does (no
+# `--bench` argument: criterion's test mode, each benchmark once; the other benches' small
+# smoke runs), from the build `cargo nextest run --workspace --all-targets` made: the same
+# cargo selection, so nothing is rebuilt. Each runs in its package's folder, as cargo runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mapfile -t benches < <(cargo test --workspace --all-targets --no-run --message-format=json-render-diagnostics 2>/dev/null |
+  python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["kind"] == ["bench"] and m.get("executable"):
+        print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
+')
+if [ ${#benches[@]} -eq 0 ]; then
+  echo "bench smoke: cargo listed no bench binary (cargo test --workspace --all-targets --no-run failed?)" >&2
+  exit 1
+fi
+for entry in "${benches[@]}"; do
+  dir=${entry%%$'\t'*}
+  exe=${entry#*$'\t'}
+  echo "== bench smoke: $(basename "$exe")"
+  (cd "$dir" && "$exe")
+done
+echo "bench smoke: ${#benches[@]} benches ran once"

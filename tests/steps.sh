@@ -1,0 +1,27 @@
+# Sourced by tests/run and .ci/run: `step NAME COMMAND...` runs one step of the run and records
+# its wall time; the table of every step's time is printed when the run ends, failed or not, so
+# the next slow step is visible in CI's log.
+#
+#   step "clippy" cargo clippy ...
+#   steps_table "tests/run"      (called by the EXIT trap this file installs)
+
+step_times=()
+
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS rc=0
+  echo "== step: $name"
+  "$@" || rc=$?
+  local verdict=ok
+  [ "$rc" -eq 0 ] || verdict="FAILED (exit $rc)"
+  step_times+=("$(printf '%6d s  %s  %s' $((SECONDS - t0)) "$name" "$verdict")")
+  return "$rc"
+}
+
+steps_table() {
+  [ ${#step_times[@]} -gt 0 ] || return 0
+  echo "== $1: time per step (wall clock)"
+  printf '%s\n' "${step_times[@]}"
+  printf '%6d s  total\n' "$SECONDS"
+}
