@@ -61,7 +61,7 @@ pub enum Command {
 }
 
 /// Logs go to stderr; `RUST_LOG` filters them (default `info`), in the `target=level` form
-/// (`warn`, `sentinel=debug,info`, `off`). A `RUST_LOG` that is not such a filter is named on
+/// (`warn`, `capacity_sentinel=debug,info`, `off`). A `RUST_LOG` that is not such a filter is named on
 /// stderr and the default is used.
 pub fn init_logging(cli: &Cli) {
     use tracing_subscriber::layer::SubscriberExt;
@@ -86,7 +86,7 @@ fn log_filter(rust_log: Option<&str>, default: &str) -> tracing_subscriber::filt
     match rust_log.map(str::trim) {
         None | Some("") => fallback(),
         Some(text) => text.parse().unwrap_or_else(|e| {
-            eprintln!("RUST_LOG={text:?} is not a log filter ({e}); logging at {default:?}. Use `target=level` directives, for example RUST_LOG=sentinel=debug,info");
+            eprintln!("RUST_LOG={text:?} is not a log filter ({e}); logging at {default:?}. Use `target=level` directives, for example RUST_LOG=capacity_sentinel=debug,info");
             fallback()
         }),
     }
@@ -152,21 +152,21 @@ mod log_filter_tests {
 
     #[test]
     fn rust_log_directives_filter_by_target_and_level() {
-        let filter = log_filter(Some("sentinel=debug,wasmtime=off,warn"), "info");
-        assert!(filter.would_enable("sentinel::tick", &Level::DEBUG));
-        assert!(!filter.would_enable("sentinel::tick", &Level::TRACE));
+        let filter = log_filter(Some("capacity_sentinel=debug,wasmtime=off,warn"), "info");
+        assert!(filter.would_enable("capacity_sentinel::tick", &Level::DEBUG));
+        assert!(!filter.would_enable("capacity_sentinel::tick", &Level::TRACE));
         assert!(!filter.would_enable("wasmtime::runtime", &Level::ERROR));
         assert!(filter.would_enable("hyper", &Level::WARN));
         assert!(!filter.would_enable("hyper", &Level::INFO));
-        assert!(!log_filter(Some("off"), "info").would_enable("sentinel", &Level::ERROR));
+        assert!(!log_filter(Some("off"), "info").would_enable("capacity_sentinel", &Level::ERROR));
     }
 
     #[test]
     fn unset_empty_or_unparsable_rust_log_means_the_default() {
-        for value in [None, Some(""), Some("  "), Some("sentinel=loud")] {
+        for value in [None, Some(""), Some("  "), Some("capacity_sentinel=loud")] {
             let filter = log_filter(value, "warn");
-            assert!(filter.would_enable("sentinel", &Level::WARN), "{value:?}");
-            assert!(!filter.would_enable("sentinel", &Level::INFO), "{value:?}");
+            assert!(filter.would_enable("capacity_sentinel", &Level::WARN), "{value:?}");
+            assert!(!filter.would_enable("capacity_sentinel", &Level::INFO), "{value:?}");
         }
     }
 }
