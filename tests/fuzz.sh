@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fuzz targets of fuzz/ (see fuzz/README.md): builds them with cargo-fuzz and runs each for
-# FUZZ_SECONDS (default 20), one per core at a time, on its committed seeds (fuzz/seeds/<target>) and the corpus earlier
-# runs grew (fuzz/corpus/<target>, gitignored). Fails on any crash: a panic, a policy trap or
+# FUZZ_SECONDS (default 20), one per core at a time, on its committed seeds (fuzz/seeds/<target>)
+# and the corpus earlier runs grew (fuzz/corpus/<target>, gitignored). Fails on any crash: a panic, a policy trap or
 # timeout, a component answering differently from the native modules, a broken invariant.
 #
 # cargo-fuzz runs here on stable Rust with `--sanitizer none` (`-s none`): its default,

@@ -3,7 +3,7 @@
 # the next slow step is visible in CI's log.
 #
 #   step "clippy" cargo clippy ...
-#   steps_table "tests/run"      (called by the EXIT trap this file installs)
+#   trap 'steps_table tests/run' EXIT      (each caller installs its own trap)
 
 step_times=()
 

@@ -21,7 +21,9 @@ const TICK: f64 = 1.0;
 const SETTLE: f64 = TICK + 0.5;
 
 /// One world at a time: each starts four servers and a sentinel, and their timing is what the
-/// tests judge, so they do not compete with each other for the two cores.
+/// tests judge, so they do not compete with each other for the two cores. This lock serves
+/// `cargo test` (one process); under nextest each test is its own process, and
+/// `.config/nextest.toml` keeps the worlds apart instead.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
