@@ -93,7 +93,7 @@ impl Blocks {
         let size = bytes.len();
         let text = utf8_text(bytes, &self.file, self.line)?;
         let events = self.parse(&text)?;
-        self.line += text.bytes().filter(|b| *b == b'\n').count();
+        self.line += lines_in(&text);
         if let Some(last) = events.last() {
             self.previous = Some(last.at());
         }
@@ -108,7 +108,7 @@ impl Blocks {
         let mut line = self.line;
         for piece in &pieces {
             first_lines.push(line);
-            line += piece.bytes().filter(|b| *b == b'\n').count();
+            line += lines_in(piece);
         }
         let parsed: Vec<Result<Vec<TraceEvent>, TraceError>> =
             pieces.par_iter().zip(&first_lines).map(|(piece, first)| parse_block(&self.file, piece, *first, None)).collect();
@@ -126,6 +126,12 @@ impl Blocks {
         }
         Ok(events)
     }
+}
+
+/// The line ends in `text` (memchr's vector search: a byte-by-byte count was a tenth of a
+/// year's replay).
+fn lines_in(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count()
 }
 
 /// About `n` pieces of `text`, each ending at a line end (the last at the text's end).

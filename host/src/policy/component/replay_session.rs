@@ -6,7 +6,6 @@ use super::bindings::TickColumns;
 use super::replay_convert::{chunk_from_wit, empty_columns, events_to_wit, start_to_wit};
 use super::{ComponentPolicy, PolicyError};
 use crate::policy::ReplaySession;
-use std::collections::HashMap;
 use vocabulary::{ReplayChunk, SessionStart, TraceEvent};
 use wasmtime::component::ResourceAny;
 
@@ -14,8 +13,9 @@ pub struct ComponentSession<'p> {
     policy: &'p mut ComponentPolicy,
     /// None once a call failed: the instance, and the session in it, were discarded.
     resource: Option<ResourceAny>,
-    /// The index the component knows each API name by.
-    apis: HashMap<String, u32>,
+    /// The API names told to the component, each known by its index (a trace names a few, so
+    /// a scan beats hashing the name of every latency entry).
+    apis: Vec<String>,
     /// The columns of the last chunk, whose buffers the next one reuses.
     ticks: TickColumns,
 }
@@ -27,7 +27,7 @@ impl<'p> ComponentSession<'p> {
             Some(replay) => replay.session().call_constructor(s, &start),
             None => Err(wasmtime::format_err!("the component exports no replay interface")),
         })?;
-        Ok(ComponentSession { policy, resource: Some(resource), apis: HashMap::new(), ticks: empty_columns() })
+        Ok(ComponentSession { policy, resource: Some(resource), apis: Vec::new(), ticks: empty_columns() })
     }
 }
 
@@ -38,11 +38,11 @@ impl ReplaySession for ComponentSession<'_> {
             return Err(PolicyError::ReplayRefused { policy: label(), message: "the session ended at an earlier failure".into() });
         };
         let mut new_apis = Vec::new();
-        let mut index_of = |api: &str| match self.apis.get(api) {
-            Some(index) => *index,
+        let mut index_of = |api: &str| match self.apis.iter().position(|known| known == api) {
+            Some(index) => index as u32,
             None => {
                 let index = u32::try_from(self.apis.len()).unwrap_or(u32::MAX);
-                self.apis.insert(api.to_string(), index);
+                self.apis.push(api.to_string());
                 new_apis.push(api.to_string());
                 index
             }
