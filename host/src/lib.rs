@@ -12,6 +12,7 @@ pub mod error_chain;
 pub mod exporter;
 pub mod instants;
 pub mod pin_service;
+pub mod plain_files;
 pub mod policy;
 pub mod ports;
 pub mod redact;

@@ -11,10 +11,13 @@
 //!   info runs to the last `@` of the URL, so a password holding `@`, `/`, `?` or `#` is masked
 //!   whole; a URL that does not parse is masked up to the last `@` of its line (a password
 //!   holding a space). This may mask more than the password, never less.
-//! - the value of a parameter whose name contains `pass`, `pwd`, `secret` or `token`, in any
-//!   case: a URL's query (`?password=...`, Redis's `?pass=...`) up to the next `&`, and libpq's
-//!   `key=value` form (`password=...`, `password = '...'` quoted, `sslpassword=...`) up to the
-//!   next space or the closing quote.
+//! - the value of a parameter whose name contains `pass`, `pwd`, `secret`, `token`,
+//!   `credential`, `apikey`, `api_key`, `signature`, `authorization`, `access_key` or
+//!   `private_key`, or is `key`, `auth` or `sig`, in any case: a URL's query (`?password=...`, Redis's
+//!   `?pass=...`, `?apikey=...`) up to the next `&`, and libpq's `key=value` form
+//!   (`password=...`, `password = '...'` quoted, `sslpassword=...`, `password=a\ b` escaped) up
+//!   to the next unescaped space or the closing quote.
+//! - a URL's fragment (`#...` after its host), whole.
 //!
 //! [`redact`] never panics, whatever the text. [`scrub`] also masks a URL's secrets where a
 //! library quotes them outside the URL (percent-decoded too).
@@ -97,6 +100,11 @@ fn userinfo_spans(text: &str) -> Vec<Range<usize>> {
         {
             spans.push(after + colon + 1..at);
         }
+        // A fragment (`#...`) after the host may carry a token: masked whole.
+        let fragment_from = at.map_or(after, |a| a + 1).min(token_end);
+        if let Some(hash) = text[fragment_from..token_end].find('#') {
+            spans.push(fragment_from + hash + 1..token_end);
+        }
     }
     spans
 }
@@ -104,7 +112,24 @@ fn userinfo_spans(text: &str) -> Vec<Range<usize>> {
 /// Whether a parameter of this name holds a secret.
 fn secret_name(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    ["pass", "pwd", "secret", "token"].iter().any(|s| name.contains(s))
+    // Short words only whole (`signal=` or `author=` hold no secret).
+    [
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "credential",
+        "apikey",
+        "api_key",
+        "api-key",
+        "signature",
+        "authorization",
+        "access_key",
+        "private_key",
+    ]
+    .iter()
+    .any(|s| name.contains(s))
+        || ["key", "auth", "sig"].contains(&name.as_str())
 }
 
 fn name_byte(b: u8) -> bool {
@@ -153,10 +178,15 @@ fn parameter_spans(text: &str, inside: &[Range<usize>]) -> Vec<Range<usize>> {
                 }
             }
             .min(bytes.len())
+        } else if in_query {
+            text[value..].find(|c: char| c == '&' || c.is_whitespace()).map_or(text.len(), |k| value + k)
         } else {
-            let rest = &text[value..];
-            let stop = if in_query { rest.find(|c: char| c == '&' || c.is_whitespace()) } else { rest.find(char::is_whitespace) };
-            stop.map_or(text.len(), |k| value + k)
+            // libpq unquoted: up to a space, a backslash escaping the next character (`a\ b`).
+            let mut j = value;
+            while j < bytes.len() && !bytes[j].is_ascii_whitespace() {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            j.min(bytes.len())
         };
         // A backslash may have stepped into a multibyte character: end on a boundary.
         let mut value_end = value_end;
@@ -220,12 +250,21 @@ mod tests {
             ("host=db password = 's3 cr\\'et' dbname=x", "host=db password = *** dbname=x"),
             ("password='unterminated s3cret", "password=***"),
             ("host=db sslpassword=k3y", "host=db sslpassword=***"),
+            ("host=db password=ap\\ SECRETTAIL dbname=x", "host=db password=*** dbname=x"),
+            // Other names that carry secrets, and a fragment.
+            ("http://p:9090/api?apikey=S1&x=1", "http://p:9090/api?apikey=***&x=1"),
+            ("http://p:9090/api?key=S1", "http://p:9090/api?key=***"),
+            ("http://p:9090/api?auth=S1", "http://p:9090/api?auth=***"),
+            ("http://p:9090/api?sig=S1&X-Amz-Credential=S2", "http://p:9090/api?sig=***&X-Amz-Credential=***"),
+            ("http://p:9090/api#S1 and more", "http://p:9090/api#*** and more"),
+            ("http://u:a#b@p:9090/x#S1", "http://u:***@p:9090/x#***"),
             // Nothing to mask.
             ("redis://cache:6379/0", "redis://cache:6379/0"),
             ("postgres://sentinel@db/x", "postgres://sentinel@db/x"),
             ("http://prometheus:9090", "http://prometheus:9090"),
             ("host=db user=sentinel dbname=x", "host=db user=sentinel dbname=x"),
             ("check the user and password in the URL", "check the user and password in the URL"),
+            ("signal=cpu_pct author=alice keys=2", "signal=cpu_pct author=alice keys=2"),
             ("", ""),
         ];
         for (input, shown) in cases {

@@ -24,6 +24,7 @@ mod cli_run_speed;
 mod cli_sigterm;
 mod cli_tune;
 mod component_limits;
+mod policy_directory_files;
 mod policy_faults_live;
 mod policy_lifecycle;
 mod replay_from_store;

@@ -13,13 +13,11 @@
 // component's `channel-read`); judging the document (parse, range, age) is the component's
 // `choose-factor`, not the channel's. Each fetch is bounded by the timeout.
 import { readFile } from 'node:fs/promises';
+import { redact as redactText } from './redaction.js';
 
-/** The channel as logs may show it: a URL's password replaced by `***`. */
+/** The channel as logs may show it: every secret masked (redaction.js). */
 export function redact(spec) {
-  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/?#]*)@/.exec(String(spec));
-  if (m === null || !m[2].includes(':')) return spec;
-  const user = m[2].slice(0, m[2].indexOf(':'));
-  return `${m[1]}${user}:***@${spec.slice(m[0].length)}`;
+  return redactText(spec);
 }
 
 class ReadFailure extends Error {}

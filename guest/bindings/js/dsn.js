@@ -8,22 +8,15 @@
 // URL's `options` would otherwise replace it). And every message that may carry the string is
 // redacted first: `user:password@` becomes `user:***@`, `password=...` becomes `password=***`.
 
+import { redactSecrets } from './redaction.js';
+
 /** The keywords of the key=value form (libpq's names). */
 export const DSN_KEYWORDS = Object.freeze([
   'host', 'hostaddr', 'port', 'dbname', 'user', 'password', 'options', 'application_name', 'sslmode', 'connect_timeout',
 ]);
 
-/** `message` with every password hidden: a URL's `user:password@` as `user:***@`, `password=...`
- * (a URL parameter or a key=value pair) as `password=***`, and each of `secrets` as `***`. */
-export function redactSecrets(message, secrets = []) {
-  let out = String(message)
-    .replace(/([A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s:/?#@]*):\S*@/g, '$1:***@')
-    .replace(/(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&]*)/gi, '$1***');
-  for (const secret of secrets) {
-    if (secret) out = out.split(secret).join('***');
-  }
-  return out;
-}
+/** `message` with every secret hidden (redaction.js), and each of `secrets` as `***`. */
+export { redactSecrets };
 
 function decode(text) {
   try {

@@ -75,8 +75,14 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let terminal = std::io::stdout().is_terminal();
+    // The version that decides: with `[policies]` the active one, not the `policy` setting.
+    let active = {
+        let p = sentinel.policy.lock();
+        let id = p.identity();
+        format!("{} {} (sha256 {})", id.name, id.version, id.digest.get(..12).unwrap_or(&id.digest))
+    };
     tracing::info!(
-        policy = %config.policy,
+        policy = %active,
         metrics = %sentinel.ports.metrics.describe(),
         speed = args.speed.unwrap_or(1.0),
         "sentinel running ({})",

@@ -13,6 +13,7 @@
 //! staff_roles = ["sentinel-staff"]  # set and clear pins
 //! viewer_roles = ["sentinel-viewer"]
 //! leeway = "60s"                    # clock skew allowed on exp and nbf
+//! max_lifetime = "24h"              # a token may not expire further ahead than this
 //! jwks_min_refresh = "60s"          # an unknown key id refetches the keys at most this often
 //! jwks_max_age = "1h"               # the keys are fetched again after this long anyway
 //! timeout = "5s"                    # fetching the keys
@@ -40,6 +41,8 @@ pub struct RawOidc {
     #[serde(default, with = "humantime_serde::option")]
     pub leeway: Option<Duration>,
     #[serde(default, with = "humantime_serde::option")]
+    pub max_lifetime: Option<Duration>,
+    #[serde(default, with = "humantime_serde::option")]
     pub jwks_min_refresh: Option<Duration>,
     #[serde(default, with = "humantime_serde::option")]
     pub jwks_max_age: Option<Duration>,
@@ -65,6 +68,8 @@ pub struct OidcConfig {
     pub staff_roles: Vec<String>,
     pub viewer_roles: Vec<String>,
     pub leeway: Duration,
+    /// How far ahead a token's `exp` may lie (a stolen long-lived token is refused).
+    pub max_lifetime: Duration,
     pub jwks_min_refresh: Duration,
     pub jwks_max_age: Duration,
     pub timeout: Duration,
@@ -95,12 +100,17 @@ pub fn from_raw(raw: RawOidc, base: Option<&Path>) -> Result<OidcConfig, (String
     }
     let jwks = match (raw.jwks_url, raw.jwks_file) {
         (Some(url), None) => {
+            // Shown only masked: a key URL may carry credentials (`u:secret@`, `?token=`).
+            let shown = crate::redact::redact(&url);
             let parsed =
-                reqwest::Url::parse(&url).map_err(|e| ("api.oidc.jwks_url".to_string(), format!("`{url}` does not parse: {e}")))?;
-            let loopback =
-                parsed.host_str().is_some_and(|h| h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()));
+                reqwest::Url::parse(&url).map_err(|e| ("api.oidc.jwks_url".to_string(), format!("`{shown}` does not parse: {e}")))?;
+            // An IPv6 host comes bracketed (`[::1]`).
+            let loopback = parsed
+                .host_str()
+                .map(|h| h.trim_start_matches('[').trim_end_matches(']'))
+                .is_some_and(|h| h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()));
             if parsed.scheme() != "https" && !(parsed.scheme() == "http" && loopback) {
-                return err("jwks_url", format!("`{url}`: the keys must come over https (plain http only from this machine)"));
+                return err("jwks_url", format!("`{shown}`: the keys must come over https (plain http only from this machine)"));
             }
             JwksSource::Url(parsed)
         }
@@ -153,6 +163,13 @@ pub fn from_raw(raw: RawOidc, base: Option<&Path>) -> Result<OidcConfig, (String
         staff_roles: raw.staff_roles,
         viewer_roles: raw.viewer_roles,
         leeway: bounded("leeway", raw.leeway, Duration::from_secs(60), Duration::ZERO, Duration::from_secs(300))?,
+        max_lifetime: bounded(
+            "max_lifetime",
+            raw.max_lifetime,
+            Duration::from_secs(86_400),
+            Duration::from_secs(60),
+            Duration::from_secs(30 * 86_400),
+        )?,
         jwks_min_refresh: bounded(
             "jwks_min_refresh",
             raw.jwks_min_refresh,
@@ -219,5 +236,24 @@ mod tests {
         assert_eq!(no_roles.unwrap_err().0, "api.oidc.staff_roles");
         let unknown: Result<RawOidc, _> = toml::from_str("issuer = \"i\"\naudience = \"a\"\nclient_secret = \"s\"");
         assert!(unknown.unwrap_err().to_string().contains("unknown field"));
+    }
+
+    /// The second security review, findings 5 and 8: a key URL's credentials were echoed, and
+    /// plain http from `[::1]` was refused as not from this machine.
+    #[test]
+    fn a_key_url_is_shown_masked_and_ipv6_loopback_counts_as_this_machine() {
+        for url in [
+            "http://u:SECRET@login.example.test/certs",
+            "http://login.example.test/certs?token=SECRET",
+            "https://u:SECRET@x:notaport/certs",
+        ] {
+            let (key, message) = parse(&format!("jwks_url = \"{url}\"\n")).unwrap_err();
+            assert_eq!(key, "api.oidc.jwks_url");
+            assert!(!message.contains("SECRET") && message.contains("***"), "{message}");
+        }
+        for url in ["http://[::1]:9/certs", "http://localhost:9/certs", "http://127.0.0.2:9/certs"] {
+            assert!(parse(&format!("jwks_url = \"{url}\"\n")).is_ok(), "{url}");
+        }
+        assert!(parse("jwks_url = \"http://[::2]:9/certs\"\n").is_err(), "not loopback");
     }
 }

@@ -150,7 +150,9 @@ impl Contents {
 /// Whether the file is non-empty and its last byte is not a line's end.
 fn ends_torn(path: &Path) -> std::io::Result<bool> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut file = match std::fs::File::open(path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let no_follow = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let mut file = match std::fs::OpenOptions::new().read(true).custom_flags(no_follow.bits() as i32).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
@@ -175,8 +177,8 @@ pub fn rotated(path: &Path) -> PathBuf {
 pub fn read(path: &Path) -> Result<Contents, DeadLetterError> {
     let mut contents = Contents::default();
     for file in [rotated(path), path.to_path_buf()] {
-        let text = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
+        let text = match crate::plain_files::read_whole(&file, 4 * ROTATE_BYTES) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(source) => return Err(DeadLetterError::Read { path: file, source }),
         };
@@ -266,7 +268,8 @@ impl DeadLetters {
             // A crash mid-write left a line without its end: the next record starts on its own line.
             line.insert(0, '\n');
         }
-        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(failed)?;
+        // Never through a planted link, and private (0600) when created: the folder may be shared.
+        let mut file = crate::plain_files::open_append(&self.path).map_err(failed)?;
         file.write_all(line.as_bytes()).map_err(failed)?;
         file.sync_data().map_err(failed)
     }

@@ -91,3 +91,20 @@ fn an_unwritable_file_is_an_error_naming_it_and_what_to_do() {
     let err = DeadLetters::open(path.clone()).record(letter("m1")).unwrap_err().to_string();
     assert!(err.contains(&path.display().to_string()) && err.contains("writable"), "{err}");
 }
+
+/// The second security review, finding 7: the file followed a link planted in a shared folder
+/// and was created 0644.
+#[test]
+fn a_planted_link_is_never_written_through_and_a_new_file_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let path = dir.path().join("dead-letter.jsonl");
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    assert!(DeadLetters::open(path.clone()).record(letter("2026-01-01T00:00:00Z")).is_err(), "refused, not followed");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let fresh = dir.path().join("fresh/dead-letter.jsonl");
+    DeadLetters::open(fresh.clone()).record(letter("2026-01-01T00:00:00Z")).unwrap();
+    assert_eq!(std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777, 0o600);
+}

@@ -52,7 +52,7 @@ def test_settings_after_the_dsn_are_keywords(psycopg_installed):
 @pytest.mark.parametrize("text,redacted", [
     ("postgresql://svc:s3cret@db:5432/app", "postgresql://svc:***@db:5432/app"),
     ("postgres://svc:s3:cr@et@db/app", "postgres://svc:***@db/app"),
-    ("postgresql://svc@db/app?password=s3cret&sslmode=require", "postgresql://svc@db/app?password=***"),
+    ("postgresql://svc@db/app?password=s3cret&sslmode=require", "postgresql://svc@db/app?password=***&sslmode=require"),
     ("host=db user=svc password=s3cret dbname=app", "host=db user=svc password=*** dbname=app"),
     (r"host=db password = 'it\'s \\ secret' dbname=app", "host=db password = *** dbname=app"),
     ("postgresql://svc@db/app", "postgresql://svc@db/app"),

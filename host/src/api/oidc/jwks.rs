@@ -2,11 +2,13 @@
 //! fetched again when they are older than `jwks_max_age` or a token names a key id the cache
 //! does not hold (a key rotation), at most once per `jwks_min_refresh`: a stream of tokens with
 //! made-up key ids cannot make the sentinel hammer the issuer. A failed fetch keeps the keys it
-//! had.
+//! had. A caller whose key is held never waits for a fetch (an old set is fetched again in the
+//! background): a hanging issuer delays only the tokens that name a key not yet held.
 
 use crate::config::oidc::{JwksSource, OidcConfig};
 use crate::error_chain::chain;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A JWKS larger than this is refused (an issuer's key set is a few KiB).
@@ -23,11 +25,18 @@ pub enum JwksError {
 }
 
 pub struct KeySet {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     source: JwksSource,
     client: reqwest::Client,
     min_refresh: Duration,
     max_age: Duration,
-    cached: tokio::sync::Mutex<Cached>,
+    /// Held only to read or replace the keys, never across a fetch.
+    cached: std::sync::Mutex<Cached>,
+    /// One fetch at a time; a caller whose key is known never waits for it.
+    fetching: tokio::sync::Mutex<()>,
 }
 
 #[derive(Default)]
@@ -48,41 +57,88 @@ impl KeySet {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot set up the HTTP client for the issuer's keys: {}", chain(&e)))?;
-        Ok(KeySet {
+        let inner = Inner {
             source: config.jwks.clone(),
             client,
             min_refresh: config.jwks_min_refresh,
             max_age: config.jwks_max_age,
-            cached: tokio::sync::Mutex::new(Cached::default()),
-        })
+            cached: std::sync::Mutex::new(Cached::default()),
+            fetching: tokio::sync::Mutex::new(()),
+        };
+        Ok(KeySet { inner: Arc::new(inner) })
     }
 
-    /// The key `kid`, fetching the set first when it is old or does not hold it (within the
-    /// refresh limit). `Ok(None)`: no such key.
+    /// The key `kid`. A known key is answered at once; when the set is older than `max_age`,
+    /// it is fetched again in the background (its own timeout), the old keys serving meanwhile.
+    /// An unknown key waits for a fetch (at most one per `min_refresh`). `Ok(None)`: no such key.
     pub async fn key(&self, kid: &str) -> Result<Option<Jwk>, JwksError> {
-        let mut cached = self.cached.lock().await;
-        let old = cached.fetched.is_none_or(|at| at.elapsed() >= self.max_age);
-        let unknown = !cached.keys.iter().any(|k| k.common.key_id.as_deref() == Some(kid));
-        let may_try = cached.tried.is_none_or(|at| at.elapsed() >= self.min_refresh);
-        if (old || unknown) && may_try {
-            cached.tried = Some(Instant::now());
-            cached.fetches += 1;
-            match self.fetch().await {
-                Ok(set) => {
-                    cached.keys = set.keys;
-                    cached.fetched = Some(Instant::now());
-                }
+        let inner = &self.inner;
+        let (known, old) = inner.look(kid);
+        if let Some(jwk) = known {
+            if old && inner.may_try() {
+                let inner = inner.clone();
+                tokio::spawn(async move {
+                    if let Ok(_one) = inner.fetching.try_lock()
+                        && inner.may_try()
+                        && let Err(e) = inner.refresh().await
+                    {
+                        tracing::warn!("{e}; the keys fetched before are kept");
+                    }
+                });
+            }
+            return Ok(Some(jwk));
+        }
+        let _one = inner.fetching.lock().await;
+        // A fetch that ran while this caller waited may have brought the key.
+        if let (Some(jwk), _) = inner.look(kid) {
+            return Ok(Some(jwk));
+        }
+        if inner.may_try() {
+            match inner.refresh().await {
+                Ok(()) => {}
                 // With no keys at all the caller learns why; with old keys, they still serve.
-                Err(e) if cached.keys.is_empty() => return Err(e),
+                Err(e) if inner.lock().keys.is_empty() => return Err(e),
                 Err(e) => tracing::warn!("{e}; the keys fetched before are kept"),
             }
         }
-        Ok(cached.keys.iter().find(|k| k.common.key_id.as_deref() == Some(kid)).cloned())
+        Ok(inner.look(kid).0)
     }
 
     /// How many times the keys were fetched (tests, logs).
     pub async fn fetches(&self) -> u64 {
-        self.cached.lock().await.fetches
+        self.inner.lock().fetches
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
+        // The keys are replaced whole: a panic elsewhere cannot leave them half written.
+        self.cached.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The key `kid` if held, and whether the set is older than `max_age` (or never fetched).
+    fn look(&self, kid: &str) -> (Option<Jwk>, bool) {
+        let cached = self.lock();
+        let old = cached.fetched.is_none_or(|at| at.elapsed() >= self.max_age);
+        (cached.keys.iter().find(|k| k.common.key_id.as_deref() == Some(kid)).cloned(), old)
+    }
+
+    fn may_try(&self) -> bool {
+        self.lock().tried.is_none_or(|at| at.elapsed() >= self.min_refresh)
+    }
+
+    /// Fetches the set (the caller holds `fetching`) and keeps it when it is good.
+    async fn refresh(&self) -> Result<(), JwksError> {
+        {
+            let mut cached = self.lock();
+            cached.tried = Some(Instant::now());
+            cached.fetches += 1;
+        }
+        let set = self.fetch().await?;
+        let mut cached = self.lock();
+        cached.keys = set.keys;
+        cached.fetched = Some(Instant::now());
+        Ok(())
     }
 
     async fn fetch(&self) -> Result<JwkSet, JwksError> {
@@ -93,7 +149,7 @@ impl KeySet {
                 (name, bytes)
             }
             JwksSource::Url(url) => {
-                let name = url.to_string();
+                let name = crate::redact::redact(url.as_str());
                 let failed = |message: String| JwksError::Fetch { url: name.clone(), message };
                 let mut response = self.client.get(url.clone()).send().await.map_err(|e| failed(chain(&e.without_url())))?;
                 if !response.status().is_success() {

@@ -86,11 +86,19 @@ impl Verifier {
         validation.validate_nbf = true;
         validation.leeway = self.config.leeway.as_secs();
         let claims = decode::<Value>(token, &key, &validation).map_err(|e| invalid(format!("{e}")))?.claims;
+        // The clock jsonwebtoken checks `exp` against.
+        let ahead = claims["exp"].as_i64().unwrap_or(i64::MAX).saturating_sub(jsonwebtoken::get_current_timestamp() as i64);
+        if ahead > self.config.max_lifetime.as_secs() as i64 + self.config.leeway.as_secs() as i64 {
+            return Err(invalid(format!(
+                "the token expires {ahead} s from now, more than api.oidc.max_lifetime ({} s) allows",
+                self.config.max_lifetime.as_secs()
+            )));
+        }
         let subject = claims["sub"].as_str().map(str::trim).filter(|s| !s.is_empty() && !s.chars().any(char::is_control));
         let subject = subject.ok_or_else(|| invalid("the subject (sub) is blank or not text".into()))?.to_string();
         let email = claims["email"]
             .as_str()
-            .filter(|e| claims["email_verified"] != Value::Bool(false) && !e.chars().any(char::is_control))
+            .filter(|e| email_verified(&claims["email_verified"]) && !e.chars().any(char::is_control))
             .map(str::to_string);
         let roles = roles_at(&claims, &self.config.roles_claim);
         let has = |wanted: &[String]| roles.iter().any(|r| wanted.contains(r));
@@ -103,6 +111,12 @@ impl Verifier {
         };
         Ok(Identity { subject, email, role })
     }
+}
+
+/// Whether `email_verified` lets the email stand: `true` (or `"true"`, as some issuers send it),
+/// or no such claim; `false`, `"false"` or anything else does not.
+fn email_verified(claim: &Value) -> bool {
+    matches!(claim, Value::Null | Value::Bool(true)) || claim.as_str() == Some("true")
 }
 
 /// The roles at a dotted claim path: a list of strings, or one string of space-separated roles.

@@ -64,7 +64,11 @@ pub async fn readyz(State(s): State<ApiState>) -> Result<Json<Readiness>, Proble
     match s.pins.show().await {
         // An unreadable pin row still means the store answered.
         Ok(_) | Err(PinServiceError::Store(StoreError::Corrupt { .. })) => {}
-        Err(e) => return Err(Problem::unavailable(format!("not ready: {e}"))),
+        // The answer is unauthenticated: the store's host, port and database stay in the log.
+        Err(e) => {
+            tracing::warn!("readiness: the store does not answer: {e}");
+            return Err(Problem::unavailable("not ready: the store does not answer (the sentinel's log says why)"));
+        }
     }
     Ok(Json(Readiness { status: "ready".into(), policy }))
 }

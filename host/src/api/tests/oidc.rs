@@ -21,6 +21,8 @@ const AUDIENCE: &str = "capacity-sentinel";
 struct Issuer {
     keys: Arc<Mutex<Vec<(String, SigningKey)>>>,
     fetches: Arc<AtomicU64>,
+    /// While set, `/jwks` answers after 30 s (a hanging issuer).
+    hang: Arc<std::sync::atomic::AtomicBool>,
     url: String,
 }
 
@@ -29,13 +31,17 @@ impl Issuer {
     async fn start() -> Issuer {
         let keys: Arc<Mutex<Vec<(String, SigningKey)>>> = Arc::new(Mutex::new(vec![("k1".into(), SigningKey::from_bytes(&[1; 32]))]));
         let fetches = Arc::new(AtomicU64::new(0));
-        let (served, counted) = (keys.clone(), fetches.clone());
+        let hang = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (served, counted, hanging) = (keys.clone(), fetches.clone(), hang.clone());
         let app = Router::new().route(
             "/jwks",
             route_get(move || {
-                let (served, counted) = (served.clone(), counted.clone());
+                let (served, counted, hanging) = (served.clone(), counted.clone(), hanging.clone());
                 async move {
                     counted.fetch_add(1, Ordering::SeqCst);
+                    if hanging.load(Ordering::SeqCst) {
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                    }
                     let keys: Vec<Value> = served
                         .lock()
                         .unwrap()
@@ -52,7 +58,7 @@ impl Issuer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/jwks", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        Issuer { keys, fetches, url }
+        Issuer { keys, fetches, hang, url }
     }
 
     fn config(&self) -> OidcConfig {
@@ -65,6 +71,7 @@ impl Issuer {
             staff_roles: vec!["sentinel-staff".into()],
             viewer_roles: vec!["sentinel-viewer".into()],
             leeway: Duration::from_secs(5),
+            max_lifetime: Duration::from_secs(86_400),
             jwks_min_refresh: Duration::from_secs(3600),
             jwks_max_age: Duration::from_secs(3600),
             timeout: Duration::from_secs(5),
@@ -115,6 +122,28 @@ async fn a_verified_staff_token_pins_as_its_subject_and_a_viewer_token_only_read
     assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1, "the keys are cached");
 }
 
+/// The second security review, finding 8: `email_verified: "false"` (a string) counted as
+/// verified. Only `true` (or `"true"`) or no such claim lets the email name the actor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_email_not_verified_in_any_form_never_names_the_actor() {
+    let issuer = Issuer::start().await;
+    let h = harness(&issuer);
+    let key = SigningKey::from_bytes(&[1; 32]);
+    for (verified, actor) in [
+        (serde_json::json!(false), "oidc:u-1"),
+        (serde_json::json!("false"), "oidc:u-1"),
+        (serde_json::json!(0), "oidc:u-1"),
+        (serde_json::json!("true"), "oidc:u-1 <u-1@example.test>"),
+        (serde_json::json!(true), "oidc:u-1 <u-1@example.test>"),
+    ] {
+        let mut c = claims("u-1", &["sentinel-staff"]);
+        c["email_verified"] = verified.clone();
+        let body = h.pin_body("critical", "incident 4411", 3600);
+        h.call(put_json("/v1/pin", Some(&token("k1", &key, &c)), &body)).await.ok_json(StatusCode::OK);
+        assert_eq!(h.stored_pin().await.unwrap().actor, actor, "email_verified {verified}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_bad_token_is_the_same_401_and_changes_nothing() {
     let issuer = Issuer::start().await;
@@ -143,6 +172,7 @@ async fn every_bad_token_is_the_same_401_and_changes_nothing() {
     };
     let bad = [
         ("expired", token("k1", &key, &with("exp", (wall() - 60).into()))),
+        ("a hundred years to live (max_lifetime)", token("k1", &key, &with("exp", (wall() + 100 * 365 * 86_400).into()))),
         ("not yet valid", token("k1", &key, &with("nbf", (wall() + 600).into()))),
         ("wrong issuer", token("k1", &key, &with("iss", "https://evil.example.test".into()))),
         ("wrong audience", token("k1", &key, &with("aud", "another-api".into()))),
@@ -181,4 +211,30 @@ async fn a_rotated_key_is_fetched_once_when_a_token_names_it() {
     assert_eq!(issuer.fetches.load(Ordering::SeqCst), 2, "fetched again for the new key id, once");
     h.call(get("/v1/pin", Some(&token("k1", &old, &claims("u-1", &["sentinel-viewer"]))))).await.ok_json(StatusCode::OK);
     assert_eq!(issuer.fetches.load(Ordering::SeqCst), 2, "the known keys are cached");
+}
+
+/// The second security review, finding 6: while an unknown key id's fetch waited on a hanging
+/// issuer, a valid token of a known key waited with it (4.7 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_key_fetch_never_holds_a_token_whose_key_is_known() {
+    let issuer = Issuer::start().await;
+    let mut h = Harness::new();
+    let config = OidcConfig { jwks_min_refresh: Duration::from_millis(100), timeout: Duration::from_secs(5), ..issuer.config() };
+    h.state = h.state.clone().with_oidc(Verifier::new(config).unwrap());
+    let key = SigningKey::from_bytes(&[1; 32]);
+    let known = token("k1", &key, &claims("u-1", &["sentinel-viewer"]));
+    h.call(get("/v1/pin", Some(&known))).await.ok_json(StatusCode::OK);
+    issuer.hang.store(true, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let unknown = token("k9", &SigningKey::from_bytes(&[9; 32]), &claims("u-2", &["sentinel-viewer"]));
+    let waiting = {
+        let router = h.router();
+        tokio::spawn(async move { call(router, get("/v1/pin", Some(&unknown))).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 2, "the unknown key's fetch is under way");
+    let started = std::time::Instant::now();
+    h.call(get("/v1/pin", Some(&known))).await.ok_json(StatusCode::OK);
+    assert!(started.elapsed() < Duration::from_secs(1), "a known key waited {:?} for the hanging fetch", started.elapsed());
+    assert_eq!(waiting.await.unwrap().status, StatusCode::UNAUTHORIZED, "the unknown key is refused after the timeout");
 }

@@ -219,7 +219,7 @@ pub fn rollback(config: &Path) -> anyhow::Result<ExitCode> {
 pub fn shadow_report(config: &Path, version: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
     let p = policies(&Config::load(Some(config))?)?;
     let version = version.map(str::to_string).or(p.shadow.clone()).context("no shadow configured; name a --version")?;
-    let r = shadow::report(&p.dir, &version)?;
+    let r = shadow::report(&p.state_dir, &version)?;
     if json {
         super::super::emit(&serde_json::to_string_pretty(&r)?)?;
         return Ok(ExitCode::SUCCESS);

@@ -62,6 +62,17 @@ pub enum Refused {
     BelowMinimum { version: String, minimum: String },
 }
 
+impl Refused {
+    /// Whether the refusal condemns the version: it ran and failed its health checks (the
+    /// conformance self-check or the trial replay). A file that cannot be read or verified, a
+    /// component that does not load, or a version below the minimum says nothing lasting about
+    /// the version's code (a restored file, more memory or a changed config fixes it): such a
+    /// refusal is retried, never recorded as unhealthy.
+    pub fn condemns(&self) -> bool {
+        matches!(self, Refused::Conformance { .. } | Refused::Trial { .. })
+    }
+}
+
 /// What preparing needs.
 #[derive(Clone)]
 pub struct Preparer {

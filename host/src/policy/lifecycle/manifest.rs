@@ -62,9 +62,12 @@ pub fn scan(dir: &Path) -> (Vec<Entry>, Vec<IntegrityError>) {
     (entries, errors)
 }
 
+/// The largest manifest read (one is about a kilobyte).
+const MANIFEST_LIMIT: u64 = 64 << 10;
+
 pub fn read_entry(path: &Path) -> Result<Entry, IntegrityError> {
     let bad = |message: String| IntegrityError::Manifest { path: path.into(), message };
-    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let bytes = crate::plain_files::read_whole(path, MANIFEST_LIMIT).map_err(|e| bad(e.to_string()))?;
     let manifest: PolicyManifest = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
     if manifest.file.contains('/') || manifest.file.contains('\\') || manifest.file.starts_with('.') {
         return Err(bad(format!("file `{}` must be a plain file name beside the manifest", manifest.file)));
@@ -89,25 +92,33 @@ pub fn find(dir: &Path, version: &str) -> Result<Entry, IntegrityError> {
     })
 }
 
-/// Reads the component, checks its size and sha256 against the manifest, and the manifest's
-/// signature against `trust`. The bytes returned are the ones checked (compile those).
+/// Checks the manifest's signature against `trust`, then reads the component (a regular file,
+/// at most the signed size and one byte more: a link, a FIFO or a device is refused unread)
+/// and checks its size and sha256 against the manifest. Nothing unsigned is read past its
+/// manifest. The bytes returned are the ones checked (compile those).
 pub fn verify(entry: &Entry, trust: &Trust) -> Result<Verified, IntegrityError> {
     let (file, manifest) = (entry.component_path.clone(), entry.manifest_path.clone());
-    let bytes = std::fs::read(&file).map_err(|e| IntegrityError::Missing {
+    let signature = signing::check(entry, trust);
+    if let Some(reason) = signing::refusal(&signature, trust) {
+        return Err(IntegrityError::Signature { manifest, reason });
+    }
+    let bytes = crate::plain_files::read_at_most(&file, entry.manifest.size).map_err(|e| IntegrityError::Missing {
         file: file.clone(),
         manifest: manifest.clone(),
         message: e.to_string(),
     })?;
     if bytes.len() as u64 != entry.manifest.size {
-        return Err(IntegrityError::Size { file, manifest, expected: entry.manifest.size, actual: bytes.len() as u64 });
+        // Read no further than one byte past the signed size: a larger file's size is its own.
+        let actual = if bytes.len() as u64 > entry.manifest.size {
+            std::fs::symlink_metadata(&file).map_or(bytes.len() as u64, |m| m.len())
+        } else {
+            bytes.len() as u64
+        };
+        return Err(IntegrityError::Size { file, manifest, expected: entry.manifest.size, actual });
     }
     let actual = hex::encode(Sha256::digest(&bytes));
     if !actual.eq_ignore_ascii_case(&entry.manifest.sha256) {
         return Err(IntegrityError::Digest { file, manifest, expected: entry.manifest.sha256.clone(), actual });
-    }
-    let signature = signing::check(entry, trust);
-    if let Some(reason) = signing::refusal(&signature, trust) {
-        return Err(IntegrityError::Signature { manifest, reason });
     }
     Ok(Verified { entry: entry.clone(), bytes, signature })
 }

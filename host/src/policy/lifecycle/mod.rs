@@ -147,7 +147,9 @@ impl Lifecycle {
                 Err(e) => {
                     tracing::error!("{e}");
                     telemetry.policy_refusals.inc();
-                    refused.push((version, e.to_string()));
+                    if e.condemns() {
+                        refused.push((version, e.to_string()));
+                    }
                 }
             }
         }
@@ -161,7 +163,21 @@ impl Lifecycle {
         };
         let Some(candidate) = chosen else {
             role.update(&config.state_dir, |s| record(s, None))?;
-            anyhow::bail!("no policy version in {} passed its checks (see the errors above)", config.dir.display());
+            // Versions an earlier run condemned are skipped (but the one the state names active).
+            let condemned: Vec<&str> = state.unhealthy.keys().filter(|v| state.active.as_ref() != Some(*v)).map(String::as_str).collect();
+            anyhow::bail!(
+                "no policy version in {} passed its checks (see the errors above){}",
+                config.dir.display(),
+                if condemned.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; not tried, marked unhealthy by an earlier run after failing its health checks: {} (once fixed, \
+                         `sentinel policy activate VERSION --config FILE` clears the mark)",
+                        condemned.join(", ")
+                    )
+                }
+            );
         };
         log_activation(&candidate, if role == Role::Leader { "startup" } else { "startup, following the persisted state" });
         record(&mut state, Some(&candidate.version));
@@ -204,8 +220,19 @@ impl Lifecycle {
         let Some(version) = self.config.shadow.clone() else { return };
         match prepare(&self.preparer, &version, records).await {
             Ok(c) => {
-                tracing::info!(version = %version, "shadow policy loaded: decides every tick, never published");
-                let _ = self.shadow.set(Arc::new(Mutex::new(shadow::Shadow::open(&self.config.dir, &version, c.policy))));
+                let files = shadow::shadow_dir(&self.config.state_dir);
+                tracing::info!(version = %version, files = %files.display(), "shadow policy loaded: decides every tick, never published");
+                let former = shadow::shadow_dir(&self.config.dir);
+                if std::fs::symlink_metadata(&former).is_ok() {
+                    tracing::warn!(
+                        "{} is no longer read or written: shadows keep their memory and log in {} (the private state directory); \
+                         move a log you still want there, then remove {}",
+                        former.display(),
+                        files.display(),
+                        former.display()
+                    );
+                }
+                let _ = self.shadow.set(Arc::new(Mutex::new(shadow::Shadow::open(&self.config.state_dir, &version, c.policy))));
             }
             Err(e) => tracing::error!("shadow not loaded: {e}"),
         }
@@ -267,8 +294,15 @@ impl Lifecycle {
             Err(e) => {
                 tracing::error!("{e}; {current} stays active");
                 self.telemetry.policy_refusals.inc();
+                let condemned = e.condemns();
+                if !condemned {
+                    // Tried again at the next change of the directory (a restored file).
+                    self.seen.lock().expect("seen lock").1.remove(&desired);
+                }
                 self.role.update(&self.config.state_dir, |s| {
-                    s.mark_unhealthy(&desired, e.to_string());
+                    if condemned {
+                        s.mark_unhealthy(&desired, e.to_string());
+                    }
                     if s.active.as_deref() == Some(desired.as_str()) {
                         s.active = Some(current);
                     }
@@ -390,3 +424,5 @@ fn log_activation(c: &Candidate, why: &str) {
 mod fallback_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod untrusted_files_tests;

@@ -1,8 +1,13 @@
 //! Shadow mode: a second version decides every tick on the same inputs, with its own memory,
-//! and is never published. Its memory is a file in the policy directory
-//! (`shadow/<version>.memory.json`), its decisions and how they compare with the active one's
-//! a JSON Lines log beside it (`shadow/<version>.jsonl`), which `policy shadow-report` reads.
+//! and is never published. Its memory is a file in the private state directory
+//! (`<state_dir>/shadow/<version>.memory.json`), its decisions and how they compare with the
+//! active one's a JSON Lines log beside it (`shadow/<version>.jsonl`), which `policy
+//! shadow-report` reads. Never in the policy directory, which others write (a link planted
+//! there was followed and overwrote the policy state); every file is created 0600 and never
+//! opened through a symbolic link.
 
+use super::private_dir;
+use crate::plain_files;
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -32,20 +37,24 @@ pub struct ShadowLine {
     pub diverged: Vec<String>,
 }
 
-pub fn shadow_dir(dir: &Path) -> PathBuf {
-    dir.join("shadow")
+/// Where shadows keep their files: `shadow/` in the private state directory.
+pub fn shadow_dir(state_dir: &Path) -> PathBuf {
+    state_dir.join("shadow")
 }
 
-pub fn log_path(dir: &Path, version: &str) -> PathBuf {
-    shadow_dir(dir).join(format!("{version}.jsonl"))
+pub fn log_path(state_dir: &Path, version: &str) -> PathBuf {
+    shadow_dir(state_dir).join(format!("{version}.jsonl"))
 }
+
+/// The largest saved shadow memory read back (a memory is well under a kilobyte).
+const MEMORY_LIMIT: u64 = 1 << 20;
 
 impl Shadow {
-    /// A shadow with the memory it saved last (none: it starts fresh).
-    pub fn open(dir: &Path, version: &str, policy: Box<dyn Policy>) -> Shadow {
-        let memory_path = shadow_dir(dir).join(format!("{version}.memory.json"));
-        let memory = std::fs::read_to_string(&memory_path).ok().and_then(|t| serde_json::from_str(&t).ok());
-        Shadow { policy, version: version.into(), memory, memory_path, log_path: log_path(dir, version) }
+    /// A shadow with the memory it saved last in `state_dir` (none: it starts fresh).
+    pub fn open(state_dir: &Path, version: &str, policy: Box<dyn Policy>) -> Shadow {
+        let memory_path = shadow_dir(state_dir).join(format!("{version}.memory.json"));
+        let memory = plain_files::read_whole(&memory_path, MEMORY_LIMIT).ok().and_then(|t| serde_json::from_slice(&t).ok());
+        Shadow { policy, version: version.into(), memory, memory_path, log_path: log_path(state_dir, version) }
     }
 
     /// Decides `input` with the shadow's own memory, records it, and says what diverged.
@@ -81,13 +90,11 @@ impl Shadow {
 
     fn persist(&self, line: &ShadowLine) -> std::io::Result<()> {
         if let Some(dir) = self.memory_path.parent() {
-            std::fs::create_dir_all(dir)?;
+            private_dir::ensure(dir).map_err(std::io::Error::other)?;
         }
-        let mut log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log_path)?;
+        let mut log = plain_files::open_append(&self.log_path)?;
         writeln!(log, "{}", serde_json::to_string(line).map_err(std::io::Error::other)?)?;
-        let tmp = self.memory_path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_string(&self.memory).map_err(std::io::Error::other)?)?;
-        std::fs::rename(tmp, &self.memory_path)
+        private_dir::write_atomically(&self.memory_path, serde_json::to_string(&self.memory).map_err(std::io::Error::other)?.as_bytes())
     }
 }
 
@@ -109,11 +116,15 @@ pub struct ShadowReport {
     pub active_versions: Vec<String>,
 }
 
-/// Summarizes a shadow's log.
-pub fn report(dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
-    let path = log_path(dir, version);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| anyhow::anyhow!("no shadow log for {version} at {} ({e}); is it configured as `shadow`?", path.display()))?;
+/// Summarizes a shadow's log in `state_dir`.
+pub fn report(state_dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
+    let path = log_path(state_dir, version);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        anyhow::anyhow!(
+            "no shadow log for {version} at {} ({e}): is {version} configured as `shadow` and has the sentinel ticked since?",
+            path.display()
+        )
+    })?;
     let mut r = ShadowReport { shadow_version: version.into(), ..ShadowReport::default() };
     let mut run = 0;
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {

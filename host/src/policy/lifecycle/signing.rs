@@ -55,12 +55,12 @@ pub fn signature_path(entry: &Entry) -> PathBuf {
 /// What the signature beside `entry` says, against `trust`.
 pub fn check(entry: &Entry, trust: &Trust) -> SignatureStatus {
     let path = signature_path(entry);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::plain_files::read_whole(&path, 4096) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return SignatureStatus::Unsigned,
         Err(e) => return SignatureStatus::Invalid(format!("cannot read {}: {e}", path.display())),
     };
-    let file: SignatureFile = match serde_json::from_str(&text) {
+    let file: SignatureFile = match serde_json::from_slice(&text) {
         Ok(f) => f,
         Err(e) => return SignatureStatus::Invalid(format!("{} is not a signature file: {e}", path.display())),
     };

@@ -15,7 +15,8 @@ age) is the admission component's `choose-factor`, not the channel's.
 from __future__ import annotations
 
 from typing import Any, Optional, Tuple
-from urllib.parse import urlsplit, urlunsplit
+
+from .redaction import redact as _redact
 
 __all__ = ["Channel", "open_channel", "redact"]
 
@@ -24,15 +25,9 @@ Fetched = Tuple[str, str]
 
 
 def redact(spec: str) -> str:
-    """The channel as logs may show it: a URL's password replaced by `***`."""
-    try:
-        parts = urlsplit(spec)
-    except ValueError:
-        return spec
-    if parts.password is None:
-        return spec
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The channel as logs may show it: every secret masked (`redaction.redact`: a URL's
+    password, a `password=` in its query, a fragment)."""
+    return _redact(spec)
 
 
 class Channel:

@@ -33,6 +33,8 @@ from decimal import Decimal
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 from urllib.parse import quote
 
+from .redaction import MASK, redact, scrub
+
 __all__ = ["ProfileCounters", "WorkspaceProfiles", "redact_dsn", "DEFAULT_TABLE"]
 
 #: The table read unless configured otherwise.
@@ -40,19 +42,16 @@ DEFAULT_TABLE = "tenant_workload_policies"
 
 _U32_MAX = 2**32 - 1
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:@/\s]*):\S*@")  # to the last @: none leaks
-_KEY_PASSWORD = re.compile(r"(password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\S*)", re.IGNORECASE)
 _log = logging.getLogger("capacity_admission")
 
 
 def redact_dsn(text: str, password: Optional[str] = None) -> str:
-    """`text` with every password of a connection string replaced by `***`: `user:secret@` in a
-    URL, `password=secret` in the keyword form or a URL's query, and `password` itself."""
-    text = _URL_PASSWORD.sub(r"\1:***@", text)
-    text = _KEY_PASSWORD.sub(r"\1***", text)
+    """`text` with every secret of a connection string masked (`redaction.redact`), and
+    `password` itself wherever it appears, as written or percent-encoded."""
+    text = redact(text)
     if password:
         for form in {password, quote(password, safe="")}:
-            text = text.replace(form, "***")
+            text = text.replace(form, MASK)
     return text
 
 
@@ -154,7 +153,7 @@ class WorkspaceProfiles:
         try:
             params = conninfo_to_dict(dsn)
         except psycopg.Error as e:
-            raise ValueError(f"dsn: not a PostgreSQL connection string: {redact_dsn(str(e))}") from None
+            raise ValueError(f"dsn: not a PostgreSQL connection string: {scrub(str(e), dsn)}") from None
         self._password = str(params.get("password") or "") or None
         names = _identifier("table", table, 2)
         workspace = _identifier("workspace_column", workspace_column, 1)[0]
