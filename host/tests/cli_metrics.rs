@@ -86,6 +86,10 @@ fn a_run_shows_state_cause_readings_thresholds_policy_shadow_and_stages() {
     let mut run = sb.spawn(&["run", "--speed", "600", "--metrics-addr", &format!("127.0.0.1:{port}")], "run");
     let scrapes = scrape_until_exit(&mut run, port);
     assert!(run.child.try_wait().unwrap().unwrap().success(), "{}", run.stderr());
+    // The start line names the version that decides (the second security review, finding 9:
+    // it named the embedded default's file while a `[policies]` version decided).
+    let started = run.stderr().lines().find(|l| l.contains("sentinel running")).unwrap_or_default().to_string();
+    assert!(started.contains("policy=capacity-policy 1.0.0") && !started.contains("embedded"), "{started}");
     let saw = |what: &str, check: &dyn Fn(&str) -> bool| {
         assert!(scrapes.iter().any(|(_, s)| check(s)), "no scrape showed {what}; the last:\n{}", scrapes.last().map_or("", |s| &s.1))
     };
