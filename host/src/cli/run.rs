@@ -79,7 +79,11 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
     let active = {
         let p = sentinel.policy.lock();
         let id = p.identity();
-        format!("{} {} (sha256 {})", id.name, id.version, id.digest.get(..12).unwrap_or(&id.digest))
+        let (what, digest) = (format!("{} {}", id.name, id.version), id.digest.get(..12).unwrap_or(&id.digest));
+        match sentinel.policy.lifecycle() {
+            Some(_) => format!("{what} (sha256 {digest})"),
+            None => format!("{} ({what}, sha256 {digest})", config.policy),
+        }
     };
     tracing::info!(
         policy = %active,

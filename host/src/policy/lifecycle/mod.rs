@@ -10,6 +10,7 @@ pub mod activate;
 mod background;
 pub mod cache;
 pub mod checks;
+mod directory_sync;
 mod fingerprint;
 pub mod manifest;
 pub mod private_dir;
@@ -31,7 +32,6 @@ use state::PolicyState;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
 use vocabulary::{Decision, DecisionInput};
 
 /// The trust a `[policies]` table configures.
@@ -235,80 +235,6 @@ impl Lifecycle {
                 let _ = self.shadow.set(Arc::new(Mutex::new(shadow::Shadow::open(&self.config.state_dir, &version, c.policy))));
             }
             Err(e) => tracing::error!("shadow not loaded: {e}"),
-        }
-    }
-
-    /// One look at the directory (`sentinel run` calls it every `poll`): when something
-    /// changed, activates what the persisted state (or, with `active = "latest"`, a newly
-    /// arrived version) asks for. Returns the version activated, if any.
-    pub async fn sync(&self) -> anyhow::Result<Option<String>> {
-        let _one = self.syncing.lock().await;
-        let detected = Instant::now();
-        let now = fingerprint(&self.config);
-        let entries = manifest::policy_entries(&self.config.dir);
-        let versions: BTreeSet<String> = entries.iter().map(|e| e.manifest.version.clone()).collect();
-        let arrived: Vec<String> = {
-            let mut seen = self.seen.lock().expect("seen lock");
-            if seen.0 == now {
-                return Ok(None);
-            }
-            let arrived = versions.difference(&seen.1).cloned().collect();
-            *seen = (now, versions);
-            arrived
-        };
-        let state = PolicyState::load(&self.config.state_dir)?;
-        let (current, digest) = self.active_version();
-        let mut desired = state.active.clone().unwrap_or_else(|| current.clone());
-        if self.config.active == Selection::Latest
-            && self.role == Role::Leader
-            && let Some(newest) =
-                arrived.iter().filter(|v| !state.unhealthy.contains_key(*v)).max_by(|a, b| manifest::compare_versions(a, b))
-            && manifest::compare_versions(newest, &current).is_gt()
-        {
-            desired = newest.clone();
-        }
-        let unchanged = entries.iter().any(|e| e.manifest.version == desired && e.manifest.sha256.eq_ignore_ascii_case(&digest));
-        if desired == current && unchanged {
-            return Ok(None);
-        }
-        // A version that failed during a tick stays out, also while its rollback is still being
-        // recorded (the state file names it as active until then).
-        let rolled_back = self.unrecorded_rollbacks.lock().unwrap_or_else(PoisonError::into_inner).contains(&desired);
-        if desired != current && (rolled_back || state.unhealthy.contains_key(&desired)) {
-            tracing::debug!("policy {desired} failed during a tick (unhealthy); {current} stays active");
-            return Ok(None);
-        }
-        let records = match &self.memory {
-            Some(m) => recent(m).await,
-            None => Vec::new(),
-        };
-        match prepare(&self.preparer, &desired, &records).await {
-            Ok(candidate) => {
-                let version = candidate.version.clone();
-                log_activation(&candidate, "directory change");
-                self.swap(candidate.policy);
-                self.role.update(&self.config.state_dir, |s| s.activated(&version))?;
-                tracing::info!(version = %version, file_change_to_active_ms = detected.elapsed().as_secs_f64() * 1e3, "policy swapped in");
-                Ok(Some(version))
-            }
-            Err(e) => {
-                tracing::error!("{e}; {current} stays active");
-                self.telemetry.policy_refusals.inc();
-                let condemned = e.condemns();
-                if !condemned {
-                    // Tried again at the next change of the directory (a restored file).
-                    self.seen.lock().expect("seen lock").1.remove(&desired);
-                }
-                self.role.update(&self.config.state_dir, |s| {
-                    if condemned {
-                        s.mark_unhealthy(&desired, e.to_string());
-                    }
-                    if s.active.as_deref() == Some(desired.as_str()) {
-                        s.active = Some(current);
-                    }
-                })?;
-                Ok(None)
-            }
         }
     }
 
