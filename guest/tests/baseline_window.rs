@@ -26,6 +26,15 @@ fn step() -> impl Strategy<Value = (i64, Vec<(bool, Option<f64>, bool)>)> {
     (gap(), prop::collection::vec((any::<bool>(), p95(), prop::bool::weighted(0.1)), 0..3))
 }
 
+/// One step's readings: per entry, which API ("crm" or "search"), its p95 and whether the
+/// reading brings its own baseline (100 ms).
+fn latency_of(entries: &[(bool, Option<f64>, bool)]) -> Vec<ApiLatency> {
+    entries
+        .iter()
+        .map(|(crm, p95, given)| ApiLatency { api: if *crm { "crm" } else { "search" }.into(), p95_ms: *p95, baseline_ms: given.then_some(100.0) })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -38,10 +47,7 @@ proptest! {
         let mut at = T0;
         for (gap, entries) in steps {
             at += gap;
-            let latency: Vec<ApiLatency> = entries
-                .iter()
-                .map(|(crm, p95, given)| ApiLatency { api: if *crm { "crm" } else { "search" }.into(), p95_ms: *p95, baseline_ms: given.then_some(100.0) })
-                .collect();
+            let latency = latency_of(&entries);
             let mut reading = Reading { cpu_pct: Some(10.0), connections_pct: None, scaling: None, latency: latency.clone() };
             if let Some(baselines) = window.observe(at, &mut reading, &t) {
                 let hour = at - at.rem_euclid(3600);
@@ -130,10 +136,7 @@ proptest! {
         let mut at = T0;
         for (gap, entries) in steps {
             at += gap;
-            let latency: Vec<ApiLatency> = entries
-                .iter()
-                .map(|(crm, p95, given)| ApiLatency { api: if *crm { "crm" } else { "search" }.into(), p95_ms: *p95, baseline_ms: given.then_some(100.0) })
-                .collect();
+            let latency = latency_of(&entries);
             let mut reading = Reading { cpu_pct: Some(10.0), connections_pct: None, scaling: None, latency: latency.clone() };
             let mut expected = reading.clone();
             let (got, want) = (window.observe(at, &mut reading, &t), reference.observe(at, &mut expected, &t));
