@@ -7,13 +7,8 @@
 use crate::support;
 
 use sha2::{Digest, Sha256};
-use std::path::Path;
 use std::time::Duration;
 use support::{Metrics, Sandbox, cpu, eventually, read_error, t};
-
-fn target() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies")
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -67,21 +62,10 @@ fn hour_trace() -> Vec<String> {
 #[test]
 fn a_run_shows_state_cause_readings_thresholds_policy_shadow_and_stages() {
     let sb = Sandbox::new(Metrics::Trace(hour_trace()));
-    let dir = sb.path("policies");
-    std::fs::create_dir_all(&dir).unwrap();
-    for version in ["1.0.0", "1.1.0"] {
-        for ext in ["wasm", "manifest.json"] {
-            let name = format!("capacity-policy-{version}.{ext}");
-            std::fs::copy(target().join(&name), dir.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}; run `cargo policies`"));
-        }
-    }
-    sb.edit_config(|text| {
-        format!(
-            "{}[policies]\ndir = \"policies\"\nallow_unsigned = true\nactive = \"1.0.0\"\nshadow = \"1.1.0\"\n\
-             [stages]\ncontroller = {{ kind = \"log\" }}\ntargets = [{{ rest_api_id = \"a1b2c3\", stage = \"prod\", rate_limit = 5.0, burst_limit = 10 }}]\n",
-            support::without_policy_file(&text).replace("throttles_enabled = false", "throttles_enabled = true")
-        )
-    });
+    sb.with_shadow_policies(
+        "[stages]\ncontroller = { kind = \"log\" }\ntargets = [{ rest_api_id = \"a1b2c3\", stage = \"prod\", rate_limit = 5.0, burst_limit = 10 }]\n",
+    );
+    sb.edit_config(|text| text.replace("throttles_enabled = false", "throttles_enabled = true"));
     let port = free_port();
     let mut run = sb.spawn(&["run", "--speed", "600", "--metrics-addr", &format!("127.0.0.1:{port}")], "run");
     let scrapes = scrape_until_exit(&mut run, port);
@@ -127,7 +111,7 @@ fn a_run_shows_state_cause_readings_thresholds_policy_shadow_and_stages() {
     });
 
     let (_, last) = scrapes.last().expect("scraped");
-    let digest = hex::encode(Sha256::digest(std::fs::read(target().join("capacity-policy-1.0.0.wasm")).unwrap()));
+    let digest = hex::encode(Sha256::digest(std::fs::read(support::built_policies().join("capacity-policy-1.0.0.wasm")).unwrap()));
     let info = format!("sentinel_policy_info{{name=\"capacity-policy\",version=\"1.0.0\",digest=\"{digest}\",kind=\"component\"}}");
     assert_eq!(value(last, &info), Some(1.0), "the active version and its digest:\n{last}");
     assert!(

@@ -13,27 +13,10 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 use support::{Metrics, Sandbox, cpu, t};
 
-fn target() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies")
-}
-
 /// A sandbox whose policy directory holds 1.0.0 (active) and 1.1.0 (in shadow), unsigned.
 fn with_shadow(minutes: i64) -> Sandbox {
     let sb = Sandbox::new(Metrics::Trace((0..minutes).map(|m| cpu(t(m), 40.0)).collect()));
-    let dir = sb.path("policies");
-    std::fs::create_dir_all(&dir).unwrap();
-    for version in ["1.0.0", "1.1.0"] {
-        for ext in ["wasm", "manifest.json"] {
-            let name = format!("capacity-policy-{version}.{ext}");
-            std::fs::copy(target().join(&name), dir.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}; run `cargo policies`"));
-        }
-    }
-    sb.edit_config(|text| {
-        format!(
-            "{}[policies]\ndir = \"policies\"\nallow_unsigned = true\nactive = \"1.0.0\"\nshadow = \"1.1.0\"\n",
-            support::without_policy_file(&text)
-        )
-    });
+    sb.with_shadow_policies("");
     sb
 }
 

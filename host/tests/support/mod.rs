@@ -46,6 +46,11 @@ pub fn policy() -> PathBuf {
     path.canonicalize().unwrap()
 }
 
+/// The folder `cargo policies` builds the policy components and their manifests into.
+pub fn built_policies() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies")
+}
+
 /// One trace line: a reading with only `cpu_pct`.
 pub fn cpu(at: i64, cpu_pct: f64) -> String {
     serde_json::json!({ "at": rfc(at), "reading": { "cpu_pct": cpu_pct } }).to_string()
@@ -114,6 +119,26 @@ impl Sandbox {
         let after = edit(before.clone());
         assert_ne!(after, before, "the edit changed nothing");
         std::fs::write(&self.config, after).unwrap();
+    }
+
+    /// A policy directory `policies/` holding 1.0.0 (active) and 1.1.0 (in shadow), unsigned,
+    /// copied from `built_policies()`; the config's single `policy` file gives way to a
+    /// `[policies]` table, followed by `more` (further TOML tables, or "").
+    pub fn with_shadow_policies(&self, more: &str) {
+        let dir = self.path("policies");
+        std::fs::create_dir_all(&dir).unwrap();
+        for version in ["1.0.0", "1.1.0"] {
+            for ext in ["wasm", "manifest.json"] {
+                let name = format!("capacity-policy-{version}.{ext}");
+                std::fs::copy(built_policies().join(&name), dir.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}; run `cargo policies`"));
+            }
+        }
+        self.edit_config(|text| {
+            format!(
+                "{}[policies]\ndir = \"policies\"\nallow_unsigned = true\nactive = \"1.0.0\"\nshadow = \"1.1.0\"\n{more}",
+                without_policy_file(&text)
+            )
+        });
     }
 
     pub fn path(&self, relative: &str) -> PathBuf {
