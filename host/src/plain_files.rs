@@ -26,9 +26,15 @@ pub fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
     regular(file, path)
 }
 
+/// Opens `path` to read it (a missing file is `NotFound`, as with `File::open`).
+pub fn open_read(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags()).open(path)?;
+    regular(file, path)
+}
+
 /// Up to `max + 1` bytes of `path` from its start: more than `max` says the file is larger.
 pub fn read_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    let file = regular(std::fs::OpenOptions::new().read(true).custom_flags(flags()).open(path)?, path)?;
+    let file = open_read(path)?;
     let mut bytes = Vec::new();
     file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok(bytes)

@@ -150,9 +150,7 @@ impl Contents {
 /// Whether the file is non-empty and its last byte is not a line's end.
 fn ends_torn(path: &Path) -> std::io::Result<bool> {
     use std::io::{Read, Seek, SeekFrom};
-    use std::os::unix::fs::OpenOptionsExt;
-    let no_follow = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    let mut file = match std::fs::OpenOptions::new().read(true).custom_flags(no_follow.bits() as i32).open(path) {
+    let mut file = match crate::plain_files::open_read(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
