@@ -4,7 +4,8 @@
 //! active one's a JSON Lines log beside it (`shadow/<version>.jsonl`), which `policy
 //! shadow-report` reads. Never in the policy directory, which others write (a link planted
 //! there was followed and overwrote the policy state); every file is created 0600 and never
-//! opened through a symbolic link.
+//! opened through a symbolic link. The directory is checked (created 0700 when missing) when
+//! the shadow opens, and again only after a write fails, before that write is tried once more.
 
 use super::private_dir;
 use crate::plain_files;
@@ -50,10 +51,14 @@ pub fn log_path(state_dir: &Path, version: &str) -> PathBuf {
 const MEMORY_LIMIT: u64 = 1 << 20;
 
 impl Shadow {
-    /// A shadow with the memory it saved last in `state_dir` (none: it starts fresh).
+    /// A shadow with the memory it saved last in `state_dir` (none: it starts fresh). Its
+    /// directory is checked here; when it is not usable the first tick's write says why.
     pub fn open(state_dir: &Path, version: &str, policy: Box<dyn Policy>) -> Shadow {
         let memory_path = shadow_dir(state_dir).join(format!("{version}.memory.json"));
         let memory = plain_files::read_whole(&memory_path, MEMORY_LIMIT).ok().and_then(|t| serde_json::from_slice(&t).ok());
+        if let Err(e) = private_dir::ensure(&shadow_dir(state_dir)) {
+            tracing::warn!("shadow {version}: its directory is not usable yet ({e}); it is checked again when a tick's record fails");
+        }
         Shadow { policy, version: version.into(), memory, memory_path, log_path: log_path(state_dir, version) }
     }
 
@@ -88,13 +93,21 @@ impl Shadow {
         Ok(line)
     }
 
+    /// Appends `line` to the log, then saves the memory.
     fn persist(&self, line: &ShadowLine) -> std::io::Result<()> {
-        if let Some(dir) = self.memory_path.parent() {
-            private_dir::ensure(dir).map_err(std::io::Error::other)?;
-        }
-        let mut log = plain_files::open_append(&self.log_path)?;
-        writeln!(log, "{}", serde_json::to_string(line).map_err(std::io::Error::other)?)?;
-        private_dir::write_atomically(&self.memory_path, serde_json::to_string(&self.memory).map_err(std::io::Error::other)?.as_bytes())
+        let line = serde_json::to_string(line).map_err(std::io::Error::other)? + "\n";
+        self.retried(|| plain_files::open_append(&self.log_path)?.write_all(line.as_bytes()))?;
+        let memory = serde_json::to_string(&self.memory).map_err(std::io::Error::other)?;
+        self.retried(|| private_dir::write_atomically(&self.memory_path, memory.as_bytes()))
+    }
+
+    /// `write`, and when it fails (the directory removed or replaced since the last check),
+    /// the directory checked again (created when missing) and `write` tried once more.
+    fn retried(&self, write: impl Fn() -> std::io::Result<()>) -> std::io::Result<()> {
+        let Err(first) = write() else { return Ok(()) };
+        let dir = self.memory_path.parent().unwrap_or(Path::new("."));
+        private_dir::ensure(dir).map_err(|e| std::io::Error::other(format!("{first}; and {e}")))?;
+        write()
     }
 }
 
@@ -151,4 +164,34 @@ pub fn report(state_dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
     }
     r.divergence_ratio = if r.ticks == 0 { 0.0 } else { r.divergent_ticks as f64 / r.ticks as f64 };
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{Limits, Runtime};
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_directory_is_made_at_the_open_and_made_again_when_a_write_finds_it_gone() {
+        let root = tempfile::tempdir().unwrap();
+        let state = root.path().join("state");
+        let component = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies/capacity-policy-1.0.0.wasm");
+        let runtime = Runtime::new(Limits::default()).unwrap();
+        let open = || crate::policy::open(&component.display().to_string(), &runtime).expect("run `cargo policies` first");
+        let input = super::super::checks::fixed_inputs().unwrap().remove(0).input;
+        let active = open().decide(&input).unwrap();
+        let mut shadow = Shadow::open(&state, "1.0.0", open());
+        let dir = shadow_dir(&state);
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700, "made private at the open");
+        shadow.step(&input, &active, "1.0.0").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        // The append fails (no directory): the directory is checked, made again, and the
+        // append tried once more, so this tick's record is not lost.
+        shadow.step(&input, &active, "1.0.0").unwrap();
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700, "made private again");
+        let log = std::fs::read_to_string(log_path(&state, "1.0.0")).unwrap();
+        assert_eq!(log.lines().count(), 1, "the tick after the removal is recorded:\n{log}");
+        assert!(dir.join("1.0.0.memory.json").is_file(), "and its memory saved");
+    }
 }
