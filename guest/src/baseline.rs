@@ -22,9 +22,13 @@ pub fn compute(hour: Instant, groups: &[ApiSamples], t: &Thresholds) -> Vec<ApiB
 /// The p95 values of `samples` that count for the baseline of the hour starting at `hour`:
 /// finite, and in [hour - 24 h, hour - 1 h).
 pub fn in_window<'a>(hour: Instant, samples: impl IntoIterator<Item = &'a LatencySample>) -> impl Iterator<Item = f64> {
-    let from = hour.saturating_sub(24 * HOUR);
-    let until = hour.saturating_sub(HOUR);
-    samples.into_iter().filter(move |s| s.at >= from && s.at < until && s.p95_ms.is_finite()).map(|s| s.p95_ms)
+    samples.into_iter().filter(move |s| counts(hour, s.at, s.p95_ms)).map(|s| s.p95_ms)
+}
+
+/// Whether a sample taken at `at` of `p95_ms` counts for the baseline of the hour starting at
+/// `hour`: finite, and in [hour - 24 h, hour - 1 h).
+pub fn counts(hour: Instant, at: Instant, p95_ms: f64) -> bool {
+    at >= hour.saturating_sub(24 * HOUR) && at < hour.saturating_sub(HOUR) && p95_ms.is_finite()
 }
 
 /// One API's baseline from the values in its window (reordered in place): their median when
