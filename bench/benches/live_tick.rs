@@ -51,6 +51,7 @@ fn live_tick(c: &mut Criterion, backends: &Backends) {
             decision: report.decision.clone(),
             policy: report.document.policy.clone(),
         },
+        follows: None,
     };
     let (document, outcomes) = (report.document.clone(), report.outcomes.clone());
 

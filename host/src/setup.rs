@@ -81,14 +81,14 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Stores> {
                 leadership: Box::new(SqliteLock::new(path)),
             }
         }
-        StoreConfig::Postgres { url, timeout, lock_key } => {
+        StoreConfig::Postgres { url, timeout, lock_key, lease } => {
             let store = Arc::new(PostgresStore::connect(url, *timeout).await?);
             Stores {
                 memory: store.clone(),
                 pins: store.clone(),
                 baselines: store.clone(),
                 stages: store,
-                leadership: Box::new(PostgresLeadership::new(url, *timeout, *lock_key)),
+                leadership: Box::new(PostgresLeadership::new(url, *timeout, *lock_key).with_lease(*lease)),
             }
         }
     })

@@ -31,6 +31,7 @@ mod consumers_follow;
 mod contract_versions;
 mod deploy_systemd;
 mod end_to_end;
+mod failover_fencing;
 mod faults_crash;
 mod faults_race;
 mod faults_servers;

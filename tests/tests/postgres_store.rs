@@ -391,3 +391,34 @@ async fn a_killed_and_restarted_server_heals_on_the_next_call() {
         raw(&server.url()).await.query_one("SELECT publication::text FROM ticks WHERE sequence = 3", &[]).await.unwrap().get(0);
     assert_eq!(serde_json::from_str::<Vec<ChannelOutcome>>(&stored.unwrap()).unwrap(), outcomes);
 }
+
+/// Issue 34, finding 4: sentinels that read the same newest tick and commit at once (a frozen
+/// leader resuming beside its successor) commit one tick; the others are refused as superseded,
+/// and the memory is the winner's.
+#[tokio::test]
+async fn of_commits_that_follow_the_same_tick_one_wins_and_the_rest_are_superseded() {
+    let db = Db::create("fencing").await;
+    let store = db.store().await;
+    assert_eq!(store.commit_tick(&TickCommit { follows: Some(0), ..commit(T0) }).await.unwrap().sequence, 1);
+    let mut racers = Vec::new();
+    for i in 0..4u64 {
+        let store = db.store().await;
+        racers.push(tokio::spawn(async move {
+            let mut tick = TickCommit { follows: Some(1), ..commit(T0 + 60) };
+            tick.memory.failed_reads = i as u32;
+            (tick.memory.clone(), store.commit_tick(&tick).await)
+        }));
+    }
+    let mut won = Vec::new();
+    for racer in racers {
+        match racer.await.unwrap() {
+            (memory, Ok(committed)) => won.push((memory, committed.sequence)),
+            (_, Err(StoreError::Superseded { follows: 1, newest: 2, .. })) => {}
+            (_, other) => panic!("expected a commit or Superseded, got {other:?}"),
+        }
+    }
+    assert_eq!(won.len(), 1, "exactly one racer commits: {won:?}");
+    assert_eq!(won[0].1, 2);
+    assert_eq!(store.load_memory().await.unwrap(), Some(won[0].0.clone()), "the memory is the winner's");
+    assert_eq!(store.recent_ticks(10).await.unwrap().len(), 2);
+}

@@ -123,3 +123,31 @@ async fn the_next_publish_after_redis_comes_back_succeeds() {
     assert_eq!(doc.sequence, 4);
     assert!(ttl > 0 && ttl <= EXPIRY.as_secs() as i64, "TTL {ttl}");
 }
+
+/// Issue 34, finding 4: a stale leader's write that lands late must not put the key back to a
+/// lower sequence. Before the fence, a plain SET overwrote sequence 3 with sequence 2.
+#[tokio::test]
+async fn the_key_never_goes_back_to_a_lower_sequence() {
+    let redis = Redis::start();
+    let p = publisher(&redis.url(), Duration::from_secs(2));
+    p.publish(&document(3)).await.unwrap_or_else(|e| panic!("{e}"));
+
+    let stale = p.publish(&document(2)).await.expect_err("a lower sequence is refused");
+    let message = stale.to_string();
+    assert!(message.contains("superseded: the key holds sequence 3, newer than this document's 2"), "{message}");
+    assert_eq!(read_back(&redis.url()).await.0.sequence, 3, "the newer document stays");
+
+    // The same sequence again (a minute published twice) and a higher one are written.
+    p.publish(&document(3)).await.unwrap_or_else(|e| panic!("{e}"));
+    p.publish(&document(4)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(read_back(&redis.url()).await.0.sequence, 4);
+
+    // A value that is not one of ours (not JSON, or without a sequence) is overwritten.
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    for foreign in ["not json", r#"{"state":"normal"}"#, r#"{"sequence":"99"}"#] {
+        redis::cmd("SET").arg(KEY).arg(foreign).query_async::<()>(&mut conn).await.unwrap();
+        p.publish(&document(1)).await.unwrap_or_else(|e| panic!("{foreign}: {e}"));
+        assert_eq!(read_back(&redis.url()).await.0.sequence, 1, "{foreign}");
+    }
+}

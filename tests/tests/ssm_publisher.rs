@@ -72,7 +72,7 @@ async fn nothing_listening_fails_fast() {
     assert!(elapsed < Duration::from_secs(1), "refusal took {elapsed:?}");
     assert_eq!(err.channel, Channel::Parameter);
     let text = err.to_string();
-    assert!(text.contains("PutParameter") && text.contains("could not connect"), "{text}");
+    assert!(text.contains("GetParameter") && text.contains("could not connect"), "{text}");
     assert!(text.contains(&endpoint), "{text}");
 }
 
@@ -100,4 +100,35 @@ async fn the_next_publish_after_the_endpoint_comes_back_succeeds() {
     let _moto = Moto::start_on(port);
     p.publish(&document(2)).await.unwrap_or_else(|e| panic!("after the start: {e}"));
     assert_eq!(read_back(&p).await.0, document(2));
+}
+
+/// Issue 34, finding 4: the parameter is read before each write and never put back to a lower
+/// sequence. Before the fence, PutParameter overwrote sequence 3 with sequence 2.
+#[tokio::test]
+async fn the_parameter_never_goes_back_to_a_lower_sequence() {
+    let moto = Moto::start();
+    let p = publisher(&moto.endpoint(), Duration::from_secs(5)).await;
+    p.publish(&document(3)).await.unwrap_or_else(|e| panic!("{e}"));
+    let (_, version) = read_back(&p).await;
+
+    let stale = p.publish(&document(2)).await.expect_err("a lower sequence is refused");
+    assert!(stale.to_string().contains("superseded: the parameter holds sequence 3, newer than this document's 2"), "{stale}");
+    assert_eq!(read_back(&p).await, (document(3), version), "not written at all");
+
+    p.publish(&document(3)).await.unwrap_or_else(|e| panic!("{e}"));
+    p.publish(&document(4)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(read_back(&p).await.0.sequence, 4);
+
+    // A value that is not one of ours is overwritten.
+    p.client()
+        .put_parameter()
+        .name(NAME)
+        .value("hand-written")
+        .r#type(aws_sdk_ssm::types::ParameterType::String)
+        .overwrite(true)
+        .send()
+        .await
+        .unwrap();
+    p.publish(&document(1)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(read_back(&p).await.0.sequence, 1);
 }

@@ -12,7 +12,7 @@
 // `fetch()` resolves to `{tag: 'document', val: text}` or `{tag: 'failed', val: why}` (the
 // component's `channel-read`); judging the document (parse, range, age) is the component's
 // `choose-factor`, not the channel's. Each fetch is bounded by the timeout.
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { redact as redactText } from './redaction.js';
 
 /** The channel as logs may show it: every secret masked (redaction.js). */
@@ -21,6 +21,14 @@ export function redact(spec) {
 }
 
 class ReadFailure extends Error {}
+
+/**
+ * The largest document a channel reads (the sentinel's is under 1 KiB; an SSM parameter holds at
+ * most 8 KiB): a larger value is a failed read, never loaded whole.
+ */
+export const MAX_DOCUMENT = 64 * 1024;
+
+const tooLarge = () => new ReadFailure(`the value is larger than ${MAX_DOCUMENT / 1024} KiB, so it is not a state document`);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -127,8 +135,11 @@ class RedisChannel extends Channel {
 
   async #get(client) {
     if (!client.isReady) await this.#ready(client);
-    const value = await client.get(this.#key);
-    if (value === null || value === undefined) throw new ReadFailure(`no key ${this.#key} (absent or expired)`);
+    // GETRANGE bounds what comes over the network; a missing key reads as empty (the sentinel
+    // never publishes an empty value).
+    const value = await client.getRange(this.#key, 0, MAX_DOCUMENT);
+    if (value === null || value === undefined || value.length === 0) throw new ReadFailure(`no key ${this.#key} (absent or expired)`);
+    if (value.length > MAX_DOCUMENT) throw tooLarge();
     return decode(value);
   }
 
@@ -253,12 +264,25 @@ class FileChannel extends Channel {
 
   async read() {
     let bytes;
+    let file;
     try {
-      bytes = await readFile(this.path);
+      file = await open(this.path, 'r');
+      const buffer = Buffer.alloc(MAX_DOCUMENT + 1);
+      let length = 0;
+      for (;;) {
+        const { bytesRead } = await file.read(buffer, length, buffer.length - length, null);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+        if (length === buffer.length) break;
+      }
+      bytes = buffer.subarray(0, length);
     } catch (e) {
       // `ENOENT: no such file or directory, open '...'`: the code and what it means.
       throw new ReadFailure(`reading ${this.path}: ${e.code ? String(e.message).split(',')[0] : describe(e)}`);
+    } finally {
+      await file?.close();
     }
+    if (bytes.length > MAX_DOCUMENT) throw tooLarge();
     return decode(bytes);
   }
 }

@@ -119,7 +119,10 @@ export type ChannelVerdict =
   /** `decided_at` is older than the maximum age. */
   | 'stale'
   /** `decided_at` is further ahead of the clock than the skew allowance. */
-  | 'from-the-future';
+  | 'from-the-future'
+  /** BulkFactorReader only: the document's `sequence` is lower than that of a fresh document
+   * the reader already acted on (a late write of a sentinel that lost its lease). */
+  | 'superseded';
 
 export declare const ChannelVerdict: Readonly<{
   NOT_READ: 'not-read';

@@ -10,7 +10,8 @@
 // (missing, unreadable, out of range, stale or from the future); the admission component's
 // `choose-factor` judges what came back, so Node, Python and Rust agree to the letter. No usable
 // document gives `factor: undefined`, which admission turns into full capacity with
-// `factorReadFailed`.
+// `factorReadFailed`. A document older (by sequence) than the newest one acted on is refused while
+// that one is fresh (sequence-fence.js): the reader never goes back to an older decision.
 //
 // Concurrent callers share one fetch (the pending promise), each channel keeps one client for
 // the reader's life, and a fetch is bounded by `timeout` per channel. A channel that stops being
@@ -19,6 +20,7 @@
 import { openChannel } from './channels.js';
 import { U32_MAX } from './checks.js';
 import { chooseFactor } from './factor-choice.js';
+import { SequenceFence } from './sequence-fence.js';
 
 /** The Redis key the sentinel publishes to unless configured otherwise. */
 export const DEFAULT_CACHE_KEY = 'capacity:state';
@@ -71,6 +73,7 @@ export class BulkFactorReader {
   // The fetch in flight, shared by every caller that arrives meanwhile.
   #pending;
   #closed = false;
+  #fence;
   #counts = { calls: 0, fetches: 0, fullCapacity: 0, reads: { cache: {}, parameter: {} } };
   // Since when (performance.now()) each troubled channel, and the reader as a whole ('reader'),
   // has had no usable document: the start and the end of each episode are logged, nothing between.
@@ -104,6 +107,7 @@ export class BulkFactorReader {
     this.#logger = logger;
     this.#clock = clock;
     this.#refreshMs = this.refresh * 1000;
+    this.#fence = new SequenceFence(this.maxAge);
     const timeoutMs = Math.max(1, Math.round(this.timeout * 1000));
     this.#cache = openChannel(cache, { setting: 'cache', key: cacheKey, timeoutMs });
     this.#parameter = openChannel(parameter, { setting: 'parameter', key: cacheKey, timeoutMs });
@@ -144,15 +148,18 @@ export class BulkFactorReader {
 
   async #fetch() {
     this.#counts.fetches++;
-    const cache = await this.#cache?.fetch();
     // One `now` per fetch: both judgements of the cache's document use the same clock.
+    const fetched = await this.#cache?.fetch();
     const now = Math.trunc(this.#clock());
+    const [cache, cacheRefused] = this.#fence.screen(fetched, now);
     let reading = this.#choose(cache, undefined, now);
     let parameter;
+    let parameterRefused = false;
     if (reading.factor === undefined && this.#parameter !== undefined) {
-      parameter = await this.#parameter.fetch();
+      [parameter, parameterRefused] = this.#fence.screen(await this.#parameter.fetch(), now);
       reading = this.#choose(cache, parameter, now);
     }
+    reading = this.#fence.settle(reading, [cacheRefused, parameterRefused], now);
     for (const [name, channel, fetched] of [['cache', this.#cache, cache], ['parameter', this.#parameter, parameter]]) {
       if (fetched !== undefined && channel !== undefined) {
         const verdict = reading[name];

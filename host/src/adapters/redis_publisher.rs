@@ -1,6 +1,11 @@
 //! The cache channel (docs/behaviour.md §7): the state document under a Redis key with an expiry,
 //! so a dead sentinel's state ages out.
 //!
+//! Fenced by sequence: the document is written by one Lua script that compares it with the stored
+//! one, so the key never goes back to a lower sequence (a stale leader's write that was held on
+//! the network lands as a refusal, not as the state in force). The same sequence is written again
+//! (a minute published twice).
+//!
 //! The constructor only checks the URL: a Redis that is down at startup does not stop the
 //! sentinel. The connection is opened on the first publish, kept, and dropped on any failure
 //! so the next tick opens a fresh one. Connecting, the answer to `SET` and the whole publish
@@ -10,8 +15,33 @@
 use crate::ports::publisher::{Channel, PublishError, Publisher, StateDocument};
 use crate::redact::{redact, scrub};
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, RedisError};
+use redis::{AsyncConnectionConfig, RedisError, Script};
+use std::sync::LazyLock;
 use std::time::Duration;
+
+/// SETs KEYS[1] to ARGV[1] with EX ARGV[3] unless the stored document (when it is JSON with a
+/// numeric `sequence`) has a sequence above ARGV[2]. Returns -1 when written, else the stored
+/// sequence. Sequences are below 2^53, exact as Lua numbers.
+const SET_IF_NOT_NEWER: &str = r"
+local stored = redis.call('GET', KEYS[1])
+if stored then
+  local ok, doc = pcall(cjson.decode, stored)
+  if ok and type(doc) == 'table' and type(doc['sequence']) == 'number' and doc['sequence'] > tonumber(ARGV[2]) then
+    return doc['sequence']
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+return -1
+";
+
+static FENCED_SET: LazyLock<Script> = LazyLock::new(|| Script::new(SET_IF_NOT_NEWER));
+
+/// What the fenced write did.
+enum Written {
+    Yes,
+    /// The key holds this newer sequence: nothing written.
+    Newer(i64),
+}
 use tokio::sync::Mutex;
 
 pub struct RedisPublisher {
@@ -70,16 +100,12 @@ impl RedisPublisher {
         Ok(connection)
     }
 
-    async fn set(&self, value: &str) -> Result<(), (&'static str, RedisError)> {
+    async fn set(&self, value: &str, sequence: u64) -> Result<Written, (&'static str, RedisError)> {
         let mut connection = self.connection().await.map_err(|e| ("connecting", e))?;
-        redis::cmd("SET")
-            .arg(&self.key)
-            .arg(value)
-            .arg("EX")
-            .arg(self.expiry_secs)
-            .query_async::<()>(&mut connection)
-            .await
-            .map_err(|e| ("SET", e))
+        let mut invocation = FENCED_SET.key(&self.key);
+        invocation.arg(value).arg(sequence).arg(self.expiry_secs);
+        let answer: i64 = invocation.invoke_async(&mut connection).await.map_err(|e| ("the fenced SET script", e))?;
+        Ok(if answer < 0 { Written::Yes } else { Written::Newer(answer) })
     }
 
     /// Forgets the kept connection: the next publish connects afresh.
@@ -95,12 +121,14 @@ impl RedisPublisher {
             format!("no answer within {:?}; check that {url} is a Redis server and not overloaded", self.timeout)
         } else if e.kind() == redis::ErrorKind::AuthenticationFailed || matches!(e.code(), Some("NOAUTH" | "WRONGPASS")) {
             "authentication failed; check the user and password in the URL".to_string()
+        } else if e.code() == Some("NOPERM") {
+            "the user may not run scripts; grant it +evalsha +eval (the write compares sequences in one script)".to_string()
         } else if e.code() == Some("READONLY") {
             "the server is a read-only replica; check that the URL points at the primary".to_string()
         } else if e.is_io_error() || e.is_connection_dropped() {
             format!("the connection failed; check that Redis is running at {url} and reachable")
         } else {
-            format!("check that {url} is a Redis server that accepts SET from this client")
+            format!("check that {url} is a Redis server that accepts EVALSHA and SET from this client")
         };
         scrub(&format!("{step}: {e} ({advice})"), &self.url)
     }
@@ -118,8 +146,15 @@ impl Publisher for RedisPublisher {
 
     async fn publish(&self, document: &StateDocument) -> Result<(), PublishError> {
         let value = serde_json::to_string(document).map_err(|e| self.error(format!("the document does not serialise: {e}")))?;
-        let message = match tokio::time::timeout(self.timeout, self.set(&value)).await {
-            Ok(Ok(())) => return Ok(()),
+        let message = match tokio::time::timeout(self.timeout, self.set(&value, document.sequence)).await {
+            Ok(Ok(Written::Yes)) => return Ok(()),
+            Ok(Ok(Written::Newer(stored))) => {
+                return Err(self.error(format!(
+                    "superseded: the key holds sequence {stored}, newer than this document's {}; not overwritten (another \
+                     sentinel decided since; normal once after a failover)",
+                    document.sequence
+                )));
+            }
             Ok(Err((step, e))) => self.describe(step, &e),
             Err(_) => format!("no answer within {:?}; check that {} is a Redis server and not overloaded", self.timeout, self.shown_url),
         };

@@ -1,6 +1,11 @@
 //! The parameter channel (docs/behaviour.md §7): the state document as an AWS SSM Parameter Store
 //! `String` parameter, overwritten each tick.
 //!
+//! Fenced by sequence as far as SSM allows: it has no compare-and-set, so each publish reads the
+//! parameter first (`GetParameter`) and does not overwrite a document with a higher sequence. A
+//! stale write can still land in the moment between another sentinel's read and write; readers
+//! never go back to a lower sequence they have seen, and the next minute overwrites it.
+//!
 //! The client comes from the standard chain (`AWS_ENDPOINT_URL` / `AWS_ENDPOINT_URL_SSM`,
 //! `AWS_REGION`, the credentials chain), with every call bounded by the configured timeout
 //! (see [`super::aws_client`]): a hung endpoint costs one timeout, never the schedule.
@@ -60,10 +65,44 @@ impl Publisher for SsmPublisher {
             return Err(self.error("the parameter name is empty (check the configuration)".into()));
         }
         let value = serde_json::to_string(document).map_err(|e| self.error(format!("the document does not serialise: {e}")))?;
+        match tokio::time::timeout(self.timeout + GUARD_SLACK, self.fenced_put(value, document.sequence)).await {
+            Ok(result) => result,
+            Err(_) => Err(self.error(format!(
+                "GetParameter and PutParameter: no answer within {:?} ({}; check that the endpoint is reachable and answering)",
+                self.timeout, self.location
+            ))),
+        }
+    }
+}
+
+impl SsmPublisher {
+    /// Reads the stored document's sequence, and writes unless it is higher than `sequence`.
+    async fn fenced_put(&self, value: String, sequence: u64) -> Result<(), PublishError> {
+        let stored = match self.client.get_parameter().name(&self.name).send().await {
+            Ok(answer) => answer.parameter.and_then(|p| p.value).and_then(|v| stored_sequence(&v)),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_parameter_not_found()) => None,
+            Err(e) => {
+                return Err(self.error(format!(
+                    "GetParameter (the check that the parameter holds no newer sequence): {}",
+                    aws_client::describe_sdk_error(
+                        &e,
+                        self.timeout,
+                        &self.location,
+                        "check the parameter name and the IAM permission ssm:GetParameter on it (the sentinel reads it \
+                         before each write)"
+                    )
+                )));
+            }
+        };
+        if let Some(stored) = stored.filter(|stored| *stored > sequence) {
+            return Err(self.error(format!(
+                "superseded: the parameter holds sequence {stored}, newer than this document's {sequence}; not overwritten \
+                 (another sentinel decided since; normal once after a failover)"
+            )));
+        }
         let call = self.client.put_parameter().name(&self.name).value(value).r#type(ParameterType::String).overwrite(true).send();
-        match tokio::time::timeout(self.timeout + GUARD_SLACK, call).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(self.error(format!(
+        call.await.map(|_| ()).map_err(|e| {
+            self.error(format!(
                 "PutParameter: {}",
                 aws_client::describe_sdk_error(
                     &e,
@@ -71,11 +110,16 @@ impl Publisher for SsmPublisher {
                     &self.location,
                     "check the parameter name, the IAM permission ssm:PutParameter on it, and that the document fits a standard parameter (4 KB)"
                 )
-            ))),
-            Err(_) => Err(self.error(format!(
-                "PutParameter: no answer within {:?} ({}; check that the endpoint is reachable and answering)",
-                self.timeout, self.location
-            ))),
-        }
+            ))
+        })
     }
+}
+
+/// The `sequence` of a stored document, when it is one of ours (anything else is overwritten).
+fn stored_sequence(value: &str) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Sequenced {
+        sequence: u64,
+    }
+    serde_json::from_str::<Sequenced>(value).ok().map(|d| d.sequence)
 }

@@ -128,7 +128,7 @@ impl From<StoreError> for Problem {
     fn from(e: StoreError) -> Problem {
         tracing::error!("store: {e}");
         match e {
-            StoreError::Unavailable { .. } => Problem::unavailable(e.to_string()),
+            StoreError::Unavailable { .. } | StoreError::Superseded { .. } => Problem::unavailable(e.to_string()),
             StoreError::Corrupt { .. } | StoreError::NewerSchema { .. } => Problem::internal(e.to_string()),
         }
     }

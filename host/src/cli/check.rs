@@ -58,7 +58,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         },
         "store": match &config.store {
             StoreConfig::Sqlite { path } => format!("sqlite {}", path.display()),
-            StoreConfig::Postgres { url, lock_key, .. } => format!("postgres {} (lock key {lock_key})", redact(url)),
+            StoreConfig::Postgres { url, lock_key, lease, .. } => {
+                format!("postgres {} (lock key {lock_key}, lease {})", redact(url), humantime::format_duration(*lease))
+            }
         },
         "metrics": metrics.describe(),
         "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace", MetricsConfig::Prometheus(_) => "prometheus" },

@@ -28,11 +28,14 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoreConfig {
     Sqlite { path: PathBuf },
-    Postgres { url: String, timeout: Duration, lock_key: i64 },
+    Postgres { url: String, timeout: Duration, lock_key: i64, lease: Duration },
 }
 
 /// The advisory lock key sentinels of one deployment share by default.
 pub const DEFAULT_LOCK_KEY: i64 = 0x05e4_71e1;
+
+/// How long a leader that stops answering keeps the PostgreSQL lock, unless `store.lease` says.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(20);
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricsConfig {
@@ -175,12 +178,13 @@ impl Config {
         let store = match raw.store {
             None => StoreConfig::Sqlite { path: PathBuf::from(STATE_DIR).join("sentinel.db") },
             Some(RawStore::Sqlite { path }) => StoreConfig::Sqlite { path: resolve(path) },
-            Some(RawStore::Postgres { url, timeout, lock_key }) => {
+            Some(RawStore::Postgres { url, timeout, lock_key, lease }) => {
                 let url = secret_override("SENTINEL_POSTGRES_URL", url);
                 let timeout =
                     in_range("store.timeout", timeout.unwrap_or(Duration::from_secs(5)), Duration::from_millis(100), tick_deadline)?;
                 postgres_url::parse(&url, timeout).map_err(|(_, message)| invalid("store.url", message))?;
-                StoreConfig::Postgres { url, timeout, lock_key: lock_key.unwrap_or(DEFAULT_LOCK_KEY) }
+                let lease = in_range("store.lease", lease.unwrap_or(DEFAULT_LEASE), Duration::from_secs(1), Duration::from_secs(300))?;
+                StoreConfig::Postgres { url, timeout, lock_key: lock_key.unwrap_or(DEFAULT_LOCK_KEY), lease }
             }
         };
         let (metrics, timeout) = match raw.metrics {

@@ -50,6 +50,9 @@ pub enum RawStore {
         #[serde(default, with = "humantime_serde::option")]
         timeout: Option<Duration>,
         lock_key: Option<i64>,
+        /// How long a leader that stops answering keeps the lock.
+        #[serde(default, with = "humantime_serde::option")]
+        lease: Option<Duration>,
     },
 }
 

@@ -111,9 +111,16 @@ public_key = "/opt/sentinel/keys/policy.pub"
 #[test]
 fn a_production_config_reads_every_real_backend() {
     let c = parse(PRODUCTION).unwrap();
-    assert!(
-        matches!(&c.store, StoreConfig::Postgres { lock_key, timeout, .. } if *lock_key == DEFAULT_LOCK_KEY && *timeout == Duration::from_secs(5))
-    );
+    assert!(matches!(&c.store, StoreConfig::Postgres { lock_key, timeout, lease, .. }
+            if *lock_key == DEFAULT_LOCK_KEY && *timeout == Duration::from_secs(5) && *lease == DEFAULT_LEASE));
+    // The lease: from 1 s to 5 min, refused naming the key otherwise.
+    let with_lease =
+        |lease: &str| parse(&PRODUCTION.replace("kind = \"postgres\"\n", &format!("kind = \"postgres\"\nlease = \"{lease}\"\n")));
+    assert!(matches!(with_lease("2s").unwrap().store, StoreConfig::Postgres { lease, .. } if lease == Duration::from_secs(2)));
+    for bad in ["0s", "500ms", "6m"] {
+        let e = with_lease(bad).unwrap_err().to_string();
+        assert!(e.contains("store.lease"), "{bad}: {e}");
+    }
     assert!(matches!(&c.metrics, MetricsConfig::Prometheus(source) if source.shown() == "http://prometheus:9090"));
     assert_eq!(
         c.cache,

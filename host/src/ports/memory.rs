@@ -38,6 +38,11 @@ pub struct TickCommit {
     /// Latency samples of this tick's reading, per API, for baselines.
     pub samples: Vec<(String, LatencySample)>,
     pub record: TickRecord,
+    /// The newest tick sequence the tick saw before deciding (0: none stored yet). The commit
+    /// is refused with `StoreError::Superseded` when another tick was committed since, so a
+    /// sentinel that decided on old memory (a leader frozen past its lease) never writes the
+    /// memory back in time. `None` when the tick could not read it: not checked.
+    pub follows: Option<u64>,
 }
 
 /// What a committed tick got back.

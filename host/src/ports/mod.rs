@@ -19,4 +19,10 @@ pub enum StoreError {
     Corrupt { location: String, what: &'static str, message: String },
     #[error("the store at {location} has schema version {found}, newer than this sentinel knows ({known}); upgrade the sentinel")]
     NewerSchema { location: String, found: i64, known: i64 },
+    #[error(
+        "the store at {location} already holds tick {newest}, committed by another sentinel after this one read tick \
+         {follows}: this tick decided on memory that is no longer the newest, so it stores and publishes nothing and the \
+         newer decision stands (normal once after a failover; if it repeats, check that every sentinel uses the same lock)"
+    )]
+    Superseded { location: String, follows: u64, newest: u64 },
 }

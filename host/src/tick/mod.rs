@@ -143,11 +143,14 @@ impl Sentinel {
 
     async fn tick_inner(&self, now: vocabulary::Instant, progress: &mut failure::Progress) -> Result<TickReport, TickError> {
         let mut notes = Vec::new();
-        match republish::already_decided(self, now).await {
-            Ok(Some((sequence, record))) => return republish::republish(self, sequence, record, notes).await,
-            Ok(None) => {}
-            Err(e) => notes.push(e),
-        }
+        let follows = match republish::newest_tick(self).await {
+            Ok(Some((sequence, record))) if record.at >= now => return republish::republish(self, sequence, record, notes).await,
+            Ok(newest) => Some(newest.map_or(0, |(sequence, _)| sequence)),
+            Err(e) => {
+                notes.push(e);
+                None
+            }
+        };
         let gathered = gather::gather(self, now).await;
         notes.extend(gathered.notes);
 
@@ -186,6 +189,7 @@ impl Sentinel {
                 expired_by: "sentinel (expiry)".into(),
                 samples: gathered.samples,
                 record,
+                follows,
             })
             .await?;
         progress.sequence = Some(committed.sequence);

@@ -12,14 +12,16 @@
 
 use super::{Sentinel, TickError, TickReport, publish};
 use crate::ports::memory::TickRecord;
-use vocabulary::{Instant, Signal};
+use vocabulary::Signal;
 
-/// The newest record when it is for `now` or later. A store that cannot answer is no record:
-/// the tick then decides, and its own commit reports the store.
-pub async fn already_decided(s: &Sentinel, now: Instant) -> Result<Option<(u64, TickRecord)>, String> {
+/// The newest tick record, whatever its instant: when it is for `now` or later, the tick
+/// publishes it again; otherwise its sequence is the one the tick's commit must follow (the
+/// store refuses the commit if another tick was committed meanwhile). A store that cannot answer
+/// is no record: the tick then decides, and its own commit reports the store.
+pub async fn newest_tick(s: &Sentinel) -> Result<Option<(u64, TickRecord)>, String> {
     let limit = s.settings.read_timeout;
     match tokio::time::timeout(limit, s.ports.memory.recent_ticks(1)).await {
-        Ok(Ok(newest)) => Ok(newest.into_iter().next().filter(|(_, record)| record.at >= now)),
+        Ok(Ok(newest)) => Ok(newest.into_iter().next()),
         Ok(Err(e)) => Err(format!("could not look for an earlier decision of this minute: {e}")),
         Err(_) => Err(format!("looking for an earlier decision of this minute timed out after {limit:?}")),
     }

@@ -4,8 +4,10 @@
 //! (a lost reply, as a flaky network or a failover loses it). It can also lose every answer on
 //! the connections that carry requests starting with a given text (an HTTP method): the server
 //! applies each such request, its client waits for an answer that never comes; or hold such
-//! answers back a while (counting the requests). And it can play the server being down
-//! (connections refused and cut) while the server keeps its state.
+//! answers back a while (counting the requests). It can hold requests that contain a given text
+//! on the way to the server until released (a write held on the network that lands late). And
+//! it can play the server being down (connections refused and cut) while the server keeps its
+//! state.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -22,11 +24,14 @@ pub struct LossyProxy {
     stop: Arc<AtomicBool>,
 }
 
-/// Requests whose answers are held back, and how many such requests came.
+/// Requests whose answers are held back, and how many such requests came; requests that are
+/// themselves held on the way to the server, and how many are held now.
 #[derive(Default)]
 struct Slow {
     rule: Mutex<Option<(Vec<u8>, Duration)>>,
     seen: AtomicUsize,
+    hold: Mutex<Option<Vec<u8>>>,
+    held: AtomicUsize,
 }
 
 impl LossyProxy {
@@ -104,6 +109,23 @@ impl LossyProxy {
         self.slow.seen.load(Ordering::SeqCst)
     }
 
+    /// From now until [`LossyProxy::release_held`], a request that contains `text` is held on
+    /// the way to the server (with everything its connection sends after it): the client has
+    /// sent it, the server has not seen it.
+    pub fn hold_requests_containing(&self, text: &str) {
+        *self.slow.hold.lock().unwrap_or_else(PoisonError::into_inner) = Some(text.as_bytes().to_vec());
+    }
+
+    /// How many requests are held now.
+    pub fn requests_held(&self) -> usize {
+        self.slow.held.load(Ordering::SeqCst)
+    }
+
+    /// Lets the held requests through to the server, and holds no more.
+    pub fn release_held(&self) {
+        *self.slow.hold.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
     /// Down: new connections are closed at once and open ones are cut at their next data, as
     /// when the server stops (but it keeps its state, unlike a stopped emulator); up: all pass.
     pub fn set_down(&self, down: bool) {
@@ -148,6 +170,17 @@ fn pump(mut from: TcpStream, mut to: TcpStream, direction: Direction) {
                 let armed = watch.lock().unwrap_or_else(PoisonError::into_inner);
                 if armed.as_ref().is_some_and(|prefix| buf[..n].starts_with(prefix)) {
                     direction.swallow.store(true, Ordering::SeqCst);
+                }
+                let holds = |buf: &[u8]| {
+                    let hold = direction.slow.hold.lock().unwrap_or_else(PoisonError::into_inner);
+                    hold.as_ref().is_some_and(|text| buf.windows(text.len()).any(|w| w == text.as_slice()))
+                };
+                if holds(&buf[..n]) {
+                    direction.slow.held.fetch_add(1, Ordering::SeqCst);
+                    while holds(&buf[..n]) {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    direction.slow.held.fetch_sub(1, Ordering::SeqCst);
                 }
                 let rule = direction.slow.rule.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some((prefix, delay)) = rule.as_ref()

@@ -115,6 +115,7 @@ pub fn commit(at: Instant) -> TickCommit {
             decision,
             policy: PolicyRef { name: "default".into(), version: "1.0.0".into(), digest: "sha256:ab".into() },
         },
+        follows: None,
     }
 }
 

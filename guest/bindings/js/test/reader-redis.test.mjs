@@ -81,12 +81,21 @@ describe('BulkFactorReader with a real Redis cache', { skip: skipUnless('redis-s
     assert.deepEqual([absent.factor, absent.source, absent.cache, absent.parameter], [0.25, 'parameter', 'read-failed', 'usable']);
     assert.equal(absent.error, 'cache: no key capacity:state (absent or expired)');
 
-    await admin.set('capacity:state', documentText(), { EX: 1 });
+    // The same decision in both channels, as the sentinel publishes it (an older one in the
+    // parameter would be refused as superseded: reader-fence.test.mjs).
+    await admin.set('capacity:state', documentText({ sequence: 41 }), { EX: 1 });
     const r = reader({ refresh: 0 });
     assert.equal((await r.read()).source, 'cache');
     await sleep(1200);
     const expired = await r.read();
     assert.deepEqual([expired.source, expired.error], ['parameter', 'cache: no key capacity:state (absent or expired)']);
+  });
+
+  test('a value larger than a document is a failed read, never loaded whole', async () => {
+    await admin.set('capacity:state', 'x'.repeat(50 * 1024 * 1024));
+    const got = await reader({ refresh: 0 }).read();
+    assert.deepEqual([got.factor, got.source, got.cache], [0.25, 'parameter', 'read-failed']);
+    assert.match(got.error, /larger than 64 KiB/);
   });
 
   test('malformed documents, out-of-range factors, stale documents and documents from the future', async () => {
@@ -109,7 +118,7 @@ describe('BulkFactorReader with a real Redis cache', { skip: skipUnless('redis-s
     }
   });
 
-  test('1,000 concurrent reads within one refresh interval fetch once (the server counts one GET)', async () => {
+  test('1,000 concurrent reads within one refresh interval fetch once (the server counts one read)', async () => {
     for (const [cached, parameterReads] of [[true, {}], [false, { usable: 1 }]]) {
       if (cached) await admin.set('capacity:state', documentText(), { EX: 300 });
       else await admin.del('capacity:state');
@@ -121,10 +130,10 @@ describe('BulkFactorReader with a real Redis cache', { skip: skipUnless('redis-s
       const c = r.counters();
       assert.deepEqual([c.calls, c.fetches, c.reads.cache, c.reads.parameter],
         [1000, 1, { [cached ? 'usable' : 'read-failed']: 1 }, parameterReads]);
-      assert.equal(await redis.gets(), 1);
+      assert.equal(await redis.reads(), 1);
       // and the next thousand, still within the interval, none
       await Promise.all(Array.from({ length: 1000 }, () => r.read()));
-      assert.deepEqual([r.counters().fetches, await redis.gets()], [1, 1]);
+      assert.deepEqual([r.counters().fetches, await redis.reads()], [1, 1]);
     }
   });
 

@@ -103,7 +103,8 @@ describe('BulkFactorReader with a real Redis cache and a real SSM parameter', { 
 
   test('Redis stopped: the parameter; Redis back on the same port: the cache again, over the same client', async () => {
     await Promise.all(readers.splice(0).map((r) => r.close())); // only this test's reader connects
-    await admin.set('capacity:state', documentText(), { EX: 300 });
+    // The parameter's decision (sequence 41) in the cache too, as the sentinel publishes it.
+    await admin.set('capacity:state', documentText({ sequence: 41 }), { EX: 300 });
     const logger = capturingLogger();
     const r = reader({ logger, refresh: 0, timeout: 1 });
     assert.equal((await r.read()).source, 'cache');

@@ -163,10 +163,12 @@ export class RedisServer {
     }));
   }
 
-  /** How many GET commands the server has run since the last CONFIG RESETSTAT. */
-  async gets() {
-    const stat = (await this.info('commandstats')).cmdstat_get;
-    return stat === undefined ? 0 : Number(/calls=(\d+)/.exec(stat)[1]);
+  /** How many value reads (GETRANGE, as the reader reads, and GET) the server has run since the
+   * last CONFIG RESETSTAT. */
+  async reads() {
+    const stats = await this.info('commandstats');
+    const calls = (stat) => (stat === undefined ? 0 : Number(/calls=(\d+)/.exec(stat)[1]));
+    return calls(stats.cmdstat_get) + calls(stats.cmdstat_getrange);
   }
 
   /** Connections the server has accepted, the test's own admin connection included. */

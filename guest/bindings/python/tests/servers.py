@@ -78,10 +78,12 @@ class Redis:
 
         return redis.Redis.from_url(self.url)
 
-    def gets(self) -> int:
-        """GET commands the server has answered (INFO commandstats)."""
+    def reads(self) -> int:
+        """Value reads (GETRANGE, as the reader reads, and GET) the server has answered (INFO
+        commandstats)."""
         with self.client() as c:
-            return int(c.info("commandstats").get("cmdstat_get", {}).get("calls", 0))
+            stats = c.info("commandstats")
+        return sum(int(stats.get(f"cmdstat_{command}", {}).get("calls", 0)) for command in ("get", "getrange"))
 
 
 class Moto:

@@ -37,7 +37,7 @@ def test_an_absent_or_expired_key_falls_to_a_fresh_parameter(redis, ssm):
         got = r.read()
         assert (got.factor, got.source, got.sequence, got.cache) == (0.0, "parameter", 41, "read-failed")
         assert got.error == "cache: no key capacity:state (absent or expired)"
-        publish(redis, ssm, cache=document(0.5), expire_ms=1500)
+        publish(redis, ssm, cache=document(0.5, sequence=41), expire_ms=1500)
         assert r.read().source == "cache"
         time.sleep(2.0)
         assert (r.read().source, r.read().cache) == ("parameter", "read-failed")
@@ -102,7 +102,7 @@ def test_malformed_documents_and_out_of_range_factors_are_full_capacity(redis, s
 
 def test_a_thousand_concurrent_reads_within_one_refresh_fetch_once_per_channel(redis, ssm):
     publish(redis, ssm, parameter=document(0.25))  # the cache fails, so both channels are read
-    before = redis.gets()
+    before = redis.reads()
     with reader(redis, refresh=60) as r:
         barrier = threading.Barrier(50)
         answers = []
@@ -121,7 +121,7 @@ def test_a_thousand_concurrent_reads_within_one_refresh_fetch_once_per_channel(r
     assert len(answers) == 1000 and set(answers) == {0.25}
     assert (counters.calls, counters.fetches) == (1000, 1)
     assert counters.reads == {("cache", "read-failed"): 1, ("parameter", "usable"): 1}
-    assert redis.gets() - before == 1, "the Redis server answered more than one GET"
+    assert redis.reads() - before == 1, "the Redis server answered more than one read"
 
 
 def test_trouble_is_logged_once_when_it_starts_and_once_when_it_ends(redis, ssm, caplog):

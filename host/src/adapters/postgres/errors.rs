@@ -78,6 +78,11 @@ pub(in crate::adapters) enum Fail {
     },
     /// A request the store cannot carry out.
     Invalid(String),
+    /// Another tick was committed after the one this commit follows.
+    Superseded {
+        follows: u64,
+        newest: u64,
+    },
 }
 
 impl From<tokio_postgres::Error> for Fail {
@@ -97,7 +102,7 @@ impl Fail {
             Fail::Pg(e) | Fail::Connect(e) | Fail::CommitLost(e) => {
                 e.is_closed() || e.as_db_error().is_none_or(|db| session_ends(db.code()))
             }
-            Fail::Corrupt { .. } | Fail::NewerSchema { .. } | Fail::Invalid(_) => false,
+            Fail::Corrupt { .. } | Fail::NewerSchema { .. } | Fail::Invalid(_) | Fail::Superseded { .. } => false,
         }
     }
 
@@ -129,6 +134,7 @@ impl Fail {
             Fail::Corrupt { what, message } => StoreError::Corrupt { location, what, message },
             Fail::NewerSchema { found, known } => StoreError::NewerSchema { location, found, known },
             Fail::Invalid(message) => StoreError::Unavailable { location, message: format!("{doing}: {message}") },
+            Fail::Superseded { follows, newest } => StoreError::Superseded { location, follows, newest },
         }
     }
 }

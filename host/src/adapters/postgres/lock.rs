@@ -6,6 +6,14 @@
 //! tick then pays one round trip for the lock, not a new backend); a kept connection that has
 //! died is replaced by a new one. If the sentinel dies, PostgreSQL frees the lock as soon as
 //! it notices the session is gone.
+//!
+//! A leader that stops running without dying (frozen by SIGSTOP or a hung host, cut off by the
+//! network) would keep its session, and the lock with it, for as long as the kernel keeps the
+//! socket. So the lock is a lease: the session has `idle_session_timeout` set to the lease, and
+//! a heartbeat (`SELECT 1`, four times per lease) keeps it alive while the process runs. A holder
+//! that stops beating for a lease loses its session, PostgreSQL frees the lock, and another
+//! sentinel decides the next minute; whatever the stale holder writes when it resumes is fenced
+//! by sequence (the store refuses its commit, the channels its document).
 
 use super::{advice, parse_url};
 use crate::ports::leadership::{Leadership, Lease, LockError};
@@ -19,6 +27,8 @@ use tokio_postgres::{Client, Config, NoTls};
 /// How often a waiting `acquire` tries again.
 pub const RETRY_EVERY: Duration = Duration::from_millis(100);
 
+pub use crate::config::DEFAULT_LEASE;
+
 /// The leadership lock `lock_key` in the database at a URL.
 pub struct PostgresLeadership {
     /// The parsed URL, or why it does not parse (reported by `acquire`).
@@ -26,6 +36,8 @@ pub struct PostgresLeadership {
     location: String,
     timeout: Duration,
     key: i64,
+    /// How long the session may go without a heartbeat before PostgreSQL ends it.
+    lease: Duration,
     /// The dedicated connection between leases, holding no lock.
     idle: Idle,
 }
@@ -99,10 +111,25 @@ async fn unlock(conn: Dedicated, key: i64, what: String, timeout: Duration, idle
     }
 }
 
-/// A connection of the lock's own and the task driving it.
+/// A connection of the lock's own, the task driving it and its heartbeat. The heartbeat holds
+/// the client weakly: dropping `client` still closes the connection.
 struct Dedicated {
-    client: Client,
+    client: Arc<Client>,
     task: JoinHandle<()>,
+}
+
+/// `SELECT 1` every quarter lease while the client lives, so a running sentinel's session never
+/// idles out and a frozen one's does.
+fn heartbeat(client: std::sync::Weak<Client>, every: Duration) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(client) = client.upgrade() else { return };
+            if client.simple_query("SELECT 1").await.is_err() {
+                return;
+            }
+        }
+    });
 }
 
 impl Dedicated {
@@ -140,7 +167,13 @@ impl PostgresLeadership {
             Ok((config, location)) => (Ok(config), location),
             Err((location, message)) => (Err(message), location),
         };
-        PostgresLeadership { config, location, timeout, key: lock_key, idle: Idle::default() }
+        PostgresLeadership { config, location, timeout, key: lock_key, lease: DEFAULT_LEASE, idle: Idle::default() }
+    }
+
+    /// With a lease other than [`DEFAULT_LEASE`] (at least a second).
+    pub fn with_lease(mut self, lease: Duration) -> PostgresLeadership {
+        self.lease = lease.max(Duration::from_secs(1));
+        self
     }
 
     /// The lock's key.
@@ -184,11 +217,20 @@ impl PostgresLeadership {
                 tracing::warn!(lock = what, error = %e, "the connection of the leadership lock ended; PostgreSQL has released any lock it held");
             }
         });
-        let conn = Dedicated { client, task };
-        // A server or role default that ends idle sessions would silently end the lease.
-        // Best effort: the setting exists from PostgreSQL 14 on.
-        if let Ok(Err(e)) = tokio::time::timeout(self.timeout, conn.client.batch_execute("SET idle_session_timeout = 0")).await {
-            tracing::debug!(lock = self.what(), error = %e, "could not turn idle_session_timeout off");
+        let conn = Dedicated { client: Arc::new(client), task };
+        // The lease: the server ends the session (and frees the lock) once it has heard nothing
+        // for a lease; the heartbeat speaks four times a lease. From PostgreSQL 14 on.
+        let lease_ms = self.lease.as_millis().max(1);
+        let setting = format!("SET idle_session_timeout = {lease_ms}");
+        match tokio::time::timeout(self.timeout, conn.client.batch_execute(&setting)).await {
+            Ok(Ok(())) => heartbeat(Arc::downgrade(&conn.client), self.lease / 4),
+            Ok(Err(e)) => tracing::warn!(
+                lock = self.what(),
+                error = %e,
+                "could not set idle_session_timeout (PostgreSQL before 14?): a leader that freezes keeps the lock until it \
+                 resumes or its host dies; upgrade PostgreSQL to bound it"
+            ),
+            Err(_) => return Err(self.failed(format!("no answer from the server within {:?} while setting up the lease", self.timeout))),
         }
         Ok(conn)
     }

@@ -93,6 +93,27 @@ impl MemoryStore for PostgresStore {
 /// Everything one tick writes, inside the caller's transaction.
 async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<Committed, Fail> {
     let at = commit.record.at;
+    // The largest sequence ever handed out plus one (the counter row is locked until the
+    // commit). Should the row have been deleted by hand, it restarts above the stored ticks.
+    let sequence: i64 = c
+        .query_one(
+            "INSERT INTO tick_counter (id, last) SELECT 1, COALESCE(MAX(sequence), 0) + 1 FROM ticks
+             ON CONFLICT (id) DO UPDATE SET last = tick_counter.last + 1
+             RETURNING last",
+            &[],
+        )
+        .await?
+        .try_get(0)?;
+    // The fence. The counter row stays locked until the commit, so a tick committed by another
+    // session is either visible here (read committed: this statement starts after its commit) or
+    // waits for this one to end.
+    if let Some(follows) = commit.follows {
+        let newest: i64 = c.query_one("SELECT COALESCE(MAX(sequence), 0) FROM ticks", &[]).await?.try_get(0)?;
+        let newest = newest as u64;
+        if newest != follows {
+            return Err(Fail::Superseded { follows, newest });
+        }
+    }
     c.execute(
         "INSERT INTO memory (id, memory, updated_at) VALUES (1, $1::text::json, $2)
          ON CONFLICT (id) DO UPDATE SET memory = excluded.memory, updated_at = excluded.updated_at",
@@ -136,17 +157,6 @@ async fn write_tick(c: &Client, commit: &TickCommit, location: &str) -> Result<C
         }
     }
 
-    // The largest sequence ever handed out plus one (the counter row is locked until the
-    // commit). Should the row have been deleted by hand, it restarts above the stored ticks.
-    let sequence: i64 = c
-        .query_one(
-            "INSERT INTO tick_counter (id, last) SELECT 1, COALESCE(MAX(sequence), 0) + 1 FROM ticks
-             ON CONFLICT (id) DO UPDATE SET last = tick_counter.last + 1
-             RETURNING last",
-            &[],
-        )
-        .await?
-        .try_get(0)?;
     c.execute(
         "INSERT INTO ticks (sequence, at, record) VALUES ($1, $2, $3::text::json)",
         &[&sequence, &at, &to_json("tick record", &commit.record)?],

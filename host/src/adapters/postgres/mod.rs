@@ -29,7 +29,7 @@ mod pins;
 mod schema;
 mod stages;
 
-pub use lock::{PostgresLeadership, PostgresLease, RETRY_EVERY};
+pub use lock::{DEFAULT_LEASE, PostgresLeadership, PostgresLease, RETRY_EVERY};
 pub use schema::SCHEMA_VERSION;
 
 use crate::config::postgres_url::parse as parse_url;

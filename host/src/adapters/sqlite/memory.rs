@@ -76,6 +76,15 @@ impl MemoryStore for SqliteStore {
 /// Everything one tick writes, inside the caller's transaction.
 fn write_tick(tx: &Transaction<'_>, commit: &TickCommit, location: &str) -> Result<Committed, Fail> {
     let at = commit.record.at;
+    // The fence: the transaction is IMMEDIATE, so no other writer commits between this check
+    // and the commit.
+    if let Some(follows) = commit.follows {
+        let newest: i64 = tx.query_row("SELECT COALESCE(MAX(sequence), 0) FROM ticks", [], |row| row.get(0))?;
+        let newest = newest as u64;
+        if newest != follows {
+            return Err(Fail::Superseded { follows, newest });
+        }
+    }
     tx.execute(
         "INSERT INTO memory (id, memory, updated_at) VALUES (1, ?1, ?2)
          ON CONFLICT (id) DO UPDATE SET memory = excluded.memory, updated_at = excluded.updated_at",

@@ -123,6 +123,11 @@ pub(super) enum Fail {
     },
     /// A request the store cannot carry out, e.g. an unknown tick sequence.
     Invalid(String),
+    /// Another tick was committed after the one this commit follows.
+    Superseded {
+        follows: u64,
+        newest: u64,
+    },
 }
 
 impl From<rusqlite::Error> for Fail {
@@ -143,6 +148,7 @@ impl Fail {
             Fail::Corrupt { what, message } => StoreError::Corrupt { location, what, message },
             Fail::NewerSchema { found, known } => StoreError::NewerSchema { location, found, known },
             Fail::Invalid(message) => StoreError::Unavailable { location, message: format!("{doing}: {message}") },
+            Fail::Superseded { follows, newest } => StoreError::Superseded { location, follows, newest },
         }
     }
 }

@@ -68,6 +68,7 @@ fn commit(at: Instant) -> TickCommit {
             decision,
             policy: PolicyRef { name: "default".into(), version: "1.0.0".into(), digest: "sha256:ab".into() },
         },
+        follows: None,
     }
 }
 
@@ -372,4 +373,28 @@ async fn an_audit_written_before_refusals_were_kept_migrates_whole() {
     assert_eq!(store.audit(1, None).await.unwrap(), vec![refused]);
     let unknown = raw(&dir).execute("INSERT INTO pin_audit (at, actor, action) VALUES (1, 'x', 'sideways')", []);
     assert!(unknown.is_err(), "the rebuilt table still checks the action");
+}
+
+/// Issue 34, finding 4: a tick that decided on memory another tick has replaced since (a frozen
+/// leader that resumes) is refused and writes nothing; before the fence its commit put the
+/// memory back in time.
+#[tokio::test]
+async fn a_commit_that_follows_an_older_tick_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&db(&dir)).unwrap();
+    assert_eq!(store.commit_tick(&TickCommit { follows: Some(0), ..commit(T0) }).await.unwrap().sequence, 1);
+    let newer = TickCommit { follows: Some(1), ..commit(T0 + 60) };
+    assert_eq!(store.commit_tick(&newer).await.unwrap().sequence, 2);
+
+    let mut stale = TickCommit { follows: Some(1), ..commit(T0 + 60) }; // it read tick 1 and decided
+    stale.memory.state = ProtectionState::Normal;
+    match store.commit_tick(&stale).await {
+        Err(StoreError::Superseded { follows: 1, newest: 2, .. }) => {}
+        other => panic!("expected Superseded, got {other:?}"),
+    }
+    assert_eq!(store.load_memory().await.unwrap(), Some(newer.memory.clone()), "the newer memory stands");
+    assert_eq!(store.recent_ticks(5).await.unwrap().len(), 2, "no tick record either");
+    // Up to date, and unchecked (the newest tick could not be read), commit with the next number.
+    assert_eq!(store.commit_tick(&TickCommit { follows: Some(2), ..commit(T0 + 120) }).await.unwrap().sequence, 3);
+    assert_eq!(store.commit_tick(&commit(T0 + 180)).await.unwrap().sequence, 4);
 }

@@ -23,6 +23,14 @@ __all__ = ["Channel", "open_channel", "redact"]
 #: The outcome of one fetch: ("document", text) or ("failed", why).
 Fetched = Tuple[str, str]
 
+#: The largest document a channel reads (the sentinel's is under 1 KiB; an SSM parameter holds
+#: at most 8 KiB): a larger value is a failed read, never loaded whole.
+MAX_DOCUMENT = 64 * 1024
+
+
+def _too_large() -> "_ReadFailure":
+    return _ReadFailure(f"the value is larger than {MAX_DOCUMENT // 1024} KiB, so it is not a state document")
+
 
 def redact(spec: str) -> str:
     """The channel as logs may show it: every secret masked (`redaction.redact`: a URL's
@@ -80,9 +88,13 @@ class RedisChannel(Channel):
                                             retry_on_timeout=False)
 
     def _fetch(self) -> str:
-        value = self._client.get(self.key)
-        if value is None:
+        # GETRANGE bounds what comes over the network; a missing key reads as empty (the
+        # sentinel never publishes an empty value).
+        value = self._client.getrange(self.key, 0, MAX_DOCUMENT)
+        if not value:
             raise _ReadFailure(f"no key {self.key} (absent or expired)")
+        if len(value) > MAX_DOCUMENT:
+            raise _too_large()
         return _text(value)
 
     def close(self) -> None:
@@ -128,9 +140,12 @@ class FileChannel(Channel):
     def _fetch(self) -> str:
         try:
             with open(self.path, "rb") as f:
-                return _text(f.read())
+                value = f.read(MAX_DOCUMENT + 1)
         except OSError as e:
             raise _ReadFailure(f"reading {self.path}: {e.strerror or e}") from e
+        if len(value) > MAX_DOCUMENT:
+            raise _too_large()
+        return _text(value)
 
 
 def open_channel(spec: Optional[str], key: str, timeout: float) -> Optional[Channel]:

@@ -9,6 +9,8 @@ cache; the parameter only when the cache's document is not usable (missing, unre
 range, stale or from the future); the admission component's `choose-factor` judges what came
 back, so Python, Node and Rust agree to the letter. No usable document gives `factor=None`,
 which admission turns into full capacity with `factor_read_failed`.
+A document older (by sequence) than the newest one acted on is refused while that one is fresh
+(`sequence_fence`): the reader never goes back to an older decision.
 
 Thread-safe: one reader serves a whole process. Concurrent callers share one fetch (the first
 fetches, the others wait for its answer; with `refresh=0` every call fetches, one at a time),
@@ -29,6 +31,7 @@ from typing import Callable, Dict, Optional, Tuple
 
 from .admission import Admission
 from .channels import Channel, Fetched, open_channel
+from .sequence_fence import SequenceFence
 from .types import FactorReading
 
 __all__ = ["BulkFactorReader", "ReaderCounters", "DEFAULT_CACHE_KEY", "DEFAULT_MAX_AGE", "DEFAULT_MAX_SKEW"]
@@ -54,7 +57,7 @@ class ReaderCounters:
     #: Reads that ended without a usable document (full capacity).
     full_capacity: int = 0
     #: Channel reads by channel ("cache", "parameter") and verdict ("usable", "read-failed",
-    #: "unreadable", "out-of-range", "stale", "from-the-future").
+    #: "unreadable", "out-of-range", "stale", "from-the-future", "superseded").
     reads: Dict[Tuple[str, str], int] = field(default_factory=dict)
 
 
@@ -119,6 +122,7 @@ class BulkFactorReader:
         self._log = logger or _log
         self._closed = False
         self._admission = Admission(component)
+        self._fence = SequenceFence(self.max_age)
         self._cache = open_channel(cache, cache_key, self.timeout)
         self._parameter = open_channel(parameter, cache_key, self.timeout)
         self._lock = threading.Lock()
@@ -182,11 +186,14 @@ class BulkFactorReader:
         cache: Optional[Fetched] = self._cache.fetch() if self._cache is not None else None
         # One `now` per fetch: both judgements of the cache's document use the same clock.
         now = int(self._clock())
+        cache, cache_refused = self._fence.screen(cache, now)
         reading = self._choose(cache, None, now)
         parameter: Optional[Fetched] = None
+        parameter_refused = False
         if reading.factor is None and self._parameter is not None:
-            parameter = self._parameter.fetch()
+            parameter, parameter_refused = self._fence.screen(self._parameter.fetch(), now)
             reading = self._choose(cache, parameter, now)
+        reading = self._fence.settle(reading, (cache_refused, parameter_refused), now)
         for name, channel, fetched, verdict in (
             ("cache", self._cache, cache, reading.cache),
             ("parameter", self._parameter, parameter, reading.parameter),

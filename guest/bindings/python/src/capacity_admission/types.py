@@ -130,7 +130,8 @@ class FactorReading:
     #: Why a read channel was not used (`cache: ...; parameter: ...`); None when all is well.
     error: Optional[str]
     #: What each channel's read was worth: not-read, usable, read-failed, unreadable,
-    #: out-of-range, stale, from-the-future.
+    #: out-of-range, stale, from-the-future; and, from a BulkFactorReader, superseded (a
+    #: lower sequence than a fresh document it already acted on).
     cache: str = "not-read"
     parameter: str = "not-read"
 
