@@ -31,7 +31,11 @@ fn step() -> impl Strategy<Value = (i64, Vec<(bool, Option<f64>, bool)>)> {
 fn latency_of(entries: &[(bool, Option<f64>, bool)]) -> Vec<ApiLatency> {
     entries
         .iter()
-        .map(|(crm, p95, given)| ApiLatency { api: if *crm { "crm" } else { "search" }.into(), p95_ms: *p95, baseline_ms: given.then_some(100.0) })
+        .map(|(crm, p95, given)| ApiLatency {
+            api: if *crm { "crm" } else { "search" }.into(),
+            p95_ms: *p95,
+            baseline_ms: given.then_some(100.0),
+        })
         .collect()
 }
 

@@ -130,7 +130,8 @@ impl Sandbox {
         for version in ["1.0.0", "1.1.0"] {
             for ext in ["wasm", "manifest.json"] {
                 let name = format!("capacity-policy-{version}.{ext}");
-                std::fs::copy(built_policies().join(&name), dir.join(&name)).unwrap_or_else(|e| panic!("{name}: {e}; run `cargo policies`"));
+                std::fs::copy(built_policies().join(&name), dir.join(&name))
+                    .unwrap_or_else(|e| panic!("{name}: {e}; run `cargo policies`"));
             }
         }
         self.edit_config(|text| {
