@@ -27,4 +27,5 @@ mod component_limits;
 mod policy_directory_files;
 mod policy_faults_live;
 mod policy_lifecycle;
+mod replay_cache;
 mod replay_from_store;

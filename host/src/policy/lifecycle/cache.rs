@@ -8,8 +8,14 @@
 //! (`<artifact>.sha256`). Before `deserialize` the directory, the artifact and the record
 //! must be owned by the sentinel's user and writable by nobody else, the artifact must hash
 //! to the record, and the record must name the component being loaded; the bytes hashed are
-//! the bytes deserialized (read once into memory). Anything else is refused, logged, and the
-//! component compiled from the verified `.wasm` instead.
+//! the bytes deserialized (read once into memory). Anything else is refused, never run, and the
+//! component compiled from the verified `.wasm` instead; the compile replaces the artifact and
+//! a warning says what was found and that it was replaced.
+//!
+//! `sentinel replay` uses this same code with the user's cache directory ([`user_cache_dir`]),
+//! keyed by the sha256 of the bytes it replays. The record is no secret: a process running as
+//! the same user can write an artifact and a record that matches it, so a cache is only as
+//! private as the user that owns it (docs/threat-model.md).
 
 use super::manifest::Verified;
 use super::private_dir;
@@ -88,10 +94,7 @@ pub fn load_bytes(cache: Option<&Path>, runtime: &Runtime, path: &Path, bytes: &
                 if std::fs::symlink_metadata(&cached).is_ok() {
                     match authenticated(&cached, digest).and_then(|bytes| deserialize(runtime, &bytes)) {
                         Ok(c) => return Ok((c, Origin::Cached)),
-                        Err(why) => {
-                            tracing::warn!(artifact = %cached.display(), reason = %why, "precompiled artifact refused; compiling the verified component instead");
-                            origin = Origin::ArtifactRefused(why);
-                        }
+                        Err(why) => origin = Origin::ArtifactRefused(why),
                     }
                 }
                 artifact = Some(cached);
@@ -103,12 +106,33 @@ pub fn load_bytes(cache: Option<&Path>, runtime: &Runtime, path: &Path, bytes: &
         }
     }
     // The compiler's message is the root cause, the path its context (`{e:#}` shows both).
-    let component = Component::from_binary(runtime.engine(), bytes)
-        .map_err(|e| anyhow::Error::msg(format!("{e:#}")).context(format!("{} is not a loadable component", path.display())))?;
-    if let Some(artifact) = artifact
-        && let Err(e) = store(&artifact, &component, digest)
-    {
-        tracing::warn!("cannot cache the precompiled artifact {}: {e:#}", artifact.display());
+    let compiled = Component::from_binary(runtime.engine(), bytes)
+        .map_err(|e| anyhow::Error::msg(format!("{e:#}")).context(format!("{} is not a loadable component", path.display())));
+    let refused = |outcome: &str| {
+        if let (Some(artifact), Origin::ArtifactRefused(why)) = (&artifact, &origin) {
+            tracing::warn!(
+                artifact = %artifact.display(),
+                reason = %why,
+                "precompiled artifact refused, never run; {outcome}. If neither you nor an interrupted compile changed it, something else running as this user writes {}: find it (docs/threat-model.md, precompiled artifacts)",
+                artifact.parent().unwrap_or(Path::new(".")).display()
+            );
+        }
+    };
+    let component = match compiled {
+        Ok(component) => component,
+        Err(e) => {
+            refused(&format!("{} did not compile either", path.display()));
+            return Err(e);
+        }
+    };
+    if let Some(artifact) = &artifact {
+        match store(artifact, &component, digest) {
+            Ok(()) => refused(&format!("compiled {} instead and replaced the artifact with that compile", path.display())),
+            Err(e) => {
+                refused(&format!("compiled {} instead; it could not be replaced, so it is refused again at the next load", path.display()));
+                tracing::warn!("cannot cache the precompiled artifact {}: {e:#}", artifact.display());
+            }
+        }
     }
     Ok((component, origin))
 }
