@@ -16,6 +16,13 @@ data="${CLOUDWATCH_DIR:-tests/data/cloudwatch}"
 cargo build --quiet -p capacity-sentinel --features aws --bin sentinel
 sentinel="$target/debug/sentinel"
 export RUST_LOG="${RUST_LOG:-warn}"
+# The gate replays policies a pull request brought: compiled components are cached for this run
+# only, never taken from (or left in) a cache other jobs of this user write (docs/threat-model.md).
+if [ -z "${SENTINEL_CACHE_DIR:-}" ]; then
+  SENTINEL_CACHE_DIR="$(mktemp -d)"
+  export SENTINEL_CACHE_DIR
+  trap 'rm -rf "$SENTINEL_CACHE_DIR"' EXIT
+fi
 
 shopt -s nullglob
 csvs=("$data"/*.csv)
