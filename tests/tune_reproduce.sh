@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-evidence=(--base policies/1.0.0 --space policies/tune-space.toml --segment-days 7
+evidence=(--base policies/1.0.0 --space policies/tune-space.toml --split fraction --segment-days 7
   --gate policies/gate.toml --gate-trace tests/traces --gate-trace tests/data/cloudwatch
   tests/data/known-cause/cpu_utilization_asg_misconfiguration.csv tests/data/cloudwatch)
 shipped="sentinel policy tune ${evidence[*]} --out target/tune --write policies/1.1.0"

@@ -10,7 +10,7 @@ use capacity_bench::measuring;
 use capacity_bench::results::Note;
 use capacity_tests::paths::workspace;
 use criterion::{Criterion, SamplingMode, Throughput};
-use sentinel::tune::evidence::{EvidenceSpec, load};
+use sentinel::tune::evidence::{EvidenceSpec, Split, load};
 use sentinel::tune::space::{SEED_FLOORS, SearchSpace};
 use std::time::Duration;
 use vocabulary::PolicyDescription;
@@ -32,7 +32,7 @@ fn tune(c: &mut Criterion, note: &mut Note) {
         "[thresholds]\ncpu_pct.resolve_band = [0, 5]\n"
     };
     let evidence =
-        load(EvidenceSpec { traces, holdout_fraction: 0.3, segment_days: 7, ..Default::default() }).expect("the real series load");
+        load(EvidenceSpec { traces, segment_days: 7, split: Split::Series, ..Default::default() }).expect("the real series load");
     let base: PolicyDescription =
         toml::from_str(&std::fs::read_to_string(root.join("policies/1.0.0/policy.toml")).expect("policy 1.0.0")).expect("it parses");
     let space = SearchSpace::parse("bench", space).expect("the space parses");

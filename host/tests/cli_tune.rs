@@ -163,6 +163,49 @@ fn a_bad_space_or_no_evidence_is_refused_before_the_sweep_naming_the_key() {
     let none = tune(dir.path(), &["--space", "space.toml", "--out", "never"]);
     assert!(stderr(&none).contains("no traces: name trace files, CSV series or folders"), "{}", stderr(&none));
     let one = tune(dir.path(), &["--space", "space.toml", "--out", "never", "check.csv"]);
+    assert!(stderr(&one).contains("nothing to tune on: holding out one series at a time needs at least two series"), "{}", stderr(&one));
+    let one = tune(dir.path(), &["--space", "space.toml", "--split", "fraction", "--out", "never", "check.csv"]);
     assert!(stderr(&one).contains("nothing to tune on: no trace with ticks to validate on"), "{}", stderr(&one));
+    let mixed = tune(dir.path(), &["--space", "space.toml", "--holdout-fraction", "0.5", "--out", "never", "check.csv", "train.csv"]);
+    assert!(stderr(&mixed).contains("--holdout-fraction applies to --split fraction"), "{}", stderr(&mixed));
     assert!(!dir.path().join("never").exists());
+}
+
+/// Issue 35: by default each series (file) is held out whole in turn and judged by a choice made
+/// on the others; a fraction of segments is still possible, with a warning that it measures fit.
+#[test]
+fn each_series_is_held_out_whole_by_default_and_a_segment_split_is_called_fit() {
+    let dir = setup();
+    // A third series that stays at 66 %: calm under every candidate.
+    let calm = dir.path().join("calm.csv");
+    let text = std::fs::read_to_string(dir.path().join("check.csv")).unwrap().replace(",74\n", ",66\n");
+    std::fs::write(&calm, text).unwrap();
+    let out = tune(dir.path(), &["--space", "space.toml", "--out", "cv", "train.csv", "check.csv", "calm.csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("chosen: candidate 2, cpu_pct.resolve_band=5, recover_readings=5"), "{stdout}");
+    assert!(stdout.contains("cross-validated (each of 3 series judged by a choice made without it): flaps per day"), "{stdout}");
+    assert!(stdout.contains("series worse than the base 0"), "{stdout}");
+    let md = std::fs::read_to_string(dir.path().join("cv/report.md")).unwrap();
+    for expected in [
+        "3 traces from 3 series",
+        "## Cross-validation: each series held out",
+        "| train | 3.0 | 2: cpu_pct.resolve_band=5, recover_readings=5 |",
+        "| calm | 2.0 | 2: cpu_pct.resolve_band=5, recover_readings=5 | 0.00 | 0.00 | - |",
+        "the worst series decides",
+    ] {
+        assert!(md.contains(expected), "report.md lacks {expected:?}:\n{md}");
+    }
+    assert!(!md.contains("measures fit"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("cv/report.json")).unwrap()).unwrap();
+    assert_eq!(json["cross_validation"]["folds"].as_array().unwrap().len(), 3);
+    assert_eq!(json["cross_validation"]["series_worse"], 0);
+
+    let args =
+        ["--space", "space.toml", "--split", "fraction", "--holdout-fraction", "0.5", "--segment-days", "1", "--out", "fit", "train.csv"];
+    let fit = tune(dir.path(), &args);
+    assert!(fit.status.success(), "{}", stderr(&fit));
+    assert!(stderr(&fit).contains("warning: segments of train are both chosen on and held out"), "{}", stderr(&fit));
+    let md = std::fs::read_to_string(dir.path().join("fit/report.md")).unwrap();
+    assert!(md.contains("**Warning: this hold-out measures fit, not generalization.** Segments of 1 series (train)"), "{md}");
 }

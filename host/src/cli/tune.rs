@@ -3,7 +3,7 @@
 //! folder (docs/behaviour.md §10.8). Everything is checked before the sweep starts.
 
 use crate::replay::gate::Gate;
-use crate::tune::evidence::{self, EvidenceSpec, TraceSpec};
+use crate::tune::evidence::{self, EvidenceSpec, Split, TraceSpec};
 use crate::tune::gate_check::GateTraces;
 use crate::tune::space::{SEED_FLOORS, SearchSpace};
 use crate::tune::{self, pareto_svg, report, write};
@@ -29,9 +29,16 @@ pub struct TuneArgs {
     /// Traces to validate on only (then no share of the others is held out).
     #[arg(long = "holdout", value_name = "[SIGNAL=]PATH")]
     pub holdout: Vec<TraceSpec>,
-    /// Without --holdout: the share of the segments (or traces) held out, spread evenly.
-    #[arg(long, default_value_t = 0.3, value_name = "F")]
-    pub holdout_fraction: f64,
+    /// Without --holdout: how the evidence is judged. `series`: every file is a series, each
+    /// is held out whole in turn (leave-one-series-out cross-validation) and the choice is the
+    /// candidate whose worst series does best. `fraction`: a share of the segments is held out,
+    /// which measures fit, not generalization, when segments of one series fall on both sides.
+    #[arg(long, value_enum, default_value_t = Split::Series)]
+    pub split: Split,
+    /// With --split fraction: the share of the segments (or traces) held out, spread evenly
+    /// (default 0.3).
+    #[arg(long, value_name = "F")]
+    pub holdout_fraction: Option<f64>,
     /// Cut every trace into segments of this many days before splitting (0: whole traces).
     #[arg(long, default_value_t = 0, value_name = "DAYS")]
     pub segment_days: u32,
@@ -107,12 +114,16 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         Some(config) => Some(super::replay::recorded_trace(config, args.since)?),
         None => None,
     };
+    if args.holdout_fraction.is_some() && (args.split != Split::Fraction || !args.holdout.is_empty()) {
+        bail!("--holdout-fraction applies to --split fraction without --holdout traces; drop it, or add --split fraction");
+    }
     let evidence = evidence::load(EvidenceSpec {
         traces: args.traces.clone(),
         holdout: args.holdout.clone(),
-        holdout_fraction: args.holdout_fraction,
+        holdout_fraction: args.holdout_fraction.unwrap_or(0.3),
         segment_days: args.segment_days,
         recorded,
+        split: args.split,
     })?;
     let gate = match &args.gate {
         Some(path) => {
@@ -143,8 +154,28 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         tuning.candidate_ticks as f64 / seconds.max(1e-9) / 1e6
     );
     println!("report: {}", args.out.join("report.md").display());
-    match tuning.chosen {
-        Some(i) => {
+    let leaking = tuning.leaking_series();
+    if !leaking.is_empty() {
+        eprintln!(
+            "warning: segments of {} are both chosen on and held out: the hold-out measures fit, not generalization (use --split series)",
+            leaking.join(", ")
+        );
+    }
+    match (tuning.chosen, &tuning.cross_validation) {
+        (Some(i), Some(cv)) => {
+            println!("chosen: candidate {i}, {}", tuning.candidates[i].label());
+            println!(
+                "cross-validated (each of {} series judged by a choice made without it): flaps per day {:.2} -> {:.2}; bulk capacity lost {:.3} %; most minutes later into critical {}; invariant violations {}; series worse than the base {}",
+                cv.folds.len(),
+                cv.base.flaps_per_day,
+                cv.held_out.flaps_per_day,
+                cv.held_out.bulk_capacity_loss_vs_base_pct,
+                cv.held_out.max_protection_delay.map_or("-".into(), |d| d.to_string()),
+                cv.held_out.violations,
+                cv.series_worse
+            );
+        }
+        (Some(i), None) => {
             let (b, c) = (&tuning.base_scores.holdout, &tuning.scores[i].holdout);
             println!("chosen: candidate {i}, {}", tuning.candidates[i].label());
             println!(
@@ -156,7 +187,7 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
                 c.violations
             );
         }
-        None => println!("chosen: none: no candidate meets the rule on the training traces (report.md says why)"),
+        (None, _) => println!("chosen: none: no candidate meets the rule on the training traces (report.md says why)"),
     }
     if let (Some(dir), Some(v)) = (&args.write, &version) {
         write::write_policy(dir, v, &tuning, &command, &figure, args.replace)?;

@@ -44,10 +44,20 @@ pub struct SetScore {
 
 /// Sums `scores` (one per trace of `evidence`) over the traces of `set`.
 pub fn aggregate(scores: &[TraceScore], base: &[TraceScore], evidence: &[EvidenceTrace], set: Set) -> SetScore {
-    fn pick<'a>(s: &'a [TraceScore], evidence: &[EvidenceTrace], set: Set) -> Vec<&'a TraceScore> {
-        s.iter().zip(evidence).filter(|(_, e)| e.set == set).map(|(s, _)| s).collect()
+    aggregate_where(scores, base, evidence, |e| e.set == set)
+}
+
+/// Sums `scores` (one per trace of `evidence`) over the traces `keep` keeps.
+pub fn aggregate_where(
+    scores: &[TraceScore],
+    base: &[TraceScore],
+    evidence: &[EvidenceTrace],
+    keep: impl Fn(&EvidenceTrace) -> bool,
+) -> SetScore {
+    fn pick<'a>(s: &'a [TraceScore], evidence: &[EvidenceTrace], keep: &dyn Fn(&EvidenceTrace) -> bool) -> Vec<&'a TraceScore> {
+        s.iter().zip(evidence).filter(|(_, e)| keep(e)).map(|(s, _)| s).collect()
     }
-    let (mine, theirs) = (pick(scores, evidence, set), pick(base, evidence, set));
+    let (mine, theirs) = (pick(scores, evidence, &keep), pick(base, evidence, &keep));
     let ticks: u64 = mine.iter().map(|s| s.ticks).sum();
     let flaps: u64 = mine.iter().map(|s| s.flaps).sum();
     let bulk: f64 = mine.iter().map(|s| s.bulk_capacity_minutes).sum();

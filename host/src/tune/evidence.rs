@@ -1,9 +1,13 @@
 //! The traces a sweep chooses on and validates on (docs/behaviour.md §10.8): trace files
 //! (`.jsonl`), CSV series (`[SIGNAL=]PATH.csv`, imported as `sentinel trace import` does, CPU by
 //! default), folders of either, and the store's recorded ticks. Long traces may be cut into
-//! segments of whole days; the hold-out is either named (`--holdout`) or a fraction of the
-//! segments chosen by position, spread evenly over the evidence in the order given, so the same
-//! inputs always split the same way.
+//! segments of whole days. Every trace belongs to a series (the file it came from, or the
+//! store), and segments of one series stay one series. The evidence is judged one of three
+//! ways: by series (every trace is chosen on, and cross-validation holds each series out whole
+//! in turn: [`super::cross_validation`]), against named hold-out traces (`--holdout`), or by a
+//! fraction of the segments chosen by position, spread evenly over the evidence in the order
+//! given (which can put segments of one series on both sides: it measures fit, and the report
+//! says so). The same inputs always split the same way.
 
 use super::TuneError;
 use crate::trace::{ImportSignal, Trace, TraceEvent, import_csv};
@@ -21,10 +25,27 @@ pub enum Set {
     Holdout,
 }
 
+/// How the evidence is judged when no hold-out is named.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Split {
+    /// A share of the segments is held out (`--holdout-fraction`): fit, not generalization,
+    /// when segments of one series fall on both sides.
+    #[default]
+    Fraction,
+    /// Every trace is chosen on; leave-one-series-out cross-validation judges the choice.
+    Series,
+}
+
 /// One trace of the evidence.
 #[derive(Debug, Clone)]
 pub struct EvidenceTrace {
     pub set: Set,
+    /// Which series it belongs to: the position of its file (or the store) in the evidence;
+    /// the segments of one file share it.
+    pub series: usize,
+    /// The series' name: the file's stem (`store` for recorded ticks).
+    pub series_name: String,
     /// Where it came from: the file as given (`store` for recorded ticks).
     pub source: String,
     /// sha256 of the source file's bytes (of the recorded events for the store).
@@ -124,6 +145,8 @@ pub struct EvidenceSpec {
     /// Cut each trace into segments of this many days (0: whole traces).
     pub segment_days: u32,
     pub recorded: Option<Trace>,
+    /// Without `holdout`: by series, or a fraction of the segments.
+    pub split: Split,
 }
 
 /// Loads, segments and splits; refused when either side would be empty.
@@ -135,26 +158,49 @@ pub fn load(spec: EvidenceSpec) -> Result<Vec<EvidenceTrace>, TuneError> {
     }
     let named_holdout = read_sources(&spec.holdout)?;
     let mut out = Vec::new();
-    if named_holdout.is_empty() {
+    let mut series = 0;
+    let mut add = |out: &mut Vec<EvidenceTrace>, source: Source, set: &dyn Fn(usize) -> Set| {
+        let name = source.name.clone();
+        for piece in segment(source, spec.segment_days) {
+            let position = out.len();
+            out.push(piece.into_set(set(position), series, &name));
+        }
+        series += 1;
+    };
+    if !named_holdout.is_empty() {
+        for source in train_sources {
+            add(&mut out, source, &|_| Set::Train);
+        }
+        for source in named_holdout {
+            add(&mut out, source, &|_| Set::Holdout);
+        }
+    } else if spec.split == Split::Series {
+        for source in train_sources {
+            add(&mut out, source, &|_| Set::Train);
+        }
+        out.retain(|t| t.ticks > 0);
+        let kept: std::collections::BTreeSet<usize> = out.iter().map(|t| t.series).collect();
+        if kept.len() < 2 {
+            return Err(TuneError::NoEvidence(
+                "holding out one series at a time needs at least two series with ticks: give more traces, or --holdout traces".into(),
+            ));
+        }
+    } else {
         if !(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0) {
             return Err(TuneError::NoEvidence("--holdout-fraction must be above 0 and below 1 (or name --holdout traces)".into()));
         }
         // Every segment of every source in the order given, held out by position: the
         // hold-out is spread evenly over the whole evidence.
-        let segments = train_sources.into_iter().flat_map(|source| segment(source, spec.segment_days));
-        for (i, s) in segments.enumerate() {
-            out.push(s.into_set(held_out(i, spec.holdout_fraction)));
-        }
-    } else {
+        let fraction = spec.holdout_fraction;
         for source in train_sources {
-            out.extend(segment(source, spec.segment_days).into_iter().map(|s| s.into_set(Set::Train)));
-        }
-        for source in named_holdout {
-            out.extend(segment(source, spec.segment_days).into_iter().map(|s| s.into_set(Set::Holdout)));
+            add(&mut out, source, &|position| held_out(position, fraction));
         }
     }
     out.retain(|t| t.ticks > 0);
-    for set in [Set::Train, Set::Holdout] {
+    // Judged by series, nothing is held out: cross-validation holds out each series in turn.
+    let judged_by_series = spec.split == Split::Series && spec.holdout.is_empty();
+    let needed: &[Set] = if judged_by_series { &[Set::Train] } else { &[Set::Train, Set::Holdout] };
+    for &set in needed {
         if !out.iter().any(|t| t.set == set) {
             let side = if set == Set::Train { "to choose on" } else { "to validate on" };
             return Err(TuneError::NoEvidence(format!("no trace with ticks {side}: give more traces, or --holdout traces")));
@@ -177,9 +223,17 @@ fn held_out(i: usize, fraction: f64) -> Set {
 }
 
 impl Source {
-    fn into_set(self, set: Set) -> EvidenceTrace {
+    fn into_set(self, set: Set, series: usize, series_name: &str) -> EvidenceTrace {
         let ticks = self.events.iter().filter(|e| matches!(e, TraceEvent::Tick { .. })).count() as u64;
-        EvidenceTrace { set, source: self.source, source_sha256: self.sha256, ticks, trace: Trace { name: self.name, events: self.events } }
+        EvidenceTrace {
+            set,
+            series,
+            series_name: series_name.to_string(),
+            source: self.source,
+            source_sha256: self.sha256,
+            ticks,
+            trace: Trace { name: self.name, events: self.events },
+        }
     }
 }
 

@@ -93,3 +93,17 @@ fn no_trace_to_choose_or_to_validate_on_is_refused() {
     let twice = load(EvidenceSpec { traces: vec![spec(&one), spec(&one)], holdout_fraction: 0.5, ..Default::default() });
     assert!(twice.unwrap_err().to_string().contains("two traces are named \"one\""));
 }
+
+#[test]
+fn by_series_every_trace_is_chosen_on_and_segments_keep_their_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (csv(dir.path(), "a.csv", 14, |_| 10.0), csv(dir.path(), "b.csv", 3, |_| 10.0));
+    let by_series = |traces: Vec<TraceSpec>| load(EvidenceSpec { traces, segment_days: 7, split: Split::Series, ..Default::default() });
+    let traces = by_series(vec![spec(&a), spec(&b)]).unwrap();
+    let seen: Vec<(&str, Set, usize, &str)> =
+        traces.iter().map(|t| (t.trace.name.as_str(), t.set, t.series, t.series_name.as_str())).collect();
+    assert_eq!(seen, vec![("a#1", Set::Train, 0, "a"), ("a#2", Set::Train, 0, "a"), ("b", Set::Train, 1, "b")]);
+    // One series cannot be held out against anything.
+    let err = by_series(vec![spec(&a)]).unwrap_err().to_string();
+    assert!(err.contains("at least two series"), "{err}");
+}

@@ -1,15 +1,19 @@
 //! `sentinel policy tune` (docs/behaviour.md §10.8): thresholds chosen on evidence. A base
-//! policy, a search space ([`space`]) and recorded traces split into the traces a candidate is
-//! chosen on and a hold-out it is validated on ([`evidence`]); every candidate replayed over
-//! every trace on the native rules ([`sweep`], scored by [`score`]); the Pareto front and the
-//! choice ([`choose`]); a report with its figure ([`report`], [`pareto_svg`]) and, when asked,
-//! a policy folder carrying the evidence ([`write`]).
+//! policy, a search space ([`space`]) and recorded traces, grouped in series and either judged
+//! series by series or split into the traces a candidate is chosen on and a hold-out it is
+//! validated on ([`evidence`]); every candidate replayed over every trace on the native rules
+//! ([`sweep`], scored by [`score`]); the Pareto front and the choice ([`choose`]; by series, the
+//! robust choice and leave-one-series-out cross-validation: [`cross_validation`]); a report with
+//! its figure ([`report`], [`pareto_svg`]) and, when asked, a policy folder carrying the
+//! evidence ([`write`]).
 
 pub mod choose;
+pub mod cross_validation;
 pub mod evidence;
 pub mod gate_check;
 pub mod pareto_svg;
 pub mod report;
+pub mod report_cv;
 pub mod score;
 pub mod space;
 pub mod sweep;
@@ -74,6 +78,22 @@ pub struct Tuning {
     /// Ticks the sweep replayed: the base and every candidate over the evidence and the gate's
     /// traces.
     pub candidate_ticks: u64,
+    /// With the evidence judged by series: each series held out in turn.
+    pub cross_validation: Option<cross_validation::CrossValidation>,
+}
+
+impl Tuning {
+    /// The series that have traces on both sides of the split: their hold-out measures fit.
+    pub fn leaking_series(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for e in &self.evidence {
+            let both = [Set::Train, Set::Holdout].iter().all(|set| self.evidence.iter().any(|o| o.series == e.series && o.set == *set));
+            if both && !names.contains(&e.series_name.as_str()) {
+                names.push(&e.series_name);
+            }
+        }
+        names
+    }
 }
 
 /// Runs the whole sweep of `candidates` (`space.candidates`, checked against `floors` before
@@ -100,21 +120,32 @@ pub fn tune(
         Some(g) => Some(candidates.par_iter().map(|c| g.check(&base, &c.thresholds)).collect::<Result<Vec<_>, _>>()?),
         None => None,
     };
-    let verdicts: Vec<Result<(), String>> = train
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            choose::meets(s, &space.choose)?;
-            match gated.as_ref().map(|g| &g[i]) {
-                Some(o) if o.findings > 0 => {
-                    Err(format!("the gate fails it ({} finding(s), first {})", o.findings, o.first.as_deref().unwrap_or("-")))
-                }
-                _ => Ok(()),
+    let gate_verdicts: Vec<Result<(), String>> = (0..candidates.len())
+        .map(|i| match gated.as_ref().map(|g| &g[i]) {
+            Some(o) if o.findings > 0 => {
+                Err(format!("the gate fails it ({} finding(s), first {})", o.findings, o.first.as_deref().unwrap_or("-")))
             }
+            _ => Ok(()),
         })
         .collect();
+    let by_series = evidence.iter().all(|e| e.set == Set::Train);
+    let (verdicts, chosen, cross_validation) = if by_series {
+        let scores = cross_validation::Scores {
+            evidence: &evidence,
+            base: &found.base,
+            candidates: &found.candidates,
+            rule: &space.choose,
+            gate: &gate_verdicts,
+        };
+        let (verdicts, chosen) = scores.choose(&|_| true);
+        (verdicts, chosen, Some(scores.cross_validate()))
+    } else {
+        let verdicts: Vec<Result<(), String>> =
+            train.iter().zip(&gate_verdicts).map(|(s, gate)| choose::meets(s, &space.choose).and(gate.clone())).collect();
+        let chosen = choose::choose(&train, &verdicts);
+        (verdicts, chosen, None)
+    };
     let front = choose::pareto_front(&train);
-    let chosen = choose::choose(&train, &verdicts);
     let base_readiness = sum(sweep::readiness(&evidence, &base, &base.thresholds)?);
     let shown = chosen.or(front.first().copied());
     let chosen_readiness = match shown {
@@ -138,6 +169,7 @@ pub fn tune(
         chosen_per_trace,
         readiness: (base_readiness, chosen_readiness),
         candidate_ticks: found.candidate_ticks + gate_ticks,
+        cross_validation,
     })
 }
 

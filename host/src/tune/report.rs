@@ -28,6 +28,12 @@ pub struct Report<'a> {
     pub shown: Option<usize>,
     pub chosen_per_trace: Vec<TraceRow<'a>>,
     pub readiness: ReadinessRow<'a>,
+    /// With the evidence judged by series: each series held out in turn.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_validation: Option<&'a super::cross_validation::CrossValidation>,
+    /// Series with segments on both sides of the split (their hold-out measures fit).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub series_on_both_sides: Vec<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -116,6 +122,8 @@ impl<'a> Report<'a> {
             shown: t.shown,
             chosen_per_trace,
             readiness: ReadinessRow { days, base: &t.readiness.0, chosen: t.readiness.1.as_ref() },
+            cross_validation: t.cross_validation.as_ref(),
+            series_on_both_sides: t.leaking_series(),
         }
     }
 
@@ -143,9 +151,11 @@ pub fn markdown(t: &Tuning, command: &str) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Tuning `{}` {} on recorded evidence\n", t.base.name, t.base.version);
     let _ = writeln!(md, "```sh\n{command}\n```\n");
+    md.push_str(&super::report_cv::fit_warning(t));
     evidence_section(&mut md, t);
     space_section(&mut md, t);
     result_section(&mut md, t);
+    super::report_cv::section(&mut md, t);
     front_section(&mut md, t);
     per_trace_section(&mut md, t);
     readiness_section(&mut md, t);
@@ -156,15 +166,25 @@ fn evidence_section(md: &mut String, t: &Tuning) {
     let days = |set: Set| t.evidence.iter().filter(|e| e.set == set).map(|e| e.ticks).sum::<u64>() as f64 / 1440.0;
     let count = |set: Set| t.evidence.iter().filter(|e| e.set == set).count();
     let _ = writeln!(md, "## Evidence\n");
-    let _ = writeln!(
-        md,
-        "{} traces: {} to choose on ({:.1} days), {} held out to validate on ({:.1} days).\n",
-        t.evidence.len(),
-        count(Set::Train),
-        days(Set::Train),
-        count(Set::Holdout),
-        days(Set::Holdout)
-    );
+    if let Some(cv) = &t.cross_validation {
+        let _ = writeln!(
+            md,
+            "{} traces from {} series ({:.1} days), all chosen on; each series is also held out whole once, and judged by a candidate chosen on the others (below).\n",
+            t.evidence.len(),
+            cv.folds.len(),
+            days(Set::Train)
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "{} traces: {} to choose on ({:.1} days), {} held out to validate on ({:.1} days).\n",
+            t.evidence.len(),
+            count(Set::Train),
+            days(Set::Train),
+            count(Set::Holdout),
+            days(Set::Holdout)
+        );
+    }
     let _ = writeln!(md, "| trace | set | days | source | sha256 |\n|---|---|---:|---|---|");
     for e in &t.evidence {
         let set = if e.set == Set::Train { "train" } else { "hold-out" };
@@ -182,14 +202,7 @@ fn space_section(md: &mut String, t: &Tuning) {
         let values: Vec<String> = d.values.iter().map(|v| number(*v)).collect();
         let _ = writeln!(md, "| `{}` | {b} | {} |", d.key, values.join(", "));
     }
-    let r = &t.space.choose;
-    let _ = writeln!(
-        md,
-        "\n{} candidates. The chosen one has the fewest flaps per day on the training traces among those that break no invariant, match every entry of the base into critical no more than {} min later, and lose at most {} % of the base's bulk capacity-minutes.\n",
-        t.candidates.len(),
-        r.max_protection_delay_minutes,
-        number(r.max_bulk_capacity_loss_pct)
-    );
+    let _ = writeln!(md, "\n{} candidates. {}\n", t.candidates.len(), rule_text(t));
     if let Some((names, outcomes)) = &t.gate {
         let failing = outcomes.iter().filter(|o| o.findings > 0).count();
         let _ = writeln!(
@@ -199,6 +212,32 @@ fn space_section(md: &mut String, t: &Tuning) {
             names.join(", "),
             outcomes.len()
         );
+    }
+}
+
+/// How the chosen candidate is chosen, in one or two sentences.
+pub fn rule_text(t: &Tuning) -> String {
+    let r = &t.space.choose;
+    let limits = format!(
+        "break no invariant, match every entry of the base into critical no more than {} min later, and lose at most {} % of the base's bulk capacity-minutes",
+        r.max_protection_delay_minutes,
+        number(r.max_bulk_capacity_loss_pct)
+    );
+    if t.cross_validation.is_some() {
+        format!(
+            "Among the candidates that, over all the series, {limits}, and under which no series flaps more often than under the base, the chosen one is the one whose worst series does best: the smallest largest ratio of its flaps per day to the base's."
+        )
+    } else {
+        format!("The chosen one has the fewest flaps per day on the training traces among those that {limits}.")
+    }
+}
+
+/// The two columns of the result's judgement: the hold-out, or with cross-validation each
+/// series judged by the candidate chosen without it (the same for every candidate shown).
+fn judged(t: &Tuning, i: usize) -> (&super::choose::SetScore, &super::choose::SetScore, &'static str) {
+    match &t.cross_validation {
+        Some(cv) => (&cv.base, &cv.held_out, "held out (cross-validated)"),
+        None => (&t.base_scores.holdout, &t.scores[i].holdout, "hold-out"),
     }
 }
 
@@ -223,9 +262,11 @@ fn result_section(md: &mut String, t: &Tuning) {
         t.candidates[i].changes(&t.base.thresholds)
     );
     let who = if t.chosen == Some(i) { "chosen" } else { "candidate" };
-    let _ = writeln!(md, "| metric | base, train | {who}, train | base, hold-out | {who}, hold-out |\n|---|---:|---:|---:|---:|");
+    let (base_judged, judged_scores, side) = judged(t, i);
+    let judged_who = if t.cross_validation.is_some() { "chosen without the series" } else { who };
+    let _ = writeln!(md, "| metric | base, train | {who}, train | base, {side} | {judged_who}, {side} |\n|---|---:|---:|---:|---:|");
     let mut row = |name: &str, f: &dyn Fn(&super::choose::SetScore) -> String| {
-        let _ = writeln!(md, "| {name} | {} | {} | {} | {} |", f(&b.train), f(&c.train), f(&b.holdout), f(&c.holdout));
+        let _ = writeln!(md, "| {name} | {} | {} | {} | {} |", f(&b.train), f(&c.train), f(base_judged), f(judged_scores));
     };
     row("days", &|s| format!("{:.1}", s.ticks as f64 / 1440.0));
     row("flaps (a change undone within 15 min)", &|s| s.flaps.to_string());
@@ -241,6 +282,10 @@ fn result_section(md: &mut String, t: &Tuning) {
     row("most minutes one came later", &|s| opt(s.max_protection_delay));
     row("entries never matched", &|s| s.missed_protections.to_string());
     row("invariant violations", &|s| s.violations.to_string());
+    if t.cross_validation.is_some() {
+        md.push('\n'); // the cross-validation section says what the judged columns mean
+        return;
+    }
     let holdout = super::choose::meets(&c.holdout, &t.space.choose);
     let _ = writeln!(
         md,

@@ -99,13 +99,23 @@ fn readme_text(version: &str, t: &Tuning, i: usize, command: &str) -> String {
         c.changes(&t.base.thresholds)
     );
     let _ = writeln!(md, "## How it was chosen\n\n```sh\n{command}\n```\n");
-    let _ = writeln!(
-        md,
-        "{} candidates were replayed over every trace on the native rules. The chosen one has the fewest flaps per day on the training traces among those that break no invariant, match every entry of the base into critical no more than {} min later and lose at most {} % of the base's bulk capacity-minutes. The hold-out traces played no part in the choice.\n",
-        t.candidates.len(),
-        t.space.choose.max_protection_delay_minutes,
-        number(t.space.choose.max_bulk_capacity_loss_pct)
-    );
+    md.push_str(&super::report_cv::fit_warning(t));
+    if t.cross_validation.is_some() {
+        let _ = writeln!(
+            md,
+            "{} candidates were replayed over every trace on the native rules. {} Each series was also held out in turn and judged by a candidate chosen on the others (below).\n",
+            t.candidates.len(),
+            super::report::rule_text(t)
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "{} candidates were replayed over every trace on the native rules. The chosen one has the fewest flaps per day on the training traces among those that break no invariant, match every entry of the base into critical no more than {} min later and lose at most {} % of the base's bulk capacity-minutes. The hold-out traces played no part in the choice.\n",
+            t.candidates.len(),
+            t.space.choose.max_protection_delay_minutes,
+            number(t.space.choose.max_bulk_capacity_loss_pct)
+        );
+    }
     if let Some((names, _)) = &t.gate {
         let _ = writeln!(
             md,
@@ -120,9 +130,18 @@ fn readme_text(version: &str, t: &Tuning, i: usize, command: &str) -> String {
         let _ =
             writeln!(md, "| {} | {set} | {:.1} | `{}` | `{}` |", e.trace.name, e.ticks as f64 / 1440.0, e.source, &e.source_sha256[..12]);
     }
+    let (judged_base, judged_chosen) = match &t.cross_validation {
+        Some(cv) => (&cv.base, &cv.held_out),
+        None => (&b.holdout, &s.holdout),
+    };
+    let (train, judged) = if t.cross_validation.is_some() {
+        ("all series".to_string(), "each series held out | chosen without the series, held out".to_string())
+    } else {
+        ("train".to_string(), format!("hold-out | {version}, hold-out"))
+    };
     let _ = writeln!(
         md,
-        "\n## The evidence\n\n| | {0}, train | {version}, train | {0}, hold-out | {version}, hold-out |\n|---|---:|---:|---:|---:|",
+        "\n## The evidence\n\n| | {0}, {train} | {version}, {train} | {0}, {judged} |\n|---|---:|---:|---:|---:|",
         t.base.version
     );
     let opt = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
@@ -137,7 +156,11 @@ fn readme_text(version: &str, t: &Tuning, i: usize, command: &str) -> String {
         ("invariant violations", &|x| x.violations.to_string()),
     ];
     for (name, f) in rows {
-        let _ = writeln!(md, "| {name} | {} | {} | {} | {} |", f(&b.train), f(&s.train), f(&b.holdout), f(&s.holdout));
+        let _ = writeln!(md, "| {name} | {} | {} | {} | {} |", f(&b.train), f(&s.train), f(judged_base), f(judged_chosen));
+    }
+    if t.cross_validation.is_some() {
+        md.push('\n');
+        super::report_cv::section(&mut md, t);
     }
     let (rb, rc) = (&t.readiness.0, t.readiness.1.as_ref());
     let days = t.evidence.iter().map(|e| e.ticks).sum::<u64>() as f64 / 1440.0;

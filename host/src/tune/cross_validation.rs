@@ -1,0 +1,160 @@
+//! Judging thresholds on series they were not chosen on (docs/behaviour.md §10.8, "Hold-out by
+//! series"). A series is one file of evidence (a server's metric history): its segments are
+//! never split between choosing and judging, because a number fitted to a server's idle level
+//! looks good on another week of the same server and says nothing about the next server.
+//!
+//! **The robust choice** on a set of series: among the candidates that meet the rule on those
+//! series together ([`super::choose::meets`], and the gate when there is one), and under which
+//! no series flaps more often than under the base, the one whose worst series decides: the
+//! smallest largest ratio of its flaps per day to the base's over the series (series the base
+//! never flaps on count only through the condition). Ties go to fewer flaps per day over all,
+//! then less capacity lost, then the shorter delay, then the earlier candidate.
+//!
+//! **Leave-one-series-out cross-validation** estimates how that choice does on a server it has
+//! never seen: for each series, the robust choice is made on all the others and judged on the
+//! one held out. Every series is held out exactly once, so the folds' held-out scores together
+//! cover the evidence once; their sum against the base's is the cross-validated result, and
+//! each fold's held-out ratio against its training ratio is its generalization gap. The sweep
+//! replays each candidate over each trace once: the folds only regroup those scores.
+
+use super::choose::{SetScore, aggregate_where, meets};
+use super::evidence::EvidenceTrace;
+use super::score::TraceScore;
+use super::space::ChoiceRule;
+use serde::Serialize;
+
+/// One fold: a series held out, the candidate chosen on the others, and both judged on it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fold {
+    pub series: String,
+    /// The candidate chosen without this series; none: no candidate met the rule there, so the
+    /// base stays (and is what is judged).
+    pub chosen: Option<usize>,
+    /// On the other series: the chosen candidate's flaps per day over the base's.
+    pub train_flap_ratio: Option<f64>,
+    /// On the held-out series: the base, and the chosen candidate (the base when none).
+    pub base: SetScore,
+    pub candidate: SetScore,
+}
+
+impl Fold {
+    /// The chosen candidate's flaps per day over the base's on the held-out series.
+    pub fn held_out_flap_ratio(&self) -> Option<f64> {
+        ratio(self.candidate.flaps_per_day, self.base.flaps_per_day)
+    }
+}
+
+/// Every fold, and their held-out scores summed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CrossValidation {
+    pub folds: Vec<Fold>,
+    /// The base over all the evidence, and each series judged by the candidate chosen without it.
+    pub base: SetScore,
+    pub held_out: SetScore,
+    /// Folds whose held-out series flaps more often under its candidate than under the base.
+    pub series_worse: usize,
+}
+
+/// `a / b`, none when `b` is zero.
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0).then(|| a / b)
+}
+
+/// The scores a choice is made from: every candidate's and the base's, per trace.
+pub struct Scores<'a> {
+    pub evidence: &'a [EvidenceTrace],
+    pub base: &'a [TraceScore],
+    pub candidates: &'a [Vec<TraceScore>],
+    pub rule: &'a ChoiceRule,
+    /// What the gate (or anything else besides the rule) says of each candidate.
+    pub gate: &'a [Result<(), String>],
+}
+
+impl Scores<'_> {
+    fn series(&self) -> Vec<(usize, &str)> {
+        let mut seen: Vec<(usize, &str)> = Vec::new();
+        for e in self.evidence {
+            if !seen.iter().any(|(s, _)| *s == e.series) {
+                seen.push((e.series, &e.series_name));
+            }
+        }
+        seen
+    }
+
+    fn on(&self, scores: &[TraceScore], keep: impl Fn(&EvidenceTrace) -> bool) -> SetScore {
+        aggregate_where(scores, self.base, self.evidence, keep)
+    }
+
+    /// Why candidate `c` may not be chosen on the series `among` keeps, or its sort key.
+    fn judge(&self, c: usize, among: &dyn Fn(usize) -> bool, series: &[(usize, &str)]) -> Result<(f64, f64, f64, i64), String> {
+        self.gate[c].clone()?;
+        let scores = &self.candidates[c];
+        let all = self.on(scores, |e| among(e.series));
+        meets(&all, self.rule)?;
+        let mut worst: f64 = 0.0;
+        for &(s, name) in series.iter().filter(|(s, _)| among(*s)) {
+            let (mine, base) = (self.on(scores, |e| e.series == s), self.on(self.base, |e| e.series == s));
+            if mine.flaps_per_day > base.flaps_per_day + 1e-9 {
+                return Err(format!(
+                    "series {name} flaps {:.2} a day, more than under the base ({:.2})",
+                    mine.flaps_per_day, base.flaps_per_day
+                ));
+            }
+            if let Some(r) = ratio(mine.flaps_per_day, base.flaps_per_day) {
+                worst = worst.max(r);
+            }
+        }
+        Ok((worst, all.flaps_per_day, all.bulk_capacity_loss_vs_base_pct, all.max_protection_delay.unwrap_or(0)))
+    }
+
+    /// Each candidate's verdict on the series `among` keeps, and the robust choice among them.
+    pub fn choose(&self, among: &dyn Fn(usize) -> bool) -> (Vec<Result<(), String>>, Option<usize>) {
+        let series = self.series();
+        let judged: Vec<_> = (0..self.candidates.len()).map(|c| self.judge(c, among, &series)).collect();
+        let chosen = judged
+            .iter()
+            .enumerate()
+            .filter_map(|(c, j)| j.as_ref().ok().map(|k| (c, *k)))
+            .min_by(|(i, a), (j, b)| {
+                a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)).then(i.cmp(j))
+            })
+            .map(|(c, _)| c);
+        (judged.into_iter().map(|j| j.map(|_| ())).collect(), chosen)
+    }
+
+    /// Leave-one-series-out: each series judged by the robust choice made on the others.
+    pub fn cross_validate(&self) -> CrossValidation {
+        let series = self.series();
+        let mut judged_by: Vec<Option<usize>> = vec![None; self.evidence.len()];
+        let mut folds = Vec::new();
+        for &(held, name) in &series {
+            let (_, chosen) = self.choose(&|s| s != held);
+            let scores = chosen.map_or(self.base, |c| self.candidates[c].as_slice());
+            let train_flap_ratio = chosen.and_then(|c| {
+                let (mine, base) = (self.on(&self.candidates[c], |e| e.series != held), self.on(self.base, |e| e.series != held));
+                ratio(mine.flaps_per_day, base.flaps_per_day)
+            });
+            for (i, e) in self.evidence.iter().enumerate() {
+                if e.series == held {
+                    judged_by[i] = chosen;
+                }
+            }
+            folds.push(Fold {
+                series: name.to_string(),
+                chosen,
+                train_flap_ratio,
+                base: self.on(self.base, |e| e.series == held),
+                candidate: self.on(scores, |e| e.series == held),
+            });
+        }
+        // Each trace scored by the candidate chosen without its series.
+        let held_out_scores: Vec<TraceScore> =
+            judged_by.iter().enumerate().map(|(i, c)| c.map_or(&self.base[i], |c| &self.candidates[c][i]).clone()).collect();
+        let series_worse = folds.iter().filter(|f| f.candidate.flaps_per_day > f.base.flaps_per_day + 1e-9).count();
+        CrossValidation { base: self.on(self.base, |_| true), held_out: self.on(&held_out_scores, |_| true), folds, series_worse }
+    }
+}
+
+#[cfg(test)]
+#[path = "cross_validation_tests.rs"]
+mod tests;
