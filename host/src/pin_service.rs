@@ -29,15 +29,6 @@ pub struct PinService {
     policy: SharedPolicy,
 }
 
-/// A pin as a person asks for it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PinAsk {
-    pub state: String,
-    pub reason: String,
-    pub expires_at: Instant,
-    pub actor: String,
-}
-
 impl PinService {
     pub fn new(pins: Arc<dyn PinStore>, policy: SharedPolicy) -> PinService {
         PinService { pins, policy }
@@ -46,8 +37,7 @@ impl PinService {
     /// Validates and stores a pin (replacing any), returning its audit record. The policy's
     /// checks come first (a whitespace reason is blank, not a tab), then the host's: no control
     /// or bidirectional formatting character in the reason or the actor ([`user_text`]).
-    pub async fn set(&self, ask: PinAsk, now: Instant) -> Result<AuditRecord, PinServiceError> {
-        let request = PinRequest { state: ask.state, reason: ask.reason, expires_at: ask.expires_at, actor: ask.actor };
+    pub async fn set(&self, request: PinRequest, now: Instant) -> Result<AuditRecord, PinServiceError> {
         let verdict = self.policy.lock().expect("policy lock poisoned").validate_pin(&request, now)?;
         // The policy may quote what was typed (an unknown state): shown escaped, on one line.
         let pin =

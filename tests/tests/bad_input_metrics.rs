@@ -11,7 +11,7 @@ use capacity_tests::servers::prometheus::Prometheus;
 use capacity_tests::servers::redis::Redis;
 use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries, PrometheusSource};
 use sentinel::config::Config;
-use sentinel::pin_service::{PinAsk, PinService};
+use sentinel::pin_service::PinService;
 use sentinel::ports::metrics::MetricsSource;
 use sentinel::tick::{Sentinel, TickReport};
 use std::time::{Duration, Instant};
@@ -126,7 +126,7 @@ async fn every_bad_metric_answer_is_a_failed_read_naming_the_signal_and_the_prob
         tick(&sb, &url, GOOD, T0 + 60 * minute).await;
     }
     let (_, pins) = sentinel_reading(&sb, &url, GOOD, T0).await;
-    let ask = PinAsk { state: "emergency".into(), reason: "drill".into(), expires_at: T0 + 3600, actor: "ops".into() };
+    let ask = vocabulary::PinRequest { state: "emergency".into(), reason: "drill".into(), expires_at: T0 + 3600, actor: "ops".into() };
     pins.set(ask, T0 + 150).await.expect("a valid pin");
     pins.clear("ops", T0 + 170).await.expect("cleared");
     assert_eq!(sb.document(CACHE).expect("published")["state"], "critical");

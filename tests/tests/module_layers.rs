@@ -1,7 +1,8 @@
 //! The host reads downwards: no module of `host/src` imports one that imports it back
-//! (directly or through others), at two depths: the top-level modules (`policy`, `tick`, ...)
-//! and the modules inside each (`policy::active`, `policy::lifecycle`, ...), where a module and
-//! its own parent or child are not counted (a parent declares and re-exports its children).
+//! (directly or through others), at every depth: the top-level modules (`policy`, `tick`, ...),
+//! the modules inside each (`policy::active`, `policy::lifecycle`, ...), the modules inside
+//! those (`policy::lifecycle::manifest`, ...) and so on down to the deepest file, where a module
+//! and its own parent or child are not counted (a parent declares and re-exports its children).
 //! Read from the source: every `crate::` and `super::` path a file names outside its tests; a
 //! cycle is reported with the files that make each of its edges.
 
@@ -170,7 +171,11 @@ fn cycles(g: &Graph) -> Vec<String> {
 #[test]
 fn no_module_of_the_host_imports_one_that_imports_it_back() {
     let src = workspace().join("host/src");
-    for depth in [1, 2] {
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let deepest = files.iter().map(|f| f.strip_prefix(&src).unwrap().components().count()).max().unwrap();
+    assert!(deepest >= 3, "the host has modules three deep (policy::lifecycle::manifest): {deepest}");
+    for depth in 1..=deepest {
         let g = graph(&src, depth);
         assert!(g.len() > 5, "the host's modules were found at depth {depth}: {:?}", g.keys());
         let found = cycles(&g);
@@ -199,4 +204,12 @@ fn the_reader_sees_an_import_cycle_when_there_is_one() {
     let g = graph(dir.path(), 2);
     assert!(reachable(&g, "a::x").contains("a::x"), "{g:?}");
     assert_eq!(cycles(&g).len(), 4, "a <-> b and a::x <-> a::y: {g:?}");
+    // Three deep, as policy::lifecycle::manifest and ::signing were: seen at depth 3 only.
+    std::fs::create_dir_all(dir.path().join("a/z")).unwrap();
+    std::fs::write(dir.path().join("a/z/mod.rs"), "").unwrap();
+    std::fs::write(dir.path().join("a/z/m.rs"), "use super::s::Entry;\n").unwrap();
+    std::fs::write(dir.path().join("a/z/s.rs"), "use crate::a::z::m::scan;\n").unwrap();
+    let g = graph(dir.path(), 3);
+    assert!(reachable(&g, "a::z::m").contains("a::z::m"), "{g:?}");
+    assert!(!graph(dir.path(), 2).contains_key("a::z"), "inside a::z, not between a's modules");
 }

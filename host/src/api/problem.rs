@@ -168,7 +168,7 @@ pub async fn method_not_allowed() -> Problem {
 /// field, a wrong type) or a bad query parameter.
 #[derive(ToResponse)]
 #[response(content_type = "application/problem+json")]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct BadRequest(Problem);
 
 /// No valid bearer token: missing, malformed or unknown (the answer does not say which).
@@ -177,48 +177,48 @@ pub struct BadRequest(Problem);
     content_type = "application/problem+json",
     headers(("WWW-Authenticate" = String, description = "`Bearer realm=\"capacity-sentinel\"`"))
 )]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct Unauthenticated(Problem);
 
 /// The token is valid but its role may not do this (setting and clearing pins needs staff).
 #[derive(ToResponse)]
 #[response(content_type = "application/problem+json")]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct Forbidden(Problem);
 
 /// There is nothing here yet.
 #[derive(ToResponse)]
 #[response(content_type = "application/problem+json")]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct NotFound(Problem);
 
 /// The body is over 16 KiB.
 #[derive(ToResponse)]
 #[response(content_type = "application/problem+json")]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct TooLarge(Problem);
 
 /// The body is not `application/json`.
 #[derive(ToResponse)]
 #[response(content_type = "application/problem+json")]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct UnsupportedMediaType(Problem);
 
 /// The policy refused the pin; `field` names the field and `detail` says why
 /// (`expires_at: must be at most 24 hours ahead`). The stored pin is untouched.
 #[derive(ToResponse)]
 #[response(content_type = "application/problem+json")]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct PinRefused(Problem);
 
 /// The sentinel failed (a store or policy failure); nothing changed.
 #[derive(ToResponse)]
 #[response(content_type = "application/problem+json")]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct Internal(Problem);
 
 /// The store cannot be reached now; try again.
 #[derive(ToResponse)]
 #[response(content_type = "application/problem+json")]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "read only by the OpenAPI document's derive, never built at run time")]
 pub struct Unavailable(Problem);

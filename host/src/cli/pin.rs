@@ -2,12 +2,13 @@
 //! the policy's exported function.
 
 use crate::config::Config;
-use crate::pin_service::{PinAsk, PinService, PinServiceError};
+use crate::pin_service::{PinService, PinServiceError};
 use crate::policy::active::SharedPolicy;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use vocabulary::PinRequest;
 
 #[derive(Debug, Args)]
 pub struct PinArgs {
@@ -75,7 +76,7 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
             PinCommand::Set { state, reason, expires_in, actor } => {
                 let expires_in = expires_in_seconds(&expires_in)?;
                 let expires_at = now.saturating_add(expires_in);
-                let record = service.set(PinAsk { state, reason, expires_at, actor }, now).await?;
+                let record = service.set(PinRequest { state, reason, expires_at, actor }, now).await?;
                 lines.push(serde_json::to_string(&record).expect("audit records serialize"));
             }
             PinCommand::Clear { actor } => match service.clear(&actor, now).await? {

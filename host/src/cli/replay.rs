@@ -67,20 +67,28 @@ pub struct ReplayArgs {
     pub traces: Vec<PathBuf>,
 }
 
-/// The store's recorded ticks of the last `since`, as a trace.
-pub(super) fn recorded_trace(config: &std::path::Path, since: std::time::Duration) -> anyhow::Result<Trace> {
-    use crate::policy::lifecycle::{activate, record_events};
+/// The store of `config` (its `source`, as messages name it) and its recorded ticks of the last
+/// `since`, oldest first.
+pub(super) fn recorded_ticks(
+    config: &std::path::Path,
+    since: std::time::Duration,
+) -> anyhow::Result<(String, Vec<crate::ports::memory::TickRecord>)> {
     let config = crate::config::Config::load(Some(config))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let records = runtime.block_on(async {
         let stores = crate::setup::open_store(&config).await?;
-        let limit = u32::try_from(since.as_secs() / 60 + 60).unwrap_or(u32::MAX);
-        anyhow::Ok(activate::window(stores.memory.recent_ticks(limit).await?, since))
+        anyhow::Ok(crate::trace::recorded::recent(stores.memory.as_ref(), since).await?)
     })?;
+    Ok((config.source, records))
+}
+
+/// The store's recorded ticks of the last `since`, as a trace: refused when there are none.
+pub(super) fn recorded_trace(config: &std::path::Path, since: std::time::Duration) -> anyhow::Result<Trace> {
+    let (source, records) = recorded_ticks(config, since)?;
     if records.is_empty() {
-        bail!("the store of {} holds no tick records from the last {}", config.source, humantime::format_duration(since));
+        bail!("the store of {source} holds no tick records from the last {}", humantime::format_duration(since));
     }
-    Ok(Trace { name: "store".into(), events: record_events(&records) })
+    Ok(Trace { name: "store".into(), events: crate::trace::recorded::events(&records) })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -16,6 +16,7 @@
 pub mod import;
 mod parse;
 mod parse_fast;
+pub mod recorded;
 mod write;
 
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! glance: the last published state with its explanation, the last reading against the active
 //! policy's thresholds, and the policy versions). Both read only.
 
+use super::versions::{ActiveView, PoliciesView, policies_view};
 use crate::api::ApiState;
 use crate::api::auth::Caller;
 use crate::api::model::StateView;
@@ -61,37 +62,6 @@ pub struct ReadingView {
     pub critical: f64,
 }
 
-/// One version the sentinel knows.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct VersionView {
-    pub version: String,
-    pub active: bool,
-    pub shadow: bool,
-    /// `healthy`, or `unhealthy: <why>`.
-    pub health: String,
-}
-
-/// The active policy and the versions beside it.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct PoliciesView {
-    pub active: ActiveView,
-    /// The version evaluated in shadow, if configured.
-    #[schema(required)]
-    pub shadow: Option<String>,
-    pub versions: Vec<VersionView>,
-}
-
-/// The version this API validates pins with.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct ActiveView {
-    pub name: String,
-    pub version: String,
-    /// sha256 of the policy module.
-    pub digest: String,
-    /// `component` or `native`.
-    pub kind: String,
-}
-
 /// Everything the console shows at a glance.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Overview {
@@ -140,7 +110,7 @@ pub async fn get_overview(_caller: Caller, State(s): State<ApiState>) -> Result<
         Signal::Reading(_) => None,
     });
     let active = ActiveView { name: identity.name, version: identity.version, digest: identity.digest, kind: identity.kind.into() };
-    let policies = super::versions::policies_view(s.policies.clone(), active).await;
+    let policies = policies_view(s.policies.clone(), active).await;
     Ok(Json(Overview {
         now: format_rfc3339((s.clock)()),
         explanation: newest.as_ref().map(|(_, r)| r.decision.explanation.clone()),

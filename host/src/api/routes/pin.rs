@@ -11,11 +11,12 @@ use crate::api::model::{AuditEntry, PinBody, PinStatus};
 use crate::api::problem::Problem;
 use crate::api::refusals::{PER_MINUTE, Verdict};
 use crate::instants::{format_rfc3339, parse_rfc3339};
-use crate::pin_service::{PinAsk, PinServiceError};
+use crate::pin_service::PinServiceError;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use vocabulary::PinRequest;
 
 /// The stored pin.
 ///
@@ -77,7 +78,7 @@ pub async fn put_pin(
         Ok(at) => at,
         Err(e) => return Err(refused(&s, &caller, &what, Problem::pin_refused("expires_at", &e), now).await),
     };
-    let ask = PinAsk { state: body.state, reason: body.reason, expires_at, actor: caller.name.clone() };
+    let ask = PinRequest { state: body.state, reason: body.reason, expires_at, actor: caller.name.clone() };
     let record = match s.pins.set(ask, now).await {
         Ok(record) => record,
         Err(e @ PinServiceError::Invalid { .. }) => return Err(refused(&s, &caller, &what, e.into(), now).await),

@@ -1,10 +1,43 @@
-//! The policy versions the console lists: with a `[policies]` directory, every manifest in it
-//! with whether it is active, in shadow, and healthy (the persisted state's verdict), as
-//! `sentinel policy list` shows them; without one, the embedded default alone.
+//! The policy versions the console lists, and the views of them the API answers with: with a
+//! `[policies]` directory, the policy catalog ([`crate::policy::lifecycle::catalog`], which
+//! `sentinel policy list` shows too) with the running version as the active one; without one,
+//! the embedded default alone.
 
-use super::overview::{ActiveView, PoliciesView, VersionView};
 use crate::config::policies::PoliciesConfig;
-use crate::policy::lifecycle::{manifest, state::PolicyState};
+use crate::policy::lifecycle::{catalog, manifest, state::PolicyState};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One version the sentinel knows.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct VersionView {
+    pub version: String,
+    pub active: bool,
+    pub shadow: bool,
+    /// `healthy`, or `unhealthy: <why>`.
+    pub health: String,
+}
+
+/// The active policy and the versions beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct PoliciesView {
+    pub active: ActiveView,
+    /// The version evaluated in shadow, if configured.
+    #[schema(required)]
+    pub shadow: Option<String>,
+    pub versions: Vec<VersionView>,
+}
+
+/// The version this API validates pins with.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ActiveView {
+    pub name: String,
+    pub version: String,
+    /// sha256 of the policy module.
+    pub digest: String,
+    /// `component` or `native`.
+    pub kind: String,
+}
 
 /// The versions beside `active`; read off the disk on a blocking thread.
 pub async fn policies_view(config: Option<PoliciesConfig>, active: ActiveView) -> PoliciesView {
@@ -35,17 +68,10 @@ fn versions(config: &PoliciesConfig, active: &str) -> Vec<VersionView> {
             None
         }
     };
-    let (entries, _errors) = manifest::scan(&config.dir);
-    let mut versions: Vec<VersionView> = entries
-        .iter()
-        .map(|e| {
-            let v = &e.manifest.version;
-            let health = match &state {
-                Some(state) => state.unhealthy.get(v).map_or_else(|| "healthy".to_string(), |why| format!("unhealthy: {why}")),
-                None => "unknown: the policy state cannot be read".to_string(),
-            };
-            VersionView { version: v.clone(), active: v == active, shadow: config.shadow.as_ref() == Some(v), health }
-        })
+    let (listed, _errors) = catalog::list(&config.dir, Some(active), config.shadow.as_deref(), state.as_ref());
+    let mut versions: Vec<VersionView> = listed
+        .into_iter()
+        .map(|l| VersionView { version: l.version().to_string(), active: l.active, shadow: l.shadow, health: l.health })
         .collect();
     // Newest first, by number (1.10.0 after 1.9.0), as the lifecycle orders them.
     versions.sort_by(|a, b| manifest::compare_versions(&b.version, &a.version));

@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::config::policies::PoliciesConfig;
-use crate::policy::lifecycle::{self, activate, manifest, shadow, signing, state::PolicyState};
+use crate::policy::lifecycle::{self, catalog, manifest, shadow, signing, state::PolicyState};
 use crate::policy::{Limits, Runtime};
 use crate::trace::write_event;
 use anyhow::Context;
@@ -38,25 +38,25 @@ pub fn list(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let p = policies(&config)?;
     let trust = lifecycle::trust(&p)?;
     let state = PolicyState::load(&p.state_dir)?;
-    let (entries, errors) = manifest::scan(&p.dir);
-    let rows: Vec<Row> = entries
-        .iter()
-        .map(|e| {
-            let v = &e.manifest.version;
+    let (listed, errors) = catalog::list(&p.dir, state.active.as_deref(), p.shadow.as_deref(), Some(&state));
+    let rows: Vec<Row> = listed
+        .into_iter()
+        .map(|l| {
+            let e = &l.entry;
             let integrity = match manifest::verify(e, &signing::Trust { key: trust.key, allow_unsigned: true }) {
                 Ok(_) => "ok".to_string(),
                 Err(err) => format!("REFUSED: {err}"),
             };
             Row {
-                version: v.clone(),
+                version: e.manifest.version.clone(),
                 file: e.manifest.file.clone(),
                 sha256: e.manifest.sha256.clone(),
                 world: e.manifest.world.clone(),
                 integrity,
                 signature: signing::check(e, &trust).label(),
-                active: state.active.as_ref() == Some(v),
-                shadow: p.shadow.as_ref() == Some(v),
-                health: state.unhealthy.get(v).map(|why| format!("unhealthy: {why}")).unwrap_or_else(|| "healthy".into()),
+                active: l.active,
+                shadow: l.shadow,
+                health: l.health,
             }
         })
         .collect();
@@ -249,14 +249,9 @@ pub fn shadow_report(config: &Path, version: Option<&str>, json: bool) -> anyhow
 /// switch as their own lines), so `sentinel replay` can run production inputs through any
 /// version.
 pub fn export_trace(config: &Path, since: std::time::Duration, out: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let config = Config::load(Some(config))?;
-    let records = block_on(async {
-        let stores = crate::setup::open_store(&config).await?;
-        let limit = u32::try_from(since.as_secs() / 60 + 60).unwrap_or(u32::MAX);
-        Ok(activate::window(stores.memory.recent_ticks(limit).await?, since))
-    })?;
+    let (_, records) = crate::cli::replay::recorded_ticks(config, since)?;
     let mut text = String::new();
-    for event in lifecycle::record_events(&records) {
+    for event in crate::trace::recorded::events(&records) {
         text.push_str(&write_event(&event));
         text.push('\n');
     }

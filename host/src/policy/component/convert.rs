@@ -55,6 +55,22 @@ pub(super) fn cause_from_wit(c: w::Cause) -> v::Cause {
     }
 }
 
+/// The other way: used to read the batch replay's cause codes (`w::Cause as u8`).
+pub(super) fn cause_to_wit(c: v::Cause) -> w::Cause {
+    match c {
+        v::Cause::Pinned => w::Cause::Pinned,
+        v::Cause::SignalHeld => w::Cause::SignalHeld,
+        v::Cause::SignalLostRelease => w::Cause::SignalLostRelease,
+        v::Cause::Escalate => w::Cause::Escalate,
+        v::Cause::Emergency => w::Cause::Emergency,
+        v::Cause::Recover => w::Cause::Recover,
+        v::Cause::SpacingWait => w::Cause::SpacingWait,
+        v::Cause::RestoreThrottlesFirst => w::Cause::RestoreThrottlesFirst,
+        v::Cause::Fresh => w::Cause::Fresh,
+        v::Cause::Hold => w::Cause::Hold,
+    }
+}
+
 pub(super) fn throttles_from_wit(t: w::ThrottleIntent) -> v::ThrottleIntent {
     match t {
         w::ThrottleIntent::Engage => v::ThrottleIntent::Engage,

@@ -4,7 +4,7 @@
 //! case's index in WIT. The types shared with `decide` convert through [`super::convert`].
 
 use super::bindings as w;
-use super::convert::{baseline_from_wit, cause_from_wit, level_from_wit, memory_to_wit, pin_to_wit, state_from_wit, throttles_from_wit};
+use super::convert::{baseline_from_wit, cause_to_wit, level_from_wit, memory_to_wit, pin_to_wit, state_from_wit, throttles_from_wit};
 use vocabulary as v;
 
 use vocabulary::column_bits::{BASELINE, CHANGED, CONNECTIONS, CPU, FAILED, NONE, P95, RESTORE_HELD, SCALING, SCALING_PRESENT};
@@ -111,7 +111,7 @@ pub fn chunk_from_wit(c: w::ReplayChunk) -> Result<v::ReplayChunk, String> {
             factors: v::Factors { bulk: o.bulk[i], heavy: o.heavy[i], write: o.write[i], read: o.read[i] },
             changed: o.flags[i] & CHANGED != 0,
             previous: state_from_wit(state_code(o.previous[i])?),
-            cause: cause_from_wit(cause_code(o.cause[i])?),
+            cause: cause_code(o.cause[i])?,
             level: optional(o.level[i], level_code)?.map(level_from_wit),
             pending: optional(o.pending[i], state_code)?.map(state_from_wit),
             throttles: throttles_from_wit(throttles_code(o.throttles[i])?),
@@ -141,12 +141,11 @@ fn level_code(code: u8) -> Result<w::Level, String> {
     [Normal, Constrained, Critical].get(code as usize).copied().ok_or_else(|| format!("level code {code}"))
 }
 
-fn cause_code(code: u8) -> Result<w::Cause, String> {
-    use w::Cause::*;
-    [Pinned, SignalHeld, SignalLostRelease, Escalate, Emergency, Recover, SpacingWait, RestoreThrottlesFirst, Fresh, Hold]
-        .get(code as usize)
-        .copied()
-        .ok_or_else(|| format!("cause code {code}"))
+/// The vocabulary's cause whose WIT case has discriminant `code`: every cause is tried (the
+/// vocabulary's one list, checked complete in its tests) through the exhaustive conversion, so
+/// no second list of the causes' order exists here.
+fn cause_code(code: u8) -> Result<v::Cause, String> {
+    v::Cause::ALL.into_iter().find(|c| cause_to_wit(*c) as u8 == code).ok_or_else(|| format!("cause code {code}"))
 }
 
 fn throttles_code(code: u8) -> Result<w::ThrottleIntent, String> {

@@ -150,16 +150,5 @@ impl Preparer {
     }
 }
 
-/// The records of the last `window` before the newest one, oldest first (`recent_ticks`
-/// returns newest first).
-pub fn window(mut newest_first: Vec<(u64, TickRecord)>, window: Duration) -> Vec<TickRecord> {
-    let Some(newest) = newest_first.first().map(|(_, r)| r.at) else { return Vec::new() };
-    let since = newest - window.as_secs() as i64;
-    newest_first.retain(|(_, r)| r.at > since);
-    newest_first.reverse();
-    newest_first.into_iter().map(|(_, r)| r).collect()
-}
-
 /// Where the trial replay's records come from in a running sentinel: up to a day of minutes.
 pub const TRIAL_WINDOW: Duration = Duration::from_secs(24 * 3600);
-pub const TRIAL_LIMIT: u32 = 24 * 60 + 60;

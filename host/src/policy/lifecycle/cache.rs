@@ -167,7 +167,7 @@ fn store(artifact: &Path, component: &Component, digest: &str) -> anyhow::Result
     Ok(())
 }
 
-#[allow(unsafe_code)]
+#[expect(unsafe_code, reason = "wasmtime deserializes precompiled code only unsafely; the SAFETY note says why these bytes are ours")]
 fn deserialize(runtime: &Runtime, bytes: &[u8]) -> Result<Component, String> {
     // SAFETY: `deserialize` trusts the bytes to be wasmtime's own output for this engine.
     // They are: `authenticated` checked that they hash to the record this sentinel wrote in

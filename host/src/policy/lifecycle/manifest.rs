@@ -3,20 +3,11 @@
 //! sha256 of its bytes; the signature covers the manifest's exact bytes, so one signature
 //! vouches for the component through its digest.
 
+pub use super::entry::Entry;
 use super::signing::{self, SignatureStatus, Trust};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use vocabulary::PolicyManifest;
-
-/// One manifest found in the directory (not yet checked).
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub manifest: PolicyManifest,
-    pub manifest_path: PathBuf,
-    /// The manifest's exact bytes: what the signature covers.
-    pub manifest_bytes: Vec<u8>,
-    pub component_path: PathBuf,
-}
 
 /// A component whose bytes matched its manifest and whose manifest is trusted.
 #[derive(Debug, Clone)]

@@ -9,12 +9,13 @@
 pub mod activate;
 mod background;
 pub mod cache;
+pub mod catalog;
 pub mod checks;
 mod directory_sync;
+pub mod entry;
 mod fingerprint;
 pub mod manifest;
 pub mod private_dir;
-mod record;
 pub mod shadow;
 pub mod signing;
 pub mod state;
@@ -27,7 +28,6 @@ use crate::ports::memory::{MemoryStore, TickRecord};
 use crate::telemetry::Telemetry;
 use activate::{Candidate, Preparer, Refused};
 use fingerprint::{Fingerprint, fingerprint};
-pub use record::record_events;
 use state::PolicyState;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -327,8 +327,8 @@ async fn prepare(preparer: &Preparer, version: &str, records: &[TickRecord]) -> 
 
 /// The last day of recorded ticks, oldest first (none when the store cannot say).
 pub async fn recent(memory: &Arc<dyn MemoryStore>) -> Vec<TickRecord> {
-    match memory.recent_ticks(activate::TRIAL_LIMIT).await {
-        Ok(r) => activate::window(r, activate::TRIAL_WINDOW),
+    match crate::trace::recorded::recent(memory.as_ref(), activate::TRIAL_WINDOW).await {
+        Ok(r) => r,
         Err(e) => {
             tracing::warn!("no recorded ticks for the trial replay: {e}");
             Vec::new()

@@ -3,7 +3,7 @@
 //! `X.manifest.sig`: JSON with the signer's public key and the signature of the manifest's
 //! exact bytes, both hex.
 
-use super::manifest::Entry;
+use super::entry::Entry;
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

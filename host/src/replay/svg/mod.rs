@@ -107,7 +107,7 @@ fn bold(size: u32, h: HPos, v: VPos) -> TextStyle<'static> {
 
 /// One view of the trace over `range`: readings above, bands below; `marked` outlines the
 /// detail window on the whole-trace view.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "one view is the drawing areas, the series and the window: a struct would only rename them")]
 fn view(
     root: &Area<'_>,
     readings: &Area<'_>,
@@ -124,7 +124,7 @@ fn view(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "the readings panel draws from the same parts as `view`, passed on unchanged")]
 fn draw_readings(
     root: &Area<'_>,
     area: &Area<'_>,
