@@ -15,7 +15,6 @@ use sentinel::policy::lifecycle::cache::{self, Origin};
 use sentinel::policy::lifecycle::manifest;
 use sentinel::policy::lifecycle::signing::Trust;
 use sentinel::policy::{ComponentPolicy, Policy};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn swap(c: &mut Criterion) {
@@ -40,7 +39,7 @@ fn swap(c: &mut Criterion) {
     let ready = |c| -> Box<dyn Policy> {
         Box::new(ComponentPolicy::from_component(&runtime, &entry.component_path, c, digest.clone(), None).unwrap())
     };
-    let shared: SharedPolicy = Arc::new(Mutex::new(ready(&component)));
+    let shared = SharedPolicy::new(ready(&component));
     let mut spare = preparer.version("2.0.0", &[]).expect("2.0.0 activates").policy;
 
     let mut group = c.benchmark_group("swap");
@@ -56,7 +55,7 @@ fn swap(c: &mut Criterion) {
     group.bench_function("instantiate", |b| b.iter(|| ready(&component)));
     group.bench_function("activate-cached", |b| b.iter(|| preparer.entry(&entry, &[]).unwrap()));
     // What `Lifecycle::swap` does to the active policy: a replace under the policy lock.
-    group.bench_function("swap", |b| b.iter(|| std::mem::swap(&mut *shared.lock().unwrap(), &mut spare)));
+    group.bench_function("swap", |b| b.iter(|| std::mem::swap(&mut *shared.lock(), &mut spare)));
     group.finish();
 }
 

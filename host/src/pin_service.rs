@@ -38,7 +38,7 @@ impl PinService {
     /// checks come first (a whitespace reason is blank, not a tab), then the host's: no control
     /// or bidirectional formatting character in the reason or the actor ([`user_text`]).
     pub async fn set(&self, request: PinRequest, now: Instant) -> Result<AuditRecord, PinServiceError> {
-        let verdict = self.policy.lock().expect("policy lock poisoned").validate_pin(&request, now)?;
+        let verdict = self.policy.lock().validate_pin(&request, now)?;
         // The policy may quote what was typed (an unknown state): shown escaped, on one line.
         let pin =
             verdict.map_err(|e| PinServiceError::Invalid { field: e.field.name(), message: user_text::escape(&e.message).into_owned() })?;

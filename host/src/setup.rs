@@ -29,7 +29,7 @@ use crate::ports::stages::StageController;
 use crate::telemetry::Telemetry;
 use crate::tick::{Ports, Sentinel, TickSettings};
 use anyhow::Context;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Loads the configured single policy file (a config without `[policies]`).
@@ -44,7 +44,7 @@ fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
             })?
         }
     };
-    Ok(Arc::new(Mutex::new(policy)))
+    Ok(SharedPolicy::new(policy))
 }
 
 /// The policy a command that validates but does not decide (`serve`, `pin`, `check`) runs:

@@ -69,7 +69,7 @@ impl ApiState {
         policy: SharedPolicy,
         tokens: &[ApiToken],
     ) -> Result<ApiState, PolicyError> {
-        let thresholds = policy.lock().expect("policy lock poisoned").describe()?.thresholds;
+        let thresholds = policy.lock().describe()?.thresholds;
         let openapi = serde_json::to_vec_pretty(&openapi::document(&thresholds)).expect("the OpenAPI document serializes");
         Ok(ApiState {
             pins: PinService::new(pins, policy.clone()),
@@ -94,7 +94,7 @@ impl ApiState {
 
     /// The active policy's identity and thresholds, as pins are validated against them now.
     pub fn active_policy(&self) -> Result<(crate::policy::PolicyIdentity, vocabulary::Thresholds), problem::Problem> {
-        let mut policy = self.policy.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut policy = self.policy.lock();
         let identity = policy.identity().clone();
         let description =
             policy.describe().map_err(|e| problem::Problem::internal(format!("the active policy does not describe itself: {e}")))?;

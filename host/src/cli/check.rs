@@ -21,7 +21,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let policy = runtime.block_on(crate::setup::active_policy(&config))?.shared();
     let (identity, thresholds) = {
-        let mut p = policy.lock().expect("policy lock poisoned");
+        let mut p = policy.lock();
         let description = p.describe()?;
         (p.identity().clone(), description.thresholds)
     };

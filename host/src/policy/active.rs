@@ -41,7 +41,7 @@ impl ActivePolicy {
 
     /// The policy itself, locked (a tick's other calls, such as the hourly baselines).
     pub fn lock(&self) -> MutexGuard<'_, Box<dyn Policy>> {
-        self.shared.lock().expect("policy lock poisoned")
+        self.shared.lock()
     }
 
     /// One decision. When a managed version fails by itself, the last good version takes its

@@ -86,3 +86,27 @@ impl ReplaySession for NativeSession<'_> {
         Ok(self.session.feed(events, self.thresholds))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::SharedPolicy;
+
+    /// A panic while the policy is locked (a bug elsewhere in the process) used to make every
+    /// later `lock().expect(..)` panic too: every tick, pin and probe after it. The one way to
+    /// take the lock takes it anyway, and the policy answers.
+    #[test]
+    fn a_lock_poisoned_by_a_panic_is_taken_and_the_policy_still_answers() {
+        let text = include_str!("../../../policies/1.0.0/policy.toml");
+        let file: PolicyDescription = toml::from_str(text).unwrap();
+        let shared = SharedPolicy::new(Box::new(NativePolicy::new(file, "digest", None)));
+        let other = shared.clone();
+        let panicked = std::thread::spawn(move || {
+            let _held = other.lock();
+            panic!("a bug while the policy is locked");
+        })
+        .join();
+        assert!(panicked.is_err(), "the thread panicked holding the lock");
+        assert_eq!(shared.lock().describe().unwrap().version, "1.0.0");
+    }
+}

@@ -17,7 +17,6 @@ pub use publish::recorded_document;
 pub use stages::{StageStep, plan_stages};
 
 use crate::dead_letter::DeadLetters;
-use crate::instants;
 use crate::policy::active::ActivePolicy;
 use crate::policy::{PolicyError, PolicyIdentity};
 use crate::ports::StoreError;
@@ -29,7 +28,7 @@ use crate::ports::pins::{AuditRecord, PinStore};
 use crate::ports::publisher::{Publisher, StateDocument};
 use crate::ports::stage_ledger::StageLedger;
 use crate::ports::stages::{StageController, StageTarget};
-use crate::telemetry::{TargetLabels, Telemetry};
+use crate::telemetry::Telemetry;
 use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
 use vocabulary::{Decision, DecisionInput, Pin, Reading, Signal};
@@ -204,10 +203,7 @@ impl Sentinel {
         self.observe_tick(&input.signal, &decision, input.pin.as_ref(), &outcomes, now).await;
         let report = TickReport {
             sequence: committed.sequence,
-            reading: match &input.signal {
-                Signal::Reading(r) => Some(r.clone()),
-                Signal::Failed(_) => None,
-            },
+            reading: reading_of(&input.signal),
             pin: input.pin,
             decision,
             document,
@@ -218,43 +214,7 @@ impl Sentinel {
             republished: false,
             recovers: Vec::new(),
         };
-        log_tick(&report);
-        if report.outcomes.iter().all(|o| !o.ok) {
-            return Err(TickError::BothChannelsFailed(Box::new(report)));
-        }
-        Ok(report)
-    }
-
-    /// The stages left throttled after this tick's changes: a gauge of them, and, when the
-    /// policy no longer wants them throttled, an alarm gauge and an error line every tick until
-    /// they are restored (docs/behaviour.md §6.2).
-    fn watch_stages(&self, decision: &Decision, outcomes: &stages::StageOutcomes) {
-        let Some(left) = &outcomes.left else { return };
-        self.telemetry.stages_throttled.set(left.len() as i64);
-        self.telemetry.stage_throttled.clear();
-        for target in &self.settings.stage_targets {
-            self.telemetry.stage_throttled.get_or_create(&TargetLabels { target: target.id() }).set(0);
-        }
-        for id in left.keys() {
-            self.telemetry.stage_throttled.get_or_create(&TargetLabels { target: id.clone() }).set(1);
-        }
-        let unwanted = if decision.memory.throttles_engaged { 0 } else { left.len() };
-        self.telemetry.stages_left_throttled.set(unwanted as i64);
-        if unwanted == 0 {
-            return;
-        }
-        for record in left.values() {
-            tracing::error!(
-                target = %record.target.id(),
-                phase = record.phase.name(),
-                since = %instants::format_rfc3339(record.since),
-                original = %record.original,
-                state = decision.state.name(),
-                "a stage is still throttled although the policy released it; its restore is retried every tick. \
-                 Check the stage controller's errors above; to restore by hand, set the stage's stage-wide limits to the \
-                 original and delete its row from stage_throttles"
-            );
-        }
+        conclude(report)
     }
 }
 
@@ -262,57 +222,19 @@ pub fn policy_ref(identity: &PolicyIdentity) -> PolicyRef {
     PolicyRef { name: identity.name.clone(), version: identity.version.clone(), digest: identity.digest.clone() }
 }
 
-/// One line per tick explaining the decision.
-fn log_tick(r: &TickReport) {
-    let d = &r.decision;
-    let channels: Vec<String> = r.outcomes.iter().map(|o| format!("{}={}", o.channel, if o.ok { "ok" } else { "FAILED" })).collect();
-    let readings = r.reading.as_ref().map(gather::summarize).unwrap_or_else(|| "read failed".into());
-    // The pin's reason and actor are typed text (older rows were stored before control
-    // characters were refused): `pin` is a string field, which the text log writes escaped
-    // (as Debug), and the explanation, which names the actor, is escaped before it is the
-    // message. Neither can start a log line of its own.
-    let pin = r
-        .pin
-        .as_ref()
-        .map(|p| format!("{} by {} until {} ({})", p.state.name(), p.actor, instants::format_rfc3339(p.expires_at), p.reason));
-    let explanation = crate::user_text::escape(&d.explanation);
-    if r.republished {
-        tracing::info!(
-            sequence = r.sequence,
-            state = d.state.name(),
-            cause = d.cause.name(),
-            channels = %channels.join(" "),
-            "this minute or a later one was already decided (sequence {}, for {}); its document was published again, not decided twice",
-            r.sequence,
-            r.document.decided_at
-        );
-    } else {
-        tracing::info!(
-            sequence = r.sequence,
-            state = d.state.name(),
-            cause = d.cause.name(),
-            changed = d.changed,
-            level = d.level.map(|n| n.name()),
-            pending = d.pending.map(|n| n.name()),
-            throttles = d.throttles.name(),
-            pin = pin.as_deref(),
-            readings = %readings,
-            channels = %channels.join(" "),
-            "{}",
-            explanation
-        );
+/// The end of every tick that published: its log line, and the failure when both channels failed.
+fn conclude(report: TickReport) -> Result<TickReport, TickError> {
+    observe::log_tick(&report);
+    if report.outcomes.iter().all(|o| !o.ok) {
+        return Err(TickError::BothChannelsFailed(Box::new(report)));
     }
-    for o in r.outcomes.iter().filter(|o| !o.ok) {
-        tracing::error!(channel = %o.channel, "publication failed: {}", o.error.as_deref().unwrap_or("unknown"));
-    }
-    for note in &r.notes {
-        // A note may quote a stored row (an unreadable pin).
-        tracing::warn!("{}", crate::user_text::escape(note));
-    }
-    for failure in &r.stage_failures {
-        tracing::warn!("stage throttle not applied, will retry next tick: {failure}");
-    }
-    if let Some(audit) = &r.expiry_audit {
-        tracing::info!(audit_id = audit.id, "the pin expired and was removed (audited)");
+    Ok(report)
+}
+
+/// The reading a tick's signal carries, if it was read.
+fn reading_of(signal: &Signal) -> Option<Reading> {
+    match signal {
+        Signal::Reading(r) => Some(r.clone()),
+        Signal::Failed(_) => None,
     }
 }

@@ -1,7 +1,9 @@
 //! What a tick shows on `/metrics` (docs/behaviour.md §7.1): the decision, the reading against
 //! the active policy's thresholds, each channel's publication, the pin and the policy version.
 //! The thresholds are asked of a version once, when it first decides; a pin's set time is read
-//! from the audit once, when the pin first appears.
+//! from the audit once, when the pin first appears. And what it says in the log: one line per
+//! tick explaining the decision (decided or published again), each failed publication, and
+//! every tick a stage stays throttled the policy no longer wants throttled.
 
 use super::Sentinel;
 use crate::policy::PolicyIdentity;
@@ -181,3 +183,92 @@ impl Sentinel {
 #[cfg(test)]
 #[path = "observe_tests.rs"]
 mod tests;
+
+impl Sentinel {
+    /// The stages left throttled after this tick's changes: a gauge of them, and, when the
+    /// policy no longer wants them throttled, an alarm gauge and an error line every tick until
+    /// they are restored (docs/behaviour.md §6.2).
+    pub(super) fn watch_stages(&self, decision: &Decision, outcomes: &super::stages::StageOutcomes) {
+        let Some(left) = &outcomes.left else { return };
+        self.telemetry.stages_throttled.set(left.len() as i64);
+        self.telemetry.stage_throttled.clear();
+        for target in &self.settings.stage_targets {
+            self.telemetry.stage_throttled.get_or_create(&crate::telemetry::TargetLabels { target: target.id() }).set(0);
+        }
+        for id in left.keys() {
+            self.telemetry.stage_throttled.get_or_create(&crate::telemetry::TargetLabels { target: id.clone() }).set(1);
+        }
+        let unwanted = if decision.memory.throttles_engaged { 0 } else { left.len() };
+        self.telemetry.stages_left_throttled.set(unwanted as i64);
+        if unwanted == 0 {
+            return;
+        }
+        for record in left.values() {
+            tracing::error!(
+                target = %record.target.id(),
+                phase = record.phase.name(),
+                since = %crate::instants::format_rfc3339(record.since),
+                original = %record.original,
+                state = decision.state.name(),
+                "a stage is still throttled although the policy released it; its restore is retried every tick. \
+                 Check the stage controller's errors above; to restore by hand, set the stage's stage-wide limits to the \
+                 original and delete its row from stage_throttles"
+            );
+        }
+    }
+}
+
+/// One line per tick explaining the decision.
+pub(super) fn log_tick(r: &super::TickReport) {
+    let d = &r.decision;
+    let channels: Vec<String> = r.outcomes.iter().map(|o| format!("{}={}", o.channel, if o.ok { "ok" } else { "FAILED" })).collect();
+    let readings = r.reading.as_ref().map(super::gather::summarize).unwrap_or_else(|| "read failed".into());
+    // The pin's reason and actor are typed text (older rows were stored before control
+    // characters were refused): `pin` is a string field, which the text log writes escaped
+    // (as Debug), and the explanation, which names the actor, is escaped before it is the
+    // message. Neither can start a log line of its own.
+    let pin = r
+        .pin
+        .as_ref()
+        .map(|p| format!("{} by {} until {} ({})", p.state.name(), p.actor, crate::instants::format_rfc3339(p.expires_at), p.reason));
+    let explanation = crate::user_text::escape(&d.explanation);
+    if r.republished {
+        tracing::info!(
+            sequence = r.sequence,
+            state = d.state.name(),
+            cause = d.cause.name(),
+            channels = %channels.join(" "),
+            "this minute or a later one was already decided (sequence {}, for {}); its document was published again, not decided twice",
+            r.sequence,
+            r.document.decided_at
+        );
+    } else {
+        tracing::info!(
+            sequence = r.sequence,
+            state = d.state.name(),
+            cause = d.cause.name(),
+            changed = d.changed,
+            level = d.level.map(|n| n.name()),
+            pending = d.pending.map(|n| n.name()),
+            throttles = d.throttles.name(),
+            pin = pin.as_deref(),
+            readings = %readings,
+            channels = %channels.join(" "),
+            "{}",
+            explanation
+        );
+    }
+    for o in r.outcomes.iter().filter(|o| !o.ok) {
+        tracing::error!(channel = %o.channel, "publication failed: {}", o.error.as_deref().unwrap_or("unknown"));
+    }
+    for note in &r.notes {
+        // A note may quote a stored row (an unreadable pin).
+        tracing::warn!("{}", crate::user_text::escape(note));
+    }
+    for failure in &r.stage_failures {
+        tracing::warn!("stage throttle not applied, will retry next tick: {failure}");
+    }
+    if let Some(audit) = &r.expiry_audit {
+        tracing::info!(audit_id = audit.id, "the pin expired and was removed (audited)");
+    }
+}

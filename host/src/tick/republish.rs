@@ -12,7 +12,6 @@
 
 use super::{Sentinel, TickError, TickReport, publish};
 use crate::ports::memory::TickRecord;
-use vocabulary::Signal;
 
 /// The newest tick record, whatever its instant: when it is for `now` or later, the tick
 /// publishes it again; otherwise its sequence is the one the tick's commit must follow (the
@@ -39,10 +38,7 @@ pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut note
     s.observe_tick(&record.signal, &record.decision, record.pin.as_ref(), &outcomes, record.at).await;
     let report = TickReport {
         sequence,
-        reading: match &record.signal {
-            Signal::Reading(r) => Some(r.clone()),
-            Signal::Failed(_) => None,
-        },
+        reading: super::reading_of(&record.signal),
         pin: record.pin,
         decision: record.decision,
         document,
@@ -53,9 +49,5 @@ pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut note
         republished: true,
         recovers: Vec::new(),
     };
-    super::log_tick(&report);
-    if report.outcomes.iter().all(|o| !o.ok) {
-        return Err(TickError::BothChannelsFailed(Box::new(report)));
-    }
-    Ok(report)
+    super::conclude(report)
 }

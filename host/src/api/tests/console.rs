@@ -64,7 +64,7 @@ async fn the_session_names_the_caller_and_its_role() {
 #[tokio::test]
 async fn the_overview_shows_the_last_decision_and_reading_against_the_policy() {
     let h = Harness::new();
-    let thresholds = policy().lock().unwrap().describe().unwrap().thresholds;
+    let thresholds = policy().lock().describe().unwrap().thresholds;
     let empty = h.call(get("/v1/overview", Some(VIEWER))).await.ok_json(StatusCode::OK);
     assert_eq!((&empty["state"], &empty["explanation"]), (&Value::Null, &Value::Null), "{empty}");
     assert_eq!(empty["now"], format_rfc3339(h.now()));

@@ -58,7 +58,7 @@ fn compiled() -> &'static (Arc<Runtime>, Component, String) {
 pub fn policy() -> SharedPolicy {
     let (runtime, component, digest) = compiled();
     let policy = ComponentPolicy::from_component(runtime, &policy_path(), component, digest.clone(), None).unwrap();
-    Arc::new(Mutex::new(Box::new(policy)))
+    SharedPolicy::new(Box::new(policy))
 }
 
 pub fn tokens() -> Vec<ApiToken> {

@@ -187,7 +187,7 @@ impl Lifecycle {
             None => None,
         };
         let lifecycle = Arc::new(Lifecycle {
-            active: Arc::new(Mutex::new(candidate.policy)),
+            active: SharedPolicy::new(candidate.policy),
             last_good: Mutex::new(last_good),
             shadow: std::sync::OnceLock::new(),
             unrecorded_rollbacks: Arc::new(Mutex::new(BTreeSet::new())),
@@ -212,7 +212,7 @@ impl Lifecycle {
     }
 
     pub fn active_version(&self) -> (String, String) {
-        let p = self.active.lock().expect("policy lock poisoned");
+        let p = self.active.lock();
         (p.identity().version.clone(), p.identity().digest.clone())
     }
 
@@ -240,7 +240,7 @@ impl Lifecycle {
 
     /// Swaps `policy` in; the one it replaces becomes the fallback.
     fn swap(&self, policy: Box<dyn Policy>) {
-        let old = std::mem::replace(&mut *self.active.lock().expect("policy lock poisoned"), policy);
+        let old = std::mem::replace(&mut *self.active.lock(), policy);
         *self.last_good.lock().expect("last good lock") = Some(old);
         self.telemetry.policy_activations.inc();
     }
