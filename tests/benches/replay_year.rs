@@ -15,9 +15,11 @@ use capacity_tests::paths::{component_path, policy_folder, target_dir};
 use capacity_tests::policies::component_file;
 use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::year::{YEAR, synthetic, text};
+use sentinel::policy::source::PolicySource;
 use sentinel::policy::{Limits, Runtime};
+use sentinel::replay::lane::Options;
 use sentinel::replay::load::parse_chunked;
-use sentinel::replay::parallel::{Options, PolicySource, run_all};
+use sentinel::replay::parallel::run_all;
 use std::time::{Duration, Instant};
 
 struct Timing {

@@ -7,16 +7,16 @@
 //! replayed, so a broken trace fails before any output. `--format jsonl` parses every trace up
 //! front and steps the policies in lockstep so that their lines interleave tick by tick.
 
-use crate::policy::{Limits, Policy, Runtime};
-use crate::replay::compare::{Accumulator, Summary};
+use crate::policy::source::PolicySource;
+use crate::policy::{Limits, Runtime};
+use crate::replay::compare::Summary;
 use crate::replay::gate::Gate;
-use crate::replay::load;
+use crate::replay::job::{self, Job};
+use crate::replay::lane::{Options, Run};
 use crate::replay::output::{self, TableStyle};
-use crate::replay::parallel::{self, Options, PolicySource, Run};
 use crate::replay::report::Report;
 use crate::replay::timeline::Timeline;
-use crate::replay::{ReplayError, streaming};
-use crate::trace::{Trace, TraceEvent};
+use crate::trace::Trace;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
@@ -131,30 +131,15 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         timelines: args.report.is_some(),
         progress: args.format != Format::Jsonl,
     };
+    let recorded = match &args.from_store {
+        Some(config) => Some(recorded_trace(config, args.since)?),
+        None => None,
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut replayed: Vec<(String, Vec<Run>)> = Vec::new();
-    if args.format == Format::Jsonl {
-        let mut traces = load::read_traces(&args.traces)?;
-        for (path, trace) in args.traces.iter().zip(&traces) {
-            if !trace.events.iter().any(|e| matches!(e, TraceEvent::Tick { .. })) {
-                bail!("{}", ReplayError::NothingToReplay { file: path.display().to_string() });
-            }
-        }
-        if let Some(config) = &args.from_store {
-            traces.push(recorded_trace(config, args.since)?);
-        }
-        let runs = lockstep(&traces, &sources, options, &mut out)?;
-        replayed.extend(traces.into_iter().map(|t| t.name).zip(runs));
-    } else {
-        // Files stream through the policies; nothing is printed before all have replayed.
-        replayed.extend(streaming::replay_files(&args.traces, &sources, options)?.into_iter().map(|f| (f.name, f.runs)));
-        if let Some(config) = &args.from_store {
-            let trace = recorded_trace(config, args.since)?;
-            let runs = parallel::run_all(std::slice::from_ref(&trace), &sources, options)?;
-            replayed.extend(runs.into_iter().map(|runs| (trace.name.clone(), runs)));
-        }
-    }
+    let job = Job { files: &args.traces, recorded, sources: &sources, options };
+    let lines: Option<&mut dyn Write> = if args.format == Format::Jsonl { Some(&mut out) } else { None };
+    let replayed = job::replay(job, lines)?;
     let (names, runs): (Vec<String>, Vec<Vec<Run>>) = replayed.into_iter().unzip();
     let violations: usize = runs.iter().flatten().map(|r| r.summary.violations.len()).sum();
     for (name, runs) in names.iter().zip(&runs) {
@@ -188,36 +173,4 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         failed |= args.fail_on_violation;
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// The policies in lockstep, trace after trace, each tick's lines written as it is decided.
-fn lockstep(traces: &[Trace], sources: &[PolicySource], options: Options, out: &mut dyn Write) -> anyhow::Result<Vec<Vec<Run>>> {
-    let mut policies: Vec<Box<dyn Policy>> = sources.iter().map(|s| s.take()).collect::<Result<_, _>>()?;
-    let labels: Vec<&str> = sources.iter().map(|s| s.label()).collect();
-    let mut all = Vec::new();
-    for trace in traces {
-        let mut accumulators: Vec<Accumulator> =
-            sources.iter().map(|s| Accumulator::with_floors(s.label(), &trace.name, s.thresholds(), &options.floors)).collect();
-        let mut timelines: Vec<Option<Timeline>> = sources.iter().map(|_| options.timelines.then(Timeline::default)).collect();
-        let mut write_error = None;
-        crate::replay::run(trace, &mut policies, options.throttles, &mut |i, tick| {
-            accumulators[i].add(&tick);
-            if let Some(t) = &mut timelines[i] {
-                t.add(&tick);
-            }
-            if write_error.is_none()
-                && let Err(e) = writeln!(out, "{}", output::tick_line(labels[i], &tick))
-            {
-                write_error = Some(e);
-            }
-        })?;
-        if let Some(e) = write_error {
-            return Err(e).context("writing replay lines to stdout");
-        }
-        all.push(accumulators.into_iter().zip(timelines).map(|(a, timeline)| Run { summary: a.finish(), timeline }).collect());
-    }
-    for (source, policy) in sources.iter().zip(policies) {
-        source.give_back(policy);
-    }
-    Ok(all)
 }

@@ -12,6 +12,7 @@ pub mod invariants;
 pub mod lifecycle;
 mod native;
 mod runtime;
+pub mod source;
 
 pub use component::ComponentPolicy;
 pub use error::PolicyError;
@@ -19,7 +20,6 @@ pub use inspect::{ComponentInfo, inspect_component};
 pub use native::NativePolicy;
 pub use runtime::{Limits, Runtime};
 
-use std::path::Path;
 use std::sync::Arc;
 use vocabulary::{
     AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
@@ -95,11 +95,7 @@ pub trait ReplaySession: Send {
 /// Opens a policy from `[LABEL=]PATH`: a `.wasm` file is loaded as a component; a
 /// `policy.toml` (or a folder holding one) runs the native modules with those thresholds.
 pub fn open(spec: &str, runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>, PolicyError> {
-    let (label, path) = match spec.split_once('=') {
-        Some((label, path)) if !label.is_empty() && !label.contains('/') => (Some(label), path),
-        _ => (None, spec),
-    };
-    let path = Path::new(path);
+    let (label, path) = source::split_spec(spec);
     let policy: Box<dyn Policy> = if path.extension().is_some_and(|e| e == "wasm") {
         Box::new(ComponentPolicy::load(runtime, path, label)?)
     } else {

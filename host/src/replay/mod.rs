@@ -2,23 +2,29 @@
 //! sentinel would run them (memory threaded from tick to tick, pins and the throttle switch
 //! applied from their lines on, baselines learnt from the trace's own history).
 //!
-//! Each policy replays through a [`Stream`]: chunks of events into its batch session
-//! (docs/behaviour.md §10.2), or tick by tick for a component that has none.
-//! [`run`] steps policies in lockstep (the `--format jsonl` lines interleave tick by tick);
-//! [`parallel::run_all`] runs every (trace, policy) pair as its own job across cores, and
-//! [`report`] and [`gate`] turn the summaries into the A/B report and the CI verdict.
+//! One entry point, [`job::replay`], chooses how: [`lockstep`] (the `--format jsonl` lines
+//! interleave tick by tick, on top of [`run`]), [`files`] (trace files streamed a block at a
+//! time) or [`parallel`] (traces in memory, every (trace, policy) pair its own job across
+//! cores). In every mode each policy replays through a [`Stream`] (chunks of events into its
+//! batch session, docs/behaviour.md §10.2, or tick by tick for a component that has none) into
+//! its [`lane::Lane`], and [`report`] and [`gate`] turn the summaries into the A/B report and the
+//! CI verdict. The policies come from [`crate::policy::source`].
 
 mod baselines;
 pub mod compare;
+pub mod files;
 pub mod gate;
+pub mod job;
+pub mod lane;
 pub mod load;
+pub mod lockstep;
 pub mod metrics;
 pub mod output;
 pub mod parallel;
 mod per_tick;
+mod progress;
 pub mod report;
 mod stream;
-pub mod streaming;
 pub mod svg;
 pub mod timeline;
 
@@ -38,6 +44,11 @@ pub enum ReplayError {
     Trace(#[from] crate::trace::TraceError),
     #[error("{file}: holds no reading or read_error line, so there is nothing to replay: is this the right file?")]
     NothingToReplay { file: String },
+    /// A policy's instance could not be made.
+    #[error(transparent)]
+    Instance(PolicyError),
+    #[error("writing replay lines to stdout")]
+    Write(#[source] std::io::Error),
 }
 
 /// Runs every event of a trace through each policy in lockstep; `sink` gets each tick with the

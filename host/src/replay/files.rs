@@ -1,17 +1,17 @@
 //! Trace files replayed as they are read (docs/behaviour.md §10.2): a block of lines at a time is
 //! parsed across the cores, then fed to every policy at once (one policy per core), so memory
 //! holds one block and each policy's session, not the trace and its outcomes. Only a report's
-//! timelines grow with the trace. The summaries are exactly those of [`super::parallel`].
+//! timelines grow with the trace. The summaries are exactly those of [`super::parallel`] and the lockstep replay.
 
-use super::compare::Accumulator;
+use super::lane::{Lane, Options, Run};
 use super::load::Blocks;
-use super::parallel::{Options, PolicySource, Run};
-use super::timeline::Timeline;
+use super::progress::{self, Unit};
 use super::{CHUNK_EVENTS, ReplayError, Stream};
 use crate::instants::format_rfc3339;
 use crate::policy::Policy;
+use crate::policy::source::PolicySource;
 use crate::trace::TraceEvent;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -24,7 +24,7 @@ pub struct FileRuns {
 /// Every file through every policy, file after file.
 pub fn replay_files(paths: &[PathBuf], sources: &[PolicySource], options: Options) -> Result<Vec<FileRuns>, ReplayError> {
     let total: u64 = paths.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).sum();
-    let bar = progress_bar(options.progress, total);
+    let bar = progress::bar(options.progress, total, Unit::Bytes);
     let mut out = Vec::with_capacity(paths.len());
     for path in paths {
         let mut policies: Vec<Box<dyn Policy>> = Vec::with_capacity(sources.len());
@@ -45,11 +45,10 @@ fn name_of(path: &Path) -> String {
     path.file_stem().map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned())
 }
 
-/// One policy's replay in progress: its stream and what it adds the ticks to.
-struct Lane<'p> {
+/// One policy's stream over the file, and its lane.
+struct Streamed<'p> {
     stream: Stream<'p>,
-    accumulator: Accumulator,
-    timeline: Option<Timeline>,
+    lane: Lane,
 }
 
 fn replay_file(
@@ -63,10 +62,9 @@ fn replay_file(
     let failed = |at: String, source| ReplayError::Policy { trace: name.clone(), at, source };
     let mut lanes = Vec::with_capacity(policies.len());
     for (policy, source) in policies.iter_mut().zip(sources) {
-        lanes.push(Lane {
+        lanes.push(Streamed {
             stream: Stream::open(policy.as_mut(), options.throttles).map_err(|e| failed("start".into(), e))?,
-            accumulator: Accumulator::with_floors(source.label(), &name, source.thresholds(), &options.floors),
-            timeline: options.timelines.then(Timeline::default),
+            lane: Lane::new(source, &name, &options),
         });
     }
     let mut blocks = Blocks::open(path)?;
@@ -75,14 +73,9 @@ fn replay_file(
         ticks += events.iter().filter(|e| matches!(e, TraceEvent::Tick { .. })).count();
         lanes.par_iter_mut().try_for_each(|lane| {
             for chunk in events.chunks(CHUNK_EVENTS) {
-                let Lane { stream, accumulator, timeline } = &mut *lane;
+                let Streamed { stream, lane } = &mut *lane;
                 stream
-                    .feed(chunk, &mut |tick| {
-                        accumulator.add(&tick);
-                        if let Some(t) = timeline.as_mut() {
-                            t.add(&tick);
-                        }
-                    })
+                    .feed(chunk, &mut |tick| lane.add(&tick))
                     .map_err(|e| failed(chunk.first().map(|e| format_rfc3339(e.at())).unwrap_or_default(), e))?;
             }
             Ok::<(), ReplayError>(())
@@ -93,17 +86,5 @@ fn replay_file(
     if ticks == 0 {
         return Err(ReplayError::NothingToReplay { file: path.display().to_string() });
     }
-    Ok(lanes.into_iter().map(|lane| Run { summary: lane.accumulator.finish(), timeline: lane.timeline }).collect())
-}
-
-/// A bar over the files' bytes for a long run (from 16 MB) when asked and stderr is a terminal.
-fn progress_bar(wanted: bool, total: u64) -> ProgressBar {
-    if !wanted || total < 16 << 20 || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template("replay [{bar:30}] {bytes}/{total_bytes}, {elapsed} (eta {eta})") {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
+    Ok(lanes.into_iter().map(|streamed| streamed.lane.finish()).collect())
 }

@@ -1,0 +1,100 @@
+//! A policy as a command names it (`[LABEL=]PATH`: a component, or a `policy.toml` or its folder
+//! for the native modules), ready to open any number of instances: a component is compiled (or
+//! loaded from the user's cache) once, and instances are pooled, so a replay across cores creates
+//! at most one instance per policy and worker thread. What `sentinel replay` and the tests and
+//! benches that replay open their policies with.
+
+use super::lifecycle::cache;
+use super::{ComponentPolicy, Policy, PolicyError, PolicyIdentity, Runtime};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use vocabulary::Thresholds;
+use wasmtime::component::Component;
+
+/// `[LABEL=]PATH` -> the label (when given) and the path. A `=` after a `/` belongs to the path.
+pub fn split_spec(spec: &str) -> (Option<&str>, &Path) {
+    match spec.split_once('=') {
+        Some((label, path)) if !label.is_empty() && !label.contains('/') => (Some(label), Path::new(path)),
+        _ => (None, Path::new(spec)),
+    }
+}
+
+/// A policy as given on the command line, ready to open any number of instances.
+pub struct PolicySource {
+    spec: String,
+    kind: SourceKind,
+    identity: PolicyIdentity,
+    thresholds: Thresholds,
+    idle: Mutex<Vec<Box<dyn Policy>>>,
+}
+
+enum SourceKind {
+    /// Compiled once; each instance is a fresh store of the same component.
+    Component { runtime: Arc<Runtime>, path: PathBuf, component: Component, digest: String, label: Option<String> },
+    /// Native modules: each instance reads the policy file again (a few microseconds).
+    Native { runtime: Arc<Runtime> },
+}
+
+impl std::fmt::Debug for PolicySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicySource").field("spec", &self.spec).field("identity", &self.identity).finish_non_exhaustive()
+    }
+}
+
+impl PolicySource {
+    /// Opens `[LABEL=]PATH` as [`policy::open`] does, compiling a component only once.
+    pub fn open(spec: &str, runtime: &Arc<Runtime>) -> Result<PolicySource, PolicyError> {
+        let (label, path) = split_spec(spec);
+        let (label, path) = (label.map(str::to_string), path.to_path_buf());
+        let kind = if path.extension().is_some_and(|e| e == "wasm") {
+            let bytes = std::fs::read(&path).map_err(|source| PolicyError::Read { path: path.clone(), source })?;
+            let digest = hex::encode(Sha256::digest(&bytes));
+            // Compiled once per version and engine, then loaded from the user's cache.
+            let (component, origin) = cache::load_bytes(cache::user_cache_dir().as_deref(), runtime, &path, &bytes, &digest)
+                .map_err(|e| PolicyError::Compile { path: path.clone(), message: e.root_cause().to_string() })?;
+            tracing::debug!(policy = %path.display(), origin = %origin.describe(), "component loaded");
+            SourceKind::Component { runtime: runtime.clone(), path, component, digest, label }
+        } else {
+            SourceKind::Native { runtime: runtime.clone() }
+        };
+        let mut first = instantiate(&kind, spec)?;
+        let thresholds = first.describe()?.thresholds;
+        Ok(PolicySource { spec: spec.to_string(), identity: first.identity().clone(), kind, thresholds, idle: Mutex::new(vec![first]) })
+    }
+
+    pub fn identity(&self) -> &PolicyIdentity {
+        &self.identity
+    }
+
+    pub fn label(&self) -> &str {
+        &self.identity.label
+    }
+
+    /// The thresholds the policy declares (what its invariants are checked against).
+    pub fn thresholds(&self) -> &Thresholds {
+        &self.thresholds
+    }
+
+    /// An idle instance, or a new one; give it back with [`PolicySource::give_back`].
+    pub fn take(&self) -> Result<Box<dyn Policy>, PolicyError> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match idle {
+            Some(p) => Ok(p),
+            None => instantiate(&self.kind, &self.spec),
+        }
+    }
+
+    pub fn give_back(&self, policy: Box<dyn Policy>) {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(policy);
+    }
+}
+
+fn instantiate(kind: &SourceKind, spec: &str) -> Result<Box<dyn Policy>, PolicyError> {
+    match kind {
+        SourceKind::Component { runtime, path, component, digest, label } => {
+            Ok(Box::new(ComponentPolicy::from_component(runtime, path, component, digest.clone(), label.as_deref())?))
+        }
+        SourceKind::Native { runtime } => super::open(spec, runtime),
+    }
+}
