@@ -2,7 +2,9 @@
 //! own timeout. Nothing here fails the tick: unreadable memory starts fresh, an unreadable pin
 //! is no pin, a failed or malformed metric read is a failed read passed to the decision.
 
-use super::Sentinel;
+use super::Ports;
+use crate::policy::active::ActivePolicy;
+use crate::ports::baselines::BaselineStore;
 use crate::ports::stage_ledger::StageRecord;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -30,9 +32,9 @@ async fn within<T, E: std::fmt::Display>(limit: Duration, what: &str, f: impl Fu
     }
 }
 
-pub async fn gather(s: &Sentinel, now: Instant) -> Gathered {
-    let limit = s.settings.read_timeout;
-    let p = &s.ports;
+/// Reads through `p`'s stores and metrics, each call under `limit`; the policy computes a new
+/// hour's baselines.
+pub async fn gather(p: &Ports, policy: &ActivePolicy, limit: Duration, now: Instant) -> Gathered {
     let (memory, stages, pin, reading, baselines) = tokio::join!(
         within(limit, "reading memory", p.memory.load_memory()),
         within(limit, "reading the stage records", p.stage_ledger.stage_records()),
@@ -57,7 +59,7 @@ pub async fn gather(s: &Sentinel, now: Instant) -> Gathered {
         Ok(mut reading) => {
             let samples = samples_of(&reading, now);
             if !reading.latency.is_empty() {
-                let learnt = baselines_for(s, now, baselines, &mut notes).await;
+                let learnt = baselines_for(p.baselines.as_ref(), policy, limit, now, baselines, &mut notes).await;
                 for l in reading.latency.iter_mut().filter(|l| l.baseline_ms.is_none()) {
                     l.baseline_ms = learnt.iter().find(|b| b.api == l.api).and_then(|b| b.baseline_ms);
                 }
@@ -105,7 +107,9 @@ fn samples_of(r: &Reading, now: Instant) -> Vec<(String, LatencySample)> {
 /// The baselines for this hour: the stored ones, or recomputed at the first reading of a new
 /// hour from the stored samples (docs/behaviour.md §8). Any failure means no baseline, logged.
 async fn baselines_for(
-    s: &Sentinel,
+    store: &dyn BaselineStore,
+    policy: &ActivePolicy,
+    limit: Duration,
     now: Instant,
     latest: Result<Option<(Instant, Vec<ApiBaseline>)>, String>,
     notes: &mut Vec<String>,
@@ -119,8 +123,7 @@ async fn baselines_for(
             return Vec::new();
         }
     }
-    let limit = s.settings.read_timeout;
-    let samples = match within(limit, "reading latency samples", s.ports.baselines.samples_since(hour - 24 * HOUR)).await {
+    let samples = match within(limit, "reading latency samples", store.samples_since(hour - 24 * HOUR)).await {
         Ok(samples) => samples,
         Err(e) => {
             notes.push(format!("latency samples unreadable, latency not assessed: {e}"));
@@ -128,12 +131,12 @@ async fn baselines_for(
         }
     };
     let computed = {
-        let mut policy = s.policy.lock();
+        let mut policy = policy.lock();
         policy.compute_baselines(hour, &samples)
     };
     match computed {
         Ok(baselines) => {
-            if let Err(e) = within(limit, "saving baselines", s.ports.baselines.save_baselines(hour, &baselines, hour - 24 * HOUR)).await {
+            if let Err(e) = within(limit, "saving baselines", store.save_baselines(hour, &baselines, hour - 24 * HOUR)).await {
                 notes.push(format!("could not save this hour's baselines (recomputed next tick): {e}"));
             }
             baselines

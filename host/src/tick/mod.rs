@@ -142,7 +142,7 @@ impl Sentinel {
 
     async fn tick_inner(&self, now: vocabulary::Instant, progress: &mut failure::Progress) -> Result<TickReport, TickError> {
         let mut notes = Vec::new();
-        let follows = match republish::newest_tick(self).await {
+        let follows = match republish::newest_tick(self.ports.memory.as_ref(), self.settings.read_timeout).await {
             Ok(Some((sequence, record))) if record.at >= now => return republish::republish(self, sequence, record, notes).await,
             Ok(newest) => Some(newest.map_or(0, |(sequence, _)| sequence)),
             Err(e) => {
@@ -150,7 +150,7 @@ impl Sentinel {
                 None
             }
         };
-        let gathered = gather::gather(self, now).await;
+        let gathered = gather::gather(&self.ports, &self.policy, self.settings.read_timeout, now).await;
         notes.extend(gathered.notes);
 
         let input = DecisionInput {
@@ -194,7 +194,8 @@ impl Sentinel {
         progress.sequence = Some(committed.sequence);
 
         let document = publish::document(&decision, now, &identity, input.pin.as_ref(), committed.sequence);
-        let outcomes = publish::publish_both(self, &document).await;
+        let outcomes =
+            publish::publish_both(self.ports.cache.as_ref(), self.ports.parameter.as_ref(), self.settings.publish_timeout, &document).await;
         if let Err(e) = self.ports.memory.record_publication(committed.sequence, &outcomes).await {
             notes.push(format!("could not record the publication outcome: {e}"));
         }

@@ -1,7 +1,7 @@
 //! Hop 4b: the published document, sent to both channels concurrently, each with a timeout.
 
 use super::backstop;
-use super::{Sentinel, policy_ref};
+use super::policy_ref;
 use crate::instants::format_rfc3339;
 use crate::policy::PolicyIdentity;
 use crate::ports::memory::{ChannelOutcome, PolicyRef, TickRecord};
@@ -45,8 +45,13 @@ async fn one(publisher: &dyn Publisher, document: &StateDocument, limit: Duratio
     }
 }
 
-pub async fn publish_both(s: &Sentinel, document: &StateDocument) -> Vec<ChannelOutcome> {
-    let limit = s.settings.publish_timeout;
-    let (cache, parameter) = tokio::join!(one(s.ports.cache.as_ref(), document, limit), one(s.ports.parameter.as_ref(), document, limit),);
+/// Both channels at once, each under `limit`: the cache's outcome, then the parameter's.
+pub async fn publish_both(
+    cache: &dyn Publisher,
+    parameter: &dyn Publisher,
+    limit: Duration,
+    document: &StateDocument,
+) -> Vec<ChannelOutcome> {
+    let (cache, parameter) = tokio::join!(one(cache, document, limit), one(parameter, document, limit));
     vec![cache, parameter]
 }

@@ -11,15 +11,15 @@
 //! the memory a step back in time. It publishes the newest record again: the state in force.
 
 use super::{Sentinel, TickError, TickReport, publish};
-use crate::ports::memory::TickRecord;
+use crate::ports::memory::{MemoryStore, TickRecord};
+use std::time::Duration;
 
 /// The newest tick record, whatever its instant: when it is for `now` or later, the tick
 /// publishes it again; otherwise its sequence is the one the tick's commit must follow (the
 /// store refuses the commit if another tick was committed meanwhile). A store that cannot answer
 /// is no record: the tick then decides, and its own commit reports the store.
-pub async fn newest_tick(s: &Sentinel) -> Result<Option<(u64, TickRecord)>, String> {
-    let limit = s.settings.read_timeout;
-    match tokio::time::timeout(limit, s.ports.memory.recent_ticks(1)).await {
+pub async fn newest_tick(memory: &dyn MemoryStore, limit: Duration) -> Result<Option<(u64, TickRecord)>, String> {
+    match tokio::time::timeout(limit, memory.recent_ticks(1)).await {
         Ok(Ok(newest)) => Ok(newest.into_iter().next()),
         Ok(Err(e)) => Err(format!("could not look for an earlier decision of this minute: {e}")),
         Err(_) => Err(format!("looking for an earlier decision of this minute timed out after {limit:?}")),
@@ -29,7 +29,7 @@ pub async fn newest_tick(s: &Sentinel) -> Result<Option<(u64, TickRecord)>, Stri
 /// Publishes the recorded document of tick `sequence` again on both channels.
 pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut notes: Vec<String>) -> Result<TickReport, TickError> {
     let document = publish::recorded_document(sequence, &record);
-    let outcomes = publish::publish_both(s, &document).await;
+    let outcomes = publish::publish_both(s.ports.cache.as_ref(), s.ports.parameter.as_ref(), s.settings.publish_timeout, &document).await;
     if let Err(e) = s.ports.memory.record_publication(sequence, &outcomes).await {
         notes.push(format!("could not record the publication outcome: {e}"));
     }
