@@ -73,8 +73,13 @@ fn live_tick(c: &mut Criterion, backends: &Backends) {
     let sequence = document.sequence;
     group.bench_function("pg-record-publication", |b| b.iter(|| rt.block_on(p.memory.record_publication(sequence, &outcomes)).unwrap()));
     group.bench_function("prometheus-query", |b| b.iter(|| rt.block_on(p.metrics.read(now)).unwrap()));
-    group.bench_function("redis-set", |b| b.iter(|| rt.block_on(publish(p.cache.as_ref(), &document))));
-    group.bench_function("ssm-put", |b| b.iter(|| rt.block_on(publish(p.parameter.as_ref(), &document))));
+    // The channels never go back to a lower sequence, and the ticks above went past this
+    // document's: publish it as a newer one (the same sequence again is written each time, as a
+    // republished minute is). Each is the channel's whole fenced write: Redis's compare-and-set
+    // script, SSM's read and then its put.
+    let newest = sentinel::ports::publisher::StateDocument { sequence: u64::from(u32::MAX), ..document.clone() };
+    group.bench_function("redis-set", |b| b.iter(|| rt.block_on(publish(p.cache.as_ref(), &newest))));
+    group.bench_function("ssm-put", |b| b.iter(|| rt.block_on(publish(p.parameter.as_ref(), &newest))));
     group.finish();
 }
 
