@@ -59,11 +59,16 @@ fn a_frozen_leader_loses_the_lock_within_its_lease_and_its_held_write_never_wins
         .replace("kind = \"postgres\"\n", &format!("kind = \"postgres\"\nlease = \"{LEASE}\"\n"));
     let successor = world.config();
     std::fs::write(&successor, &base).unwrap();
-    // The leader reaches Redis through a proxy that can hold its write.
+    // The leader reaches Redis through a proxy that can hold its write, and waits long for it
+    // (so that it is still waiting when it freezes, after its SSM write has landed).
     let proxy = LossyProxy::start(world.redis.process.port);
     let leader = world.dir.path().join("leader.toml");
-    std::fs::write(&leader, base.replace(&world.redis.url(), &format!("redis://127.0.0.1:{}/", proxy.port))).unwrap();
-    assert_ne!(std::fs::read_to_string(&leader).unwrap(), base, "the leader's config points at the proxy");
+    let leader_config = base
+        .replace(&world.redis.url(), &format!("redis://127.0.0.1:{}/", proxy.port))
+        .replace("[publish]\ntimeout = \"3s\"", "[publish]\ntimeout = \"30s\"")
+        .replace("tick_deadline = \"10s\"", "tick_deadline = \"45s\"");
+    assert!(leader_config.contains("[publish]\ntimeout = \"30s\"") && leader_config.contains("tick_deadline = \"45s\""), "{leader_config}");
+    std::fs::write(&leader, &leader_config).unwrap();
 
     finished(tick(&world, &leader, &at(0), None).output().unwrap(), "the leader's first tick");
     assert_eq!(world.redis_document().expect("published")["sequence"], 1);
@@ -76,6 +81,12 @@ fn a_frozen_leader_loses_the_lock_within_its_lease_and_its_held_write_never_wins
     while proxy.requests_held() == 0 {
         assert!(Instant::now() < deadline, "the leader's write never reached the proxy");
         std::thread::sleep(Duration::from_millis(10));
+    }
+    // Its SSM write (sent beside the Redis one) has landed: freezing it between its SSM read and
+    // write would test the race SSM cannot close (docs/behaviour.md §7), not the fence.
+    while !world.ssm_history().iter().any(|v| v["sequence"] == 2) {
+        assert!(Instant::now() < deadline, "the leader's SSM write never landed");
+        std::thread::sleep(Duration::from_millis(50));
     }
     signal(&frozen, "-STOP");
     let stored: Vec<i64> = world.stored_ticks().iter().map(|t| t.0).collect();
