@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-for wasm in capacity-admission-3.1.0.wasm capacity-policy-1.0.0.wasm; do
+for wasm in capacity-admission-3.2.0.wasm capacity-policy-1.0.0.wasm; do
   if [ ! -f "target/policies/$wasm" ]; then
     echo "cross-language: target/policies/$wasm is missing: run \`cargo policies\` first" >&2
     exit 1

@@ -281,7 +281,7 @@ impl Run {
 fn sizes(rows: &mut Vec<Row>) {
     let dir = capacity_tests::paths::policies_dir();
     let size = |f: &str| std::fs::metadata(dir.join(f)).ok().map(|m| m.len() as f64);
-    let files = ["capacity-policy-1.0.0.wasm", "capacity-policy-2.0.0.wasm", "capacity-admission-3.1.0.wasm"];
+    let files = ["capacity-policy-1.0.0.wasm", "capacity-policy-2.0.0.wasm", "capacity-admission-3.2.0.wasm"];
     let found: Vec<(&str, f64)> = files.iter().filter_map(|f| Some((*f, size(f)?))).collect();
     if found.len() != files.len() {
         return rows.push(missing("component sizes (cargo policies)"));

@@ -6,7 +6,11 @@
 //! hands in, however odd, can make the decision trap.
 
 use crate::assess::{assess, assess_for_recovery};
-use vocabulary::{Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, ProtectionState, RecentEntry, Signal, ThrottleIntent};
+use crate::damping::{record_change, recovery_hold};
+use vocabulary::{
+    Cause, ChangeDirection, DampingHold, Decision, DecisionInput, Instant, Level, Memory, Pin, ProtectionState, RecentEntry, Signal,
+    ThrottleIntent,
+};
 use vocabulary::{Factors, Thresholds};
 
 /// One tick. Pure: the same input gives the same decision.
@@ -21,6 +25,10 @@ pub fn decide_with(input: &DecisionInput, memory: Option<Memory>, t: &Thresholds
     let now = input.now;
     let fresh = memory.is_none();
     let mut memory = memory.unwrap_or_else(|| Memory::fresh(now));
+    if t.damping.is_none() {
+        // A version without damping keeps no penalty (one left by another version is dropped).
+        memory.flap = None;
+    }
     let previous = memory.state;
 
     // 1. Readings.
@@ -62,6 +70,7 @@ pub fn decide_with(input: &DecisionInput, memory: Option<Memory>, t: &Thresholds
     let state = memory.state;
     let changed = state != previous;
     let explanation = if explain { explanation(&step, previous, state, level, throttles, pin, &memory) } else { String::new() };
+    let damping_hold = step.damping_hold;
     Decision {
         state,
         factors: factors_of(state, t),
@@ -74,6 +83,7 @@ pub fn decide_with(input: &DecisionInput, memory: Option<Memory>, t: &Thresholds
         supporting: step.supporting,
         memory,
         explanation,
+        damping_hold,
     }
 }
 
@@ -96,11 +106,13 @@ struct Step {
     release_throttles: bool,
     /// Emergency stepped down although stages are still throttled: the hold ran out.
     stepped_down_throttled: bool,
+    /// A recovery qualified but flap damping held it (§5.7).
+    damping_hold: Option<DampingHold>,
 }
 
 impl Step {
     fn new(cause: Cause) -> Step {
-        Step { cause, pending: None, supporting: Vec::new(), release_throttles: false, stepped_down_throttled: false }
+        Step { cause, pending: None, supporting: Vec::new(), release_throttles: false, stepped_down_throttled: false, damping_hold: None }
     }
 }
 
@@ -157,6 +169,14 @@ fn automatic(memory: &mut Memory, now: Instant, stages_throttled: bool, t: &Thre
     let Some((cause, target, supporting)) = qualified else {
         return Step::new(Cause::Hold);
     };
+    // Flap damping (§5.7) holds a recovery from constrained or critical, never from emergency.
+    if let Some(d) = &t.damping
+        && cause == Cause::Recover
+        && state != ProtectionState::Emergency
+        && let Some(hold) = recovery_hold(&mut memory.flap, now, d)
+    {
+        return Step { supporting, damping_hold: Some(hold), ..Step::new(Cause::Hold) };
+    }
     let spacing_ok = memory.last_auto_change.is_none_or(|last| elapsed(now, last) >= i64::from(t.spacing_s));
     if !spacing_ok {
         return Step { pending: Some(target), supporting, ..Step::new(Cause::SpacingWait) };
@@ -179,6 +199,10 @@ fn automatic(memory: &mut Memory, now: Instant, stages_throttled: bool, t: &Thre
     memory.state = target;
     memory.state_since = now;
     memory.last_auto_change = Some(now);
+    if let Some(d) = &t.damping {
+        let direction = if cause == Cause::Recover { ChangeDirection::Lowered } else { ChangeDirection::Raised };
+        record_change(&mut memory.flap, direction, now, d);
+    }
     Step { supporting, stepped_down_throttled, ..Step::new(cause) }
 }
 
@@ -275,8 +299,25 @@ fn explanation(
     if let Some(since) = memory.restore_held_since {
         let _ = write!(line, "; stages still throttled, emergency held for their restore since {since}");
     }
+    if let Some(hold) = &step.damping_hold {
+        line.push_str("; recovery held by flap damping: penalty ");
+        push_tenths(&mut line, hold.penalty);
+        line.push_str(" (suppressed at ");
+        push_tenths(&mut line, hold.suppress_limit);
+        line.push_str("), decays to the reuse limit ");
+        push_tenths(&mut line, hold.reuse_limit);
+        let _ = write!(line, " in {} min", hold.reuse_in_s.div_ceil(60));
+    }
     if step.stepped_down_throttled {
         line.push_str("; stages still throttled, the hold for their restore ran out: stepped down anyway");
     }
     line
+}
+
+/// A non-negative number to one decimal, as `{:.1}` writes it but with integer formatting only:
+/// float formatting would add about 40 KB to the component for this one line.
+fn push_tenths(line: &mut String, v: f64) {
+    use core::fmt::Write;
+    let tenths = libm::round(v.max(0.0) * 10.0).min(1e15) as u64;
+    let _ = write!(line, "{}.{}", tenths / 10, tenths % 10);
 }

@@ -11,6 +11,7 @@ pub mod admission;
 pub mod assess;
 pub mod baseline;
 pub mod baseline_window;
+pub mod damping;
 pub mod decide;
 pub mod factor_choice;
 pub mod pin;
@@ -22,7 +23,9 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The policy version this build carries, baked in by `build.rs` from `CAPACITY_POLICY`.
 pub mod embedded {
-    use vocabulary::{Factors, LevelThresholds, StateFactors, Thresholds};
+    // FlapDamping: named only when the version has damping.
+    #[allow(unused_imports)]
+    use vocabulary::{Factors, FlapDamping, LevelThresholds, StateFactors, Thresholds};
     include!(concat!(env!("OUT_DIR"), "/embedded_policy.rs"));
 }
 

@@ -75,6 +75,7 @@ fn memory() -> impl Strategy<Value = Memory> {
             failed_reads,
             throttles_engaged,
             restore_held_since,
+            flap: None,
         })
 }
 

@@ -59,6 +59,7 @@ fn a_trap_names_the_policy_and_the_next_call_gets_a_fresh_instance() {
         failed_reads: 0,
         throttles_engaged: false,
         restore_held_since: None,
+        flap: None,
     };
     let err = policy.decide(&input(1_800_000_000, Some(huge))).unwrap_err();
     assert!(matches!(err, PolicyError::Trap { call: "decide", .. }), "{err}");
@@ -70,7 +71,7 @@ fn a_trap_names_the_policy_and_the_next_call_gets_a_fresh_instance() {
 #[test]
 fn an_admission_component_is_refused_as_a_policy_with_a_clear_message() {
     let rt = runtime(16 << 20);
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/policies/capacity-admission-3.1.0.wasm");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/policies/capacity-admission-3.2.0.wasm");
     assert!(path.is_file(), "{} is missing: run `cargo policies` first", path.display());
     let err = ComponentPolicy::load(&rt, &path, None).err().expect("must not load");
     assert!(matches!(err, PolicyError::WrongWorld { .. }), "{err}");

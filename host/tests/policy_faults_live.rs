@@ -92,7 +92,7 @@ fn bad_modules_are_refused_or_rolled_back_while_every_tick_is_published() {
     assert!(refused(1.0), "the endless loop is refused:\n{}", run.stderr());
     install(&dir, &test_policies.join("capacity-policy-fault-oom-9.2.0.wasm"));
     assert!(refused(2.0), "memory exhaustion is refused:\n{}", run.stderr());
-    let admission = target().join("policies/capacity-admission-3.1.0.wasm");
+    let admission = target().join("policies/capacity-admission-3.2.0.wasm");
     forge(&dir, &admission, "capacity-policy-wrong-world", "9.4.0", "policy", false);
     assert!(refused(3.0), "the wrong world is refused:\n{}", run.stderr());
     let good = target().join("policies/capacity-policy-1.0.0.wasm");

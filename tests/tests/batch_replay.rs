@@ -106,13 +106,17 @@ fn every_decision_vector_is_decided_alike_by_a_session_started_from_its_input() 
 /// The native modules and the component of one version.
 type Pair = (Box<dyn Policy>, Box<dyn Policy>);
 
-/// Both implementations of every version and of the resolve-band fixture.
+/// Both implementations of every version and of the resolve-band and flap-damping fixtures.
 fn pairs() -> RefCell<Vec<Pair>> {
     let open = |spec: String| sentinel::policy::open(&spec, &runtime()).unwrap_or_else(|e| panic!("opening {spec}: {e}"));
     let mut pairs: Vec<Pair> = VERSIONS.iter().map(|v| (native(v), capacity_tests::component(v))).collect();
     pairs.push((
         open(format!("9.4.0={}", crate_dir().join("policies/9.4.0").display())),
         open(format!("9.4.0={}", target_dir().join("test-policies/capacity-policy-band-9.4.0.wasm").display())),
+    ));
+    pairs.push((
+        open(format!("9.6.0={}", crate_dir().join("policies/9.6.0").display())),
+        open(format!("9.6.0={}", target_dir().join("test-policies/capacity-policy-damping-9.6.0.wasm").display())),
     ));
     RefCell::new(pairs)
 }

@@ -27,7 +27,7 @@ fn lines(text: &str) -> Vec<String> {
 
 #[test]
 fn policy_info_reports_no_imports_and_the_manifest_identity_of_every_component() {
-    for expected in [component_file("1.0.0"), component_file("2.0.0"), "capacity-admission-3.1.0.wasm".to_string()] {
+    for expected in [component_file("1.0.0"), component_file("2.0.0"), "capacity-admission-3.2.0.wasm".to_string()] {
         component_path(&expected);
     }
     // Every component in one run (each costs a compile): one JSON array, in the order given.
@@ -69,7 +69,7 @@ fn policy_info_reports_no_imports_and_the_manifest_identity_of_every_component()
         }
     }
     // One file: the object alone.
-    let admission = component_path("capacity-admission-3.1.0.wasm");
+    let admission = component_path("capacity-admission-3.2.0.wasm");
     let one: Value = serde_json::from_str(&run(["policy", "info", &arg(&admission)]).success().stdout).unwrap();
     let index = files.iter().position(|f| *f == admission).unwrap();
     assert_eq!(one, infos[index]);

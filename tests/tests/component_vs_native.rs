@@ -20,24 +20,27 @@ use vocabulary::{AdmissionRequest, ApiSamples, Instant, LatencySample, PlanReque
 
 type Pairs = RefCell<Vec<(Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>)>>;
 
-/// The fixture with a resolve band on every signal (`tests/policies/9.4.0`), both ways: the band
-/// changes recoveries and the memory's entries, which no shipped version exercises yet.
-fn band_fixture() -> (Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>) {
+/// The fixtures no shipped version exercises yet, both ways: a resolve band on every signal
+/// (`tests/policies/9.4.0`: it changes recoveries and the memory's entries) and flap damping
+/// (`tests/policies/9.6.0`: the penalty crosses beside the memory, a hold beside the decision).
+const FIXTURES: [(&str, &str); 2] = [("9.4.0", "capacity-policy-band-9.4.0.wasm"), ("9.6.0", "capacity-policy-damping-9.6.0.wasm")];
+
+fn fixture(version: &str, file: &str) -> (Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>) {
     let open = |path: std::path::PathBuf| {
-        sentinel::policy::open(&format!("9.4.0={}", path.display()), &runtime())
+        sentinel::policy::open(&format!("{version}={}", path.display()), &runtime())
             .unwrap_or_else(|e| panic!("opening {}: {e}", path.display()))
     };
-    let native = open(crate_dir().join("policies/9.4.0"));
+    let native = open(crate_dir().join("policies").join(version));
     let component: &'static std::sync::Mutex<Box<dyn Policy>> =
-        Box::leak(Box::new(std::sync::Mutex::new(open(target_dir().join("test-policies/capacity-policy-band-9.4.0.wasm")))));
+        Box::leak(Box::new(std::sync::Mutex::new(open(target_dir().join("test-policies").join(file)))));
     (native, component.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// Both implementations of every version (and of the band fixture): the native modules and the
+/// Both implementations of every version (and of the fixtures): the native modules and the
 /// shared component.
 fn pairs() -> Pairs {
     let mut pairs: Vec<_> = VERSIONS.iter().map(|v| (native(v), shared_component(v))).collect();
-    pairs.push(band_fixture());
+    pairs.extend(FIXTURES.iter().map(|(version, file)| fixture(version, file)));
     RefCell::new(pairs)
 }
 
@@ -65,7 +68,7 @@ fn component_replays_random_traces_like_native_modules() {
 #[test]
 fn random_traces_break_no_invariant() {
     let mut policies: Vec<Box<dyn Policy>> = VERSIONS.iter().map(|v| native(v)).collect();
-    policies.push(band_fixture().0);
+    policies.extend(FIXTURES.iter().map(|(version, file)| fixture(version, file).0));
     let thresholds: Vec<_> = policies.iter_mut().map(|p| p.describe().expect("describe").thresholds).collect();
     let policies = RefCell::new(policies);
     runner(cases())

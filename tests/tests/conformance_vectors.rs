@@ -5,7 +5,7 @@
 //! `BLESS=1` rewrites `expected` from the native result (the component must still agree).
 //!
 //! The same files run in Python and Node (`tests/cross_language.sh`), the admission vectors there
-//! through `capacity-admission-3.1.0.wasm`.
+//! through `capacity-admission-3.2.0.wasm`.
 
 use capacity_tests::golden::{json_differences, write_golden};
 use capacity_tests::paths::{crate_dir, files_ending};

@@ -4,7 +4,8 @@
 //! hold emergency), and 3.0.0 again (each signal's resolve band, each recent reading's recovery
 //! level), so a policy built for 1.x or 2.x would be mis-run and is not run at all. Contract
 //! 3.1.0 only added the batch `replay` session: a policy built for 3.0.0 runs, and replay takes
-//! it tick by tick with the same outcomes.
+//! it tick by tick with the same outcomes. Contract 3.2.0 only added `damping`: a policy built
+//! for 3.1.0 runs without damping (it has none), in batch as before.
 //!
 //! `tests/contracts/<version>/` holds policy 1.0.0 exactly as that contract built it.
 
@@ -17,7 +18,7 @@ use sentinel::trace::read_trace;
 
 #[test]
 fn policies_built_for_contracts_1_and_2_are_refused_naming_both_versions() {
-    assert_eq!(CONTRACT, "3.1.0");
+    assert_eq!(CONTRACT, "3.2.0");
     for old in ["1.0.0", "1.1.0", "2.0.0"] {
         let path = crate_dir().join(format!("contracts/{old}/capacity-policy-1.0.0.wasm"));
         let info = inspect_component(&runtime(), &path).unwrap();
@@ -25,7 +26,7 @@ fn policies_built_for_contracts_1_and_2_are_refused_naming_both_versions() {
         let error = ComponentPolicy::load(&runtime(), &path, None).err().expect("refused");
         assert!(matches!(error, PolicyError::ContractMismatch { .. }), "{error}");
         let message = error.to_string();
-        assert!(message.contains(&format!("capacity:sentinel@{old}")) && message.contains("capacity:sentinel@3.1.0"), "{message}");
+        assert!(message.contains(&format!("capacity:sentinel@{old}")) && message.contains("capacity:sentinel@3.2.0"), "{message}");
     }
 }
 
@@ -51,5 +52,23 @@ fn a_policy_built_for_contract_3_0_0_runs_and_replays_tick_by_tick_alike() {
         let by_tick = replay_outcomes(&trace, old.as_mut(), true, ReplayPath::PerTick, 64);
         let batch = replay_outcomes(&trace, current.as_mut(), true, ReplayPath::Batch, 64);
         assert_eq!(by_tick, batch, "{name}: outcomes and learnt baselines");
+    }
+}
+
+#[test]
+fn a_policy_built_for_contract_3_1_0_runs_without_damping_and_replays_in_batch_alike() {
+    let path = crate_dir().join("contracts/3.1.0/capacity-policy-1.0.0.wasm");
+    let info = inspect_component(&runtime(), &path).unwrap();
+    assert_eq!(info.contract.as_deref(), Some("3.1.0"));
+    let mut old: Box<dyn Policy> = Box::new(ComponentPolicy::load(&runtime(), &path, Some("1.0.0")).expect("a 3.1.0 policy runs"));
+    assert!(old.replays_in_batch(), "a 3.1.0 component has its replay session");
+    assert_eq!(old.describe().unwrap().thresholds.damping, None, "a 3.1.0 component has no damping");
+    let mut current = native("1.0.0");
+    for name in ["incident", "flapping", "latency_learnt", "pins", "throttles"] {
+        let trace = read_trace(&crate_dir().join(format!("traces/{name}.jsonl"))).unwrap();
+        assert_eq!(replay_lines(&trace, &mut old, true), replay_lines(&trace, &mut current, true), "{name}: sentinel replay");
+        let batch = replay_outcomes(&trace, old.as_mut(), true, ReplayPath::Batch, 64);
+        let by_tick = replay_outcomes(&trace, current.as_mut(), true, ReplayPath::PerTick, 64);
+        assert_eq!(batch, by_tick, "{name}: outcomes and learnt baselines");
     }
 }

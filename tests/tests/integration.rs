@@ -36,6 +36,7 @@ mod faults_crash;
 mod faults_race;
 mod faults_servers;
 mod file_sizes;
+mod flap_damping;
 mod module_layers;
 mod non_finite;
 mod postgres_leadership;

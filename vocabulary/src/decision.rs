@@ -1,5 +1,6 @@
 //! One minute's question to the policy and its answer.
 
+use crate::damping::DampingHold;
 use crate::memory::{Memory, Pin, RecentEntry};
 use crate::reading::Signal;
 use crate::state::{Cause, Instant, Level, ProtectionState, ThrottleIntent};
@@ -35,4 +36,7 @@ pub struct Decision {
     pub supporting: Vec<RecentEntry>,
     pub memory: Memory,
     pub explanation: String,
+    /// A recovery qualified this tick but flap damping held it (docs/behaviour.md §5.7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping_hold: Option<DampingHold>,
 }

@@ -13,6 +13,7 @@
 
 mod admission;
 mod baseline;
+mod damping;
 mod decision;
 mod factor_choice;
 mod manifest;
@@ -27,6 +28,7 @@ pub use admission::{
     AdmissionOutcome, AdmissionPlan, AdmissionRequest, AdmissionResult, PlanRequest, QueuedBatch, WaitingBatch, WorkspaceLoad,
 };
 pub use baseline::{ApiBaseline, ApiSamples, LatencySample};
+pub use damping::{AutoChange, ChangeDirection, DampingHold, FlapDamping, FlapRecord};
 pub use decision::{Decision, DecisionInput};
 pub use factor_choice::{Channel, ChannelRead, ChannelVerdict, FactorChoice, FactorChoiceRequest};
 pub use manifest::PolicyManifest;

@@ -1,5 +1,6 @@
 //! What the sentinel remembers between minutes, and a staff pin.
 
+use crate::damping::FlapRecord;
 use crate::state::{Instant, Level, ProtectionState};
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +48,10 @@ pub struct Memory {
     /// release (docs/behaviour.md §6). Absent in memory written before contract 2.0.0.
     #[serde(default)]
     pub restore_held_since: Option<Instant>,
+    /// Flap damping's penalty and the direction of the last automatic change (docs/behaviour.md
+    /// §5.7); absent under a version without damping, and in memory written before contract 3.2.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flap: Option<FlapRecord>,
 }
 
 impl Memory {
@@ -60,6 +65,7 @@ impl Memory {
             failed_reads: 0,
             throttles_engaged: false,
             restore_held_since: None,
+            flap: None,
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct Outcome {
     pub throttles: ThrottleIntent,
     /// Emergency is held for a stage restore (the memory's `restore_held_since` is set).
     pub restore_held: bool,
+    /// A recovery qualified but flap damping held it (docs/behaviour.md §5.7).
+    pub damping_held: bool,
     /// The decision's one line, when the replay asked for explanations.
     pub explanation: Option<String>,
 }
@@ -66,6 +68,7 @@ impl Outcome {
             pending: decision.pending,
             throttles: decision.throttles,
             restore_held: decision.memory.restore_held_since.is_some(),
+            damping_held: decision.damping_hold.is_some(),
             explanation: explain.then(|| decision.explanation.clone()),
         }
     }
@@ -121,6 +124,8 @@ pub mod column_bits {
     /// `outcome-columns.flags`.
     pub const CHANGED: u8 = 1;
     pub const RESTORE_HELD: u8 = 2;
+    /// Flap damping held a recovery (set from contract 3.2.0 on).
+    pub const DAMPING_HELD: u8 = 4;
     /// An absent enum in `outcome-columns`.
     pub const NONE: u8 = 255;
 }

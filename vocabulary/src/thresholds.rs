@@ -3,6 +3,7 @@
 //! the values into the component) and the host's native modules, so the numbers exist once, in
 //! `policies/`.
 
+use crate::damping::FlapDamping;
 use serde::{Deserialize, Serialize};
 
 /// The two boundaries of one signal.
@@ -82,6 +83,9 @@ pub struct Thresholds {
     pub pin_max_ahead_s: u32,
     pub pin_reason_max_chars: u32,
     pub factors: StateFactors,
+    /// Flap damping (docs/behaviour.md §5.7); absent from a version's file: off, the seeds' rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<FlapDamping>,
 }
 
 /// The default bound on holding emergency for a failed restore: 10 minutes.
@@ -156,6 +160,9 @@ impl Thresholds {
                     return Err(format!("{key}: every factor must be within [0, 1]"));
                 }
             }
+        }
+        if let Some(damping) = &t.damping {
+            damping.check()?;
         }
         Ok(())
     }

@@ -21,6 +21,7 @@ pub fn violations(input: &DecisionInput, d: &Decision, t: &Thresholds) -> Vec<St
         failed_reads: 0,
         throttles_engaged: false,
         restore_held_since: None,
+        flap: None,
     });
     let (prev, m) = (before.state, &d.memory);
     let pin = input.pin.as_ref().filter(|p| p.expires_at > now);

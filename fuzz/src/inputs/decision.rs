@@ -60,6 +60,7 @@ fn memory(g: &mut Gen, now: Instant) -> Result<Memory> {
         failed_reads: g.count()?,
         throttles_engaged: g.bool()?,
         restore_held_since: None,
+        flap: None,
     })
 }
 

@@ -1,5 +1,5 @@
 // Which published document a service acts on (docs/behaviour.md §9.1), decided by the admission
-// component's pure `factor-choice.choose-factor` (WIT capacity:sentinel@3.1.0): the cache's
+// component's pure `factor-choice.choose-factor` (WIT capacity:sentinel@3.2.0): the cache's
 // document when usable, else the parameter's, else none (full capacity). This wraps jco's export
 // the way index.js wraps the admission functions: inputs checked first, plain numbers out
 // (jco's u64/s64 BigInts become numbers), `undefined` for an absent option, and the component's

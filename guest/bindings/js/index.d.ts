@@ -1,11 +1,11 @@
 /**
  * Job admission for Node services (docs/behaviour.md §9), computed by the capacity sentinel's own
- * WebAssembly component (`capacity-admission-3.1.0.wasm`, transpiled with jco). Plain numbers
+ * WebAssembly component (`capacity-admission-3.2.0.wasm`, transpiled with jco). Plain numbers
  * throughout: no BigInt reaches or leaves this API.
  */
 
 /** The version of the admission rules and of the component inside. */
-export declare const VERSION: '3.1.0';
+export declare const VERSION: '3.2.0';
 
 /** Admit, or the first limit that is full (cluster, service, workspace), or no capacity. */
 export type AdmissionOutcome =

@@ -1,7 +1,7 @@
 // Job admission for Node services, computed by the capacity sentinel's own component.
 //
 // The math of docs/behaviour.md §9 lives once, in the Rust guest; `npm run build` transpiles its
-// build (capacity-admission-3.1.0.wasm, the admission-only world, no imports) with `jco transpile`
+// build (capacity-admission-3.2.0.wasm, the admission-only world, no imports) with `jco transpile`
 // into gen/admission/, which admission.js wraps (`resolveBudget`, `resolveBudgets`, `plan`: plain
 // numbers in and out, counts checked before the call, `null` or `undefined` for a factor that
 // could not be read).
@@ -20,7 +20,7 @@ export { DEFAULT_PROFILES_TABLE, WorkspaceProfiles } from './profiles.js';
 export { redact } from './channels.js';
 
 /** The version of the admission rules and of the component inside. */
-export const VERSION = '3.1.0';
+export const VERSION = '3.2.0';
 
 /** The outcomes, as the WIT names them. */
 export const AdmissionOutcome = Object.freeze({

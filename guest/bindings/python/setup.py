@@ -1,9 +1,9 @@
 """Build hook: puts the admission component into the package.
 
 `pip install guest/bindings/python` (from the repository) copies
-`target/policies/capacity-admission-3.1.0.wasm` and its manifest (built by `cargo policies`)
+`target/policies/capacity-admission-3.2.0.wasm` and its manifest (built by `cargo policies`)
 into the wheel, after checking the file's sha256 against the manifest. Set
-`CAPACITY_ADMISSION_WASM=/path/to/capacity-admission-3.1.0.wasm` to take the file from
+`CAPACITY_ADMISSION_WASM=/path/to/capacity-admission-3.2.0.wasm` to take the file from
 elsewhere (its `.manifest.json` must sit beside it). Everything else is in pyproject.toml.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-COMPONENT = "capacity-admission-3.1.0.wasm"
+COMPONENT = "capacity-admission-3.2.0.wasm"
 HERE = Path(__file__).resolve().parent
 
 

@@ -23,5 +23,6 @@ pub fn echo(input: &DecisionInput, t: &Thresholds) -> Decision {
         supporting: Vec::new(),
         memory,
         explanation: String::from("constrained held (hold); reading constrained"),
+        damping_hold: None,
     }
 }

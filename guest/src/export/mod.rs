@@ -14,6 +14,8 @@ wit_bindgen::generate!({ path: "../wit", world: "admission-only" });
 mod admission;
 #[cfg(all(feature = "world-policy", feature = "bench-echo"))]
 mod bench;
+#[cfg(feature = "world-policy")]
+mod damping;
 #[cfg(all(feature = "world-admission", not(feature = "world-policy")))]
 mod factor_choice;
 #[cfg(feature = "world-policy")]

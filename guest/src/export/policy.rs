@@ -22,12 +22,12 @@ impl decision::Guest for Component {
 
 /// The decision rules; the bench-only echo fixture runs none (see `bench.rs`).
 #[cfg(not(feature = "bench-echo"))]
-fn rules(input: &core::DecisionInput) -> core::Decision {
+pub(super) fn rules(input: &core::DecisionInput) -> core::Decision {
     crate::decide::decide(input, &THRESHOLDS)
 }
 
 #[cfg(feature = "bench-echo")]
-fn rules(input: &core::DecisionInput) -> core::Decision {
+pub(super) fn rules(input: &core::DecisionInput) -> core::Decision {
     super::bench::echo(input, &THRESHOLDS)
 }
 
@@ -163,6 +163,8 @@ pub(super) fn memory_in(m: wit::Memory) -> core::Memory {
         failed_reads: m.failed_reads,
         throttles_engaged: m.throttles_engaged,
         restore_held_since: m.restore_held_since,
+        // Carried beside the memory record, in the `damping` interface (damping.rs).
+        flap: None,
     }
 }
 
@@ -186,7 +188,7 @@ fn pin_out(p: core::Pin) -> wit::Pin {
     wit::Pin { state: state_out(p.state), reason: p.reason, expires_at: p.expires_at, actor: p.actor }
 }
 
-fn input_in(i: wit::DecisionInput) -> core::DecisionInput {
+pub(super) fn input_in(i: wit::DecisionInput) -> core::DecisionInput {
     core::DecisionInput {
         now: i.now,
         signal: match i.signal {
@@ -200,7 +202,7 @@ fn input_in(i: wit::DecisionInput) -> core::DecisionInput {
     }
 }
 
-fn decision_out(d: core::Decision) -> wit::Decision {
+pub(super) fn decision_out(d: core::Decision) -> wit::Decision {
     wit::Decision {
         state: state_out(d.state),
         factors: factors_out(d.factors),

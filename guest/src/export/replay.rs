@@ -11,7 +11,9 @@ use crate::replay::{Change, Session};
 use std::cell::RefCell;
 use vocabulary::{self as core, Outcome};
 
-use vocabulary::column_bits::{BASELINE, CHANGED, CONNECTIONS, CPU, FAILED, NONE, P95, RESTORE_HELD, SCALING, SCALING_PRESENT};
+use vocabulary::column_bits::{
+    BASELINE, CHANGED, CONNECTIONS, CPU, DAMPING_HELD, FAILED, NONE, P95, RESTORE_HELD, SCALING, SCALING_PRESENT,
+};
 
 pub struct ReplaySession {
     session: RefCell<Session>,
@@ -184,7 +186,11 @@ impl Columns {
         c.level.push(o.level.map_or(NONE, |l| level_out(l) as u8));
         c.pending.push(o.pending.map_or(NONE, |s| state_out(s) as u8));
         c.throttles.push(throttles_out(o.throttles) as u8);
-        c.flags.push(if o.changed { CHANGED } else { 0 } | if o.restore_held { RESTORE_HELD } else { 0 });
+        c.flags.push(
+            if o.changed { CHANGED } else { 0 }
+                | if o.restore_held { RESTORE_HELD } else { 0 }
+                | if o.damping_held { DAMPING_HELD } else { 0 },
+        );
         c.bulk.push(o.factors.bulk);
         c.heavy.push(o.factors.heavy);
         c.write.push(o.factors.write);

@@ -51,6 +51,7 @@ pub fn memory_in(state: ProtectionState) -> Memory {
         failed_reads: 0,
         throttles_engaged: false,
         restore_held_since: None,
+        flap: None,
     }
 }
 

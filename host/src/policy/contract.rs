@@ -4,7 +4,7 @@
 //! for `decision@3.1.0`); another major version is refused at activation, naming both.
 
 /// The contract this sentinel's bindings were generated from (`wit/`); a test keeps the two equal.
-pub const CONTRACT: &str = "3.1.0";
+pub const CONTRACT: &str = "3.2.0";
 
 const PACKAGE: &str = "capacity:sentinel/";
 

@@ -33,6 +33,11 @@ pub enum PolicyError {
     Instantiate { policy: String, message: String },
     #[error("policy {policy} has no batch replay (a component built before contract 3.1.0); replay runs it tick by tick")]
     NoBatchReplay { policy: String },
+    #[error(
+        "policy {policy}: a batch replay cannot start from a memory that carries a flap-damping record (the session's start has no \
+         place for it); replay tick by tick, or start from a fresh memory"
+    )]
+    BatchStartWithFlap { policy: String },
     #[error("policy {policy} refused a replay batch: {message}; this is a defect of the sentinel's replay, please report it")]
     ReplayRefused { policy: String, message: String },
 }

@@ -9,7 +9,8 @@ use sentinel::ports::memory::{PolicyRef, TickCommit, TickRecord};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use vocabulary::{
-    Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal, ThrottleIntent,
+    Cause, Decision, Factors, FlapRecord, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal,
+    ThrottleIntent,
 };
 
 pub const T0: Instant = 1_792_504_980; // 2026-10-20T14:03:00Z
@@ -83,9 +84,9 @@ pub fn commit(at: Instant) -> TickCommit {
         state_since: at - 600,
         last_auto_change: Some(at - 600),
         recent: vec![RecentEntry::new(at, Level::Constrained)],
-        failed_reads: 0,
-        throttles_engaged: false,
-        restore_held_since: None,
+        // A flap-damping record, so that every store test round-trips it with the memory.
+        flap: Some(FlapRecord { penalty: 2.5, updated_at: at - 120, suppressed: true, last_change: None }),
+        ..Memory::fresh(at)
     };
     let decision = Decision {
         state: ProtectionState::Constrained,
@@ -99,6 +100,7 @@ pub fn commit(at: Instant) -> TickCommit {
         supporting: vec![],
         memory: memory.clone(),
         explanation: "holding constrained".into(),
+        damping_hold: None,
     };
     let reading = Reading { cpu_pct: Some(71.5), connections_pct: None, scaling: Some(false), latency: vec![] };
     TickCommit {

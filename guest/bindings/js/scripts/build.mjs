@@ -1,5 +1,5 @@
 // Builds the package's bindings with `jco transpile` from the components `cargo policies` built:
-//   gen/admission/  capacity-admission-3.1.0.wasm (the admission-only world): what the package ships
+//   gen/admission/  capacity-admission-3.2.0.wasm (the admission-only world): what the package ships
 //   gen/policy/     capacity-policy-1.0.0.wasm (the policy world): for the conformance tests only
 // Each file's sha256 is checked against its manifest first. CAPACITY_POLICIES_DIR overrides
 // where the components are (default: <repo>/target/policies).
@@ -15,7 +15,7 @@ const policies = process.env.CAPACITY_POLICIES_DIR ?? resolve(pkg, '../../../tar
 const jco = join(pkg, 'node_modules/.bin/jco');
 
 const builds = [
-  { file: 'capacity-admission-3.1.0.wasm', out: 'gen/admission', name: 'admission' },
+  { file: 'capacity-admission-3.2.0.wasm', out: 'gen/admission', name: 'admission' },
   { file: 'capacity-policy-1.0.0.wasm', out: 'gen/policy', name: 'policy' },
 ];
 

@@ -12,7 +12,7 @@ test('half factor halves the budgets and keeps a workspace below the service', (
     admit: 2, outcome: AdmissionOutcome.ADMIT, factorUsed: 0.5, factorReadFailed: false,
     clusterBudget: 5, serviceBudget: 3, workspaceCeiling: 2,
   });
-  assert.equal(VERSION, '3.1.0');
+  assert.equal(VERSION, '3.2.0');
 });
 
 test('an absent factor (null or undefined) uses full capacity and reports the failed read', () => {

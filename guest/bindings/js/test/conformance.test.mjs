@@ -1,5 +1,5 @@
 // The shared conformance vectors through the package (admission/, planner/, factor-choice/: the
-// shipped capacity-admission-3.1.0.wasm) and through the policy world transpiled from
+// shipped capacity-admission-3.2.0.wasm) and through the policy world transpiled from
 // target/policies/capacity-policy-1.0.0.wasm (decision/). Every result must equal `expected`
 // exactly: the Rust host (tests/tests/conformance_vectors.rs) and the Python package check the
 // same files, so the three runtimes agree case by case.

@@ -139,5 +139,5 @@ def test_a_missing_component_is_a_clear_error(tmp_path):
 
 def test_the_component_imports_nothing_and_exports_admission():
     assert Admission().instance.exports() == [
-        "capacity:sentinel/admission-types@3.1.0", "capacity:sentinel/admission@3.1.0",
-        "capacity:sentinel/factor-choice@3.1.0"]
+        "capacity:sentinel/admission-types@3.2.0", "capacity:sentinel/admission@3.2.0",
+        "capacity:sentinel/factor-choice@3.2.0"]

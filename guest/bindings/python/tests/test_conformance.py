@@ -1,7 +1,7 @@
 """The shared conformance vectors (tests/vectors) through this package and the components.
 
 `admission/`, `planner/` and `factor-choice/` run through the package's public functions (the shipped
-`capacity-admission-3.1.0.wasm`); `decision/` runs through the policy world
+`capacity-admission-3.2.0.wasm`); `decision/` runs through the policy world
 (`target/policies/capacity-policy-1.0.0.wasm`) with the package's runtime. Every result must
 equal `expected` exactly: the Rust host checks the same files (tests/tests/conformance_vectors.rs),
 so the three runtimes agree case by case.
@@ -60,7 +60,7 @@ def test_planner_vector(case: Dict[str, Any]) -> None:
 @pytest.fixture(scope="module")
 def decide():
     policy = ComponentInstance(str(built("capacity-policy-1.0.0.wasm")))
-    return policy.export("capacity:sentinel/decision@3.1.0", "decide")
+    return policy.export("capacity:sentinel/decision@3.2.0", "decide")
 
 
 @pytest.mark.parametrize("case", [c for _, c in DECISION], ids=[i for i, _ in DECISION])
@@ -104,5 +104,5 @@ def test_shipped_component_is_the_built_one() -> None:
     from capacity_admission import component_path
 
     shipped = hashlib.sha256(Path(component_path()).read_bytes()).hexdigest()
-    current = hashlib.sha256(built("capacity-admission-3.1.0.wasm").read_bytes()).hexdigest()
+    current = hashlib.sha256(built("capacity-admission-3.2.0.wasm").read_bytes()).hexdigest()
     assert shipped == current, "the installed package carries an older build: pip install it again"

@@ -6,10 +6,9 @@ use crate::ports::baselines::BaselineStore;
 use crate::ports::memory::{ChannelOutcome, MemoryStore, PolicyRef, TickCommit, TickRecord};
 use crate::ports::pins::{AuditAction, PinStore};
 use vocabulary::{
-    ApiBaseline, ApiSamples, Cause, Decision, Factors, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading, RecentEntry,
-    Signal, ThrottleIntent,
+    ApiBaseline, ApiSamples, Cause, Decision, Factors, FlapRecord, Instant, LatencySample, Level, Memory, Pin, ProtectionState, Reading,
+    RecentEntry, Signal, ThrottleIntent,
 };
-
 const T0: Instant = 1_792_504_980; // 2026-10-20T14:03:00Z
 
 fn db(dir: &tempfile::TempDir) -> PathBuf {
@@ -27,9 +26,9 @@ fn memory(at: Instant, state: ProtectionState) -> Memory {
         state_since: at - 600,
         last_auto_change: Some(at - 600),
         recent: vec![RecentEntry::new(at, Level::Constrained)],
-        failed_reads: 0,
-        throttles_engaged: false,
-        restore_held_since: None,
+        // A flap-damping record, so that every store test round-trips it with the memory.
+        flap: Some(FlapRecord { penalty: 2.5, updated_at: at - 120, suppressed: true, last_change: None }),
+        ..Memory::fresh(at)
     }
 }
 
@@ -52,6 +51,7 @@ fn commit(at: Instant) -> TickCommit {
         supporting: vec![],
         memory: mem.clone(),
         explanation: "holding constrained".into(),
+        damping_hold: None,
     };
     let reading = Reading { cpu_pct: Some(71.5), connections_pct: None, scaling: Some(false), latency: vec![] };
     TickCommit {

@@ -112,6 +112,8 @@ fn memory_from_wit(m: w::Memory) -> v::Memory {
         failed_reads: m.failed_reads,
         throttles_engaged: m.throttles_engaged,
         restore_held_since: m.restore_held_since,
+        // Carried beside the memory record, in the `damping` interface (damping_convert.rs).
+        flap: None,
     }
 }
 
@@ -159,6 +161,8 @@ pub fn decision_from_wit(d: w::Decision) -> v::Decision {
         supporting: d.supporting.into_iter().map(entry_from_wit).collect(),
         memory: memory_from_wit(d.memory),
         explanation: d.explanation,
+        // From the `damping` interface's answer (damping_convert.rs), when the component has it.
+        damping_hold: None,
     }
 }
 
@@ -212,6 +216,8 @@ pub fn description_from_wit(d: w::PolicyDescription) -> v::PolicyDescription {
                 critical: factors_from_wit(t.factors.critical),
                 emergency: factors_from_wit(t.factors.emergency),
             },
+            // From the `damping` interface (damping_convert.rs), when the component has it.
+            damping: None,
         },
     }
 }

@@ -5,6 +5,7 @@
 
 mod bindings;
 mod convert;
+mod damping_convert;
 mod replay_convert;
 mod replay_session;
 
@@ -132,11 +133,23 @@ impl Policy for ComponentPolicy {
 
     fn describe(&mut self) -> Result<PolicyDescription, PolicyError> {
         let description = self.call("describe", |w, s| w.info.call_describe(s))?;
-        Ok(convert::description_from_wit(description))
+        let mut description = convert::description_from_wit(description);
+        if self.indices.has_damping() {
+            let damping = self.call("damping.parameters", |w, s| w.damping.as_ref().expect("bound").call_parameters(s))?;
+            description.thresholds.damping = damping.map(damping_convert::parameters_from_wit);
+        }
+        Ok(description)
     }
 
+    /// With `damping` (contract 3.2.0 on), the memory's flap record crosses beside the memory
+    /// record; a component without it has no damping and decides as it was built.
     fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError> {
+        let flap = input.memory.as_ref().and_then(|m| m.flap.as_ref()).map(damping_convert::flap_to_wit);
         let input = convert::input_to_wit(input);
+        if self.indices.has_damping() {
+            let damped = self.call("decide", |w, s| w.damping.as_ref().expect("bound").call_decide(s, &input, flap))?;
+            return Ok(damping_convert::damped_decision_from_wit(damped));
+        }
         let decision = self.call("decide", |w, s| w.decision.call_decide(s, &input))?;
         Ok(convert::decision_from_wit(decision))
     }
@@ -172,6 +185,10 @@ impl Policy for ComponentPolicy {
     fn batch_session(&mut self, start: SessionStart) -> Result<Box<dyn ReplaySession + '_>, PolicyError> {
         if !self.indices.has_replay() {
             return Err(PolicyError::NoBatchReplay { policy: self.identity.label.clone() });
+        }
+        if start.memory.as_ref().is_some_and(|m| m.flap.is_some()) {
+            // The session's start crosses as the `memory` record, which has no flap record.
+            return Err(PolicyError::BatchStartWithFlap { policy: self.identity.label.clone() });
         }
         Ok(Box::new(replay_session::ComponentSession::open(self, &start)?))
     }

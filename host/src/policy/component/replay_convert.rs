@@ -7,7 +7,9 @@ use super::bindings as w;
 use super::convert::{baseline_from_wit, cause_to_wit, level_from_wit, memory_to_wit, pin_to_wit, state_from_wit, throttles_from_wit};
 use vocabulary as v;
 
-use vocabulary::column_bits::{BASELINE, CHANGED, CONNECTIONS, CPU, FAILED, NONE, P95, RESTORE_HELD, SCALING, SCALING_PRESENT};
+use vocabulary::column_bits::{
+    BASELINE, CHANGED, CONNECTIONS, CPU, DAMPING_HELD, FAILED, NONE, P95, RESTORE_HELD, SCALING, SCALING_PRESENT,
+};
 
 pub fn start_to_wit(s: &v::SessionStart) -> w::SessionStart {
     w::SessionStart {
@@ -116,6 +118,7 @@ pub fn chunk_from_wit(c: w::ReplayChunk) -> Result<v::ReplayChunk, String> {
             pending: optional(o.pending[i], state_code)?.map(state_from_wit),
             throttles: throttles_from_wit(throttles_code(o.throttles[i])?),
             restore_held: o.flags[i] & RESTORE_HELD != 0,
+            damping_held: o.flags[i] & DAMPING_HELD != 0,
             explanation: explanations.next(),
         });
     }

@@ -105,8 +105,8 @@ fn unsigned_or_foreign_signed_manifests_are_refused_unless_unsigned_is_allowed()
 #[test]
 fn the_admission_component_is_refused_as_the_wrong_world() {
     let dir = tempfile::tempdir().unwrap();
-    install(dir.path(), &["capacity-admission-3.1.0"]);
-    let entry = manifest::read_entry(&dir.path().join("capacity-admission-3.1.0.manifest.json")).unwrap();
+    install(dir.path(), &["capacity-admission-3.2.0"]);
+    let entry = manifest::read_entry(&dir.path().join("capacity-admission-3.2.0.manifest.json")).unwrap();
     let err = preparer(dir.path(), unsigned_ok(), false).entry(&entry, &[]).unwrap_err();
     assert!(matches!(err, Refused::Load { .. }) && err.to_string().contains("does not export the `policy` world"), "{err}");
 }

@@ -1,7 +1,7 @@
 """Job admission for services in Python, computed by the capacity sentinel's own component.
 
 The math of docs/behaviour.md §9 exists once, in the Rust guest; this package ships its build
-(`capacity-admission-3.1.0.wasm`, the `admission-only` world, which imports nothing) and runs
+(`capacity-admission-3.2.0.wasm`, the `admission-only` world, which imports nothing) and runs
 it with wasmtime-py's component API. Configure once per service, then admit:
 
     from capacity_admission import BulkAdmission, BulkFactorReader, WorkspaceProfiles

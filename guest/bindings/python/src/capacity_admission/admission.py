@@ -25,7 +25,7 @@ from .types import (
 )
 
 #: The version of the admission rules and of the shipped component.
-VERSION = "3.1.0"
+VERSION = "3.2.0"
 #: The WIT interface the functions come from.
 INTERFACE = f"capacity:sentinel/admission@{VERSION}"
 COMPONENT_FILE = f"capacity-admission-{VERSION}.wasm"

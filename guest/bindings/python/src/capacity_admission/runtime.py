@@ -240,7 +240,7 @@ class ComponentInstance:
 
     def export(self, interface: str, name: str) -> Export:
         """The function `name` of the exported `interface` (e.g.
-        `capacity:sentinel/admission@3.1.0`, `resolve-budget`)."""
+        `capacity:sentinel/admission@3.2.0`, `resolve-budget`)."""
         return Export(self, interface, name)
 
     def exports(self) -> List[str]:

@@ -1,0 +1,163 @@
+//! Flap damping (docs/behaviour.md §5.7) on the fixture `tests/policies/9.6.0`: a bursty
+//! database stops oscillating, a held tick says why and for how long, the hold ends when the
+//! penalty has decayed below the reuse limit, a calm database never pays for it, a pin is never
+//! damped, and the component (contract 3.2.0) decides exactly as the native rules, its flap
+//! record crossing beside the memory.
+
+use capacity_tests::paths::{crate_dir, target_dir};
+use capacity_tests::{ReplayPath, replay_outcomes, runtime};
+use sentinel::policy::{NativePolicy, Policy};
+use sentinel::trace::parse_trace;
+use vocabulary::{Decision, DecisionInput, Memory, Pin, PolicyDescription, ProtectionState, Reading, Signal};
+
+const START: i64 = 1_790_000_000 - 1_790_000_000 % 60;
+
+fn open(spec: String) -> Box<dyn Policy> {
+    sentinel::policy::open(&spec, &runtime()).unwrap_or_else(|e| panic!("opening {spec}: {e}"))
+}
+
+fn native() -> Box<dyn Policy> {
+    open(format!("9.6.0={}", crate_dir().join("policies/9.6.0").display()))
+}
+
+fn component() -> Box<dyn Policy> {
+    open(format!("9.6.0={}", target_dir().join("test-policies/capacity-policy-damping-9.6.0.wasm").display()))
+}
+
+/// The fixture's numbers without damping: what the same database gets from the seeds' rule.
+fn undamped() -> Box<dyn Policy> {
+    let mut description: PolicyDescription = native().describe().unwrap();
+    description.thresholds.damping = None;
+    Box::new(NativePolicy::new(description, "undamped", Some("9.6.0-undamped")))
+}
+
+fn reading(cpu: f64) -> Signal {
+    Signal::Reading(Reading { cpu_pct: Some(cpu), connections_pct: Some(20.0), scaling: Some(false), latency: Vec::new() })
+}
+
+/// One decision a minute over `cpu`, the memory carried as the live sentinel carries it (through
+/// its JSON, as the store keeps it), with `pin` from minute `pin_from` on.
+fn run(policy: &mut dyn Policy, cpu: &[f64], pin: Option<(usize, Pin)>) -> Vec<Decision> {
+    let mut memory: Option<Memory> = None;
+    let mut decisions = Vec::new();
+    for (minute, &value) in cpu.iter().enumerate() {
+        let input = DecisionInput {
+            now: START + 60 * minute as i64,
+            signal: reading(value),
+            memory: memory.take(),
+            pin: pin.as_ref().filter(|(from, _)| minute >= *from).map(|(_, p)| p.clone()),
+            throttles_enabled: false,
+            stages_throttled: false,
+        };
+        let decision = policy.decide(&input).unwrap();
+        let stored = serde_json::to_string(&decision.memory).unwrap();
+        memory = Some(serde_json::from_str(&stored).unwrap());
+        decisions.push(decision);
+    }
+    decisions
+}
+
+/// An hour of bursts (3 minutes at 75 % CPU, then 2 calm minutes at 40 %), then two calm hours.
+fn bursty() -> Vec<f64> {
+    let mut cpu: Vec<f64> = (0..60).map(|m| if m % 5 < 3 { 75.0 } else { 40.0 }).collect();
+    cpu.extend(std::iter::repeat_n(40.0, 120));
+    cpu
+}
+
+fn changes(decisions: &[Decision]) -> usize {
+    decisions.iter().filter(|d| d.changed).count()
+}
+
+#[test]
+fn a_bursty_database_stops_oscillating_and_the_hold_ends_when_the_penalty_has_decayed() {
+    let cpu = bursty();
+    let plain = run(undamped().as_mut(), &cpu, None);
+    let damped = run(native().as_mut(), &cpu, None);
+    assert!(changes(&plain) >= 20, "the burst pattern flaps without damping: {} changes", changes(&plain));
+    assert!(changes(&damped) <= 8, "damping holds after a few flaps: {} changes", changes(&damped));
+
+    let held: Vec<&Decision> = damped.iter().filter(|d| d.damping_hold.is_some()).collect();
+    assert!(!held.is_empty(), "some recovery was held");
+    for d in &held {
+        assert_eq!(d.state, ProtectionState::Constrained, "only a recovery is held: {}", d.explanation);
+        let hold = d.damping_hold.unwrap();
+        assert!(hold.penalty >= hold.reuse_limit, "{hold:?}");
+        let expected = format!(
+            "recovery held by flap damping: penalty {:.1} (suppressed at 2.0), decays to the reuse limit 0.5 in {} min",
+            hold.penalty,
+            hold.reuse_in_s.div_ceil(60)
+        );
+        assert!(d.explanation.contains(&expected), "{}\nexpected: {expected}", d.explanation);
+    }
+
+    // The last hold says when the penalty reaches the reuse limit; the recovery comes then.
+    let last_held = damped.iter().rposition(|d| d.damping_hold.is_some()).unwrap();
+    let recovered = damped.iter().skip(last_held).position(|d| d.changed).map(|i| i + last_held).expect("recovers in the end");
+    assert_eq!(damped[recovered].state, ProtectionState::Normal);
+    let promised = damped[last_held].damping_hold.unwrap().reuse_in_s;
+    assert!(
+        (recovered - last_held) as u32 * 60 >= promised && (recovered - last_held) as u32 * 60 <= promised + 60,
+        "held at minute {last_held} for {promised} s more, recovered at minute {recovered}"
+    );
+    let flap = damped[recovered].memory.flap.expect("the memory keeps the penalty");
+    assert!(!flap.suppressed, "the suppression was lifted below the reuse limit");
+    assert_eq!(damped.last().unwrap().state, ProtectionState::Normal);
+}
+
+#[test]
+fn a_calm_or_steady_database_never_pays_for_damping() {
+    // Calm; one long incident (no reversal within the window); one escalation a couple of hours
+    // after a recovery.
+    let mut cpu = vec![30.0; 120];
+    cpu.extend(vec![90.0; 40]);
+    cpu.extend(vec![30.0; 200]);
+    cpu.extend(vec![75.0; 10]);
+    cpu.extend(vec![30.0; 60]);
+    let plain = run(undamped().as_mut(), &cpu, None);
+    let damped = run(native().as_mut(), &cpu, None);
+    let states = |d: &[Decision]| d.iter().map(|d| (d.state, d.cause)).collect::<Vec<_>>();
+    assert_eq!(states(&damped), states(&plain));
+    assert!(damped.iter().all(|d| d.damping_hold.is_none()));
+}
+
+#[test]
+fn a_pin_is_never_damped() {
+    let cpu: Vec<f64> = bursty().into_iter().take(40).chain(std::iter::repeat_n(40.0, 10)).collect();
+    let unpinned = run(native().as_mut(), &cpu, None);
+    let suppressed_at = unpinned.iter().position(|d| d.damping_hold.is_some()).expect("suppressed in the bursts");
+    let pin = Pin { state: ProtectionState::Normal, reason: "load test".into(), expires_at: START + 86_400, actor: "alice".into() };
+    let pinned = run(native().as_mut(), &cpu, Some((suppressed_at, pin)));
+    assert_eq!(pinned[suppressed_at].state, ProtectionState::Normal, "{}", pinned[suppressed_at].explanation);
+    assert!(pinned[suppressed_at..].iter().all(|d| d.state == ProtectionState::Normal && d.damping_hold.is_none()));
+}
+
+#[test]
+fn the_component_decides_with_damping_exactly_as_the_native_rules() {
+    let cpu = bursty();
+    let by_native = run(native().as_mut(), &cpu, None);
+    let by_component = run(component().as_mut(), &cpu, None);
+    assert!(by_native.iter().any(|d| d.damping_hold.is_some()));
+    for (minute, (n, c)) in by_native.iter().zip(&by_component).enumerate() {
+        assert_eq!(n, c, "minute {minute}");
+    }
+    let damping = component().describe().unwrap().thresholds.damping;
+    assert!(damping.is_some());
+    assert_eq!(damping, native().describe().unwrap().thresholds.damping, "policy info shows the file's numbers");
+}
+
+#[test]
+fn a_replay_marks_the_ticks_damping_held_in_batch_and_tick_by_tick() {
+    let text: String = bursty()
+        .iter()
+        .enumerate()
+        .map(|(m, cpu)| format!("{{\"at\":\"2026-10-20T{:02}:{:02}:00Z\",\"reading\":{{\"cpu_pct\":{cpu:.1}}}}}\n", 14 + m / 60, m % 60))
+        .collect();
+    let trace = parse_trace("bursty", &text).unwrap();
+    let mut native = native();
+    let mut component = component();
+    let reference = replay_outcomes(&trace, native.as_mut(), false, ReplayPath::PerTick, 64);
+    assert!(reference.0.iter().any(|o| o.damping_held), "the bursts are damped under 9.6.0");
+    assert_eq!(replay_outcomes(&trace, component.as_mut(), false, ReplayPath::Batch, 64), reference, "component, batch");
+    assert_eq!(replay_outcomes(&trace, component.as_mut(), false, ReplayPath::PerTick, 64), reference, "component, tick by tick");
+    assert_eq!(replay_outcomes(&trace, native.as_mut(), false, ReplayPath::Batch, 7), reference, "native, batch");
+}
