@@ -1,4 +1,4 @@
-//! docs/behaviour.md §5.7: flap damping, after BGP route-flap damping (RFC 2439). An automatic
+//! docs/behaviour.md §5.4: flap damping, after BGP route-flap damping (RFC 2439). An automatic
 //! change that reverses the previous one within the flap window adds a penalty; the penalty
 //! halves every half-life; once a flap brings it to the suppress limit, recovery from
 //! constrained or critical is held until it has decayed below the reuse limit. Escalation is

@@ -1,4 +1,4 @@
-//! Flap damping (docs/behaviour.md §5.7) on the fixture `tests/policies/9.6.0`: a bursty
+//! Flap damping (docs/behaviour.md §5.4) on the fixture `tests/policies/9.6.0`: a bursty
 //! database stops oscillating, a held tick says why and for how long, the hold ends when the
 //! penalty has decayed below the reuse limit, a calm database never pays for it, a pin is never
 //! damped, and the component (contract 3.2.0) decides exactly as the native rules, its flap
@@ -7,7 +7,11 @@
 use capacity_tests::paths::{crate_dir, target_dir};
 use capacity_tests::{ReplayPath, replay_outcomes, runtime};
 use sentinel::policy::{NativePolicy, Policy};
-use sentinel::trace::parse_trace;
+use sentinel::replay::compare::Accumulator;
+use sentinel::replay::metrics::metric;
+use sentinel::replay::svg::timeline_svg;
+use sentinel::replay::timeline::Timeline;
+use sentinel::trace::{Trace, parse_trace};
 use vocabulary::{Decision, DecisionInput, Memory, Pin, PolicyDescription, ProtectionState, Reading, Signal};
 
 const START: i64 = 1_790_000_000 - 1_790_000_000 % 60;
@@ -62,6 +66,16 @@ fn bursty() -> Vec<f64> {
     let mut cpu: Vec<f64> = (0..60).map(|m| if m % 5 < 3 { 75.0 } else { 40.0 }).collect();
     cpu.extend(std::iter::repeat_n(40.0, 120));
     cpu
+}
+
+/// [`bursty`] as a trace, one reading a minute from 2026-10-20T14:00:00Z.
+fn bursty_trace() -> Trace {
+    let text: String = bursty()
+        .iter()
+        .enumerate()
+        .map(|(m, cpu)| format!("{{\"at\":\"2026-10-20T{:02}:{:02}:00Z\",\"reading\":{{\"cpu_pct\":{cpu:.1}}}}}\n", 14 + m / 60, m % 60))
+        .collect();
+    parse_trace("bursty", &text).unwrap()
 }
 
 fn changes(decisions: &[Decision]) -> usize {
@@ -147,12 +161,7 @@ fn the_component_decides_with_damping_exactly_as_the_native_rules() {
 
 #[test]
 fn a_replay_marks_the_ticks_damping_held_in_batch_and_tick_by_tick() {
-    let text: String = bursty()
-        .iter()
-        .enumerate()
-        .map(|(m, cpu)| format!("{{\"at\":\"2026-10-20T{:02}:{:02}:00Z\",\"reading\":{{\"cpu_pct\":{cpu:.1}}}}}\n", 14 + m / 60, m % 60))
-        .collect();
-    let trace = parse_trace("bursty", &text).unwrap();
+    let trace = bursty_trace();
     let mut native = native();
     let mut component = component();
     let reference = replay_outcomes(&trace, native.as_mut(), false, ReplayPath::PerTick, 64);
@@ -160,4 +169,31 @@ fn a_replay_marks_the_ticks_damping_held_in_batch_and_tick_by_tick() {
     assert_eq!(replay_outcomes(&trace, component.as_mut(), false, ReplayPath::Batch, 64), reference, "component, batch");
     assert_eq!(replay_outcomes(&trace, component.as_mut(), false, ReplayPath::PerTick, 64), reference, "component, tick by tick");
     assert_eq!(replay_outcomes(&trace, native.as_mut(), false, ReplayPath::Batch, 7), reference, "native, batch");
+}
+
+/// The A/B report's numbers and its timeline show where damping held a state.
+#[test]
+fn the_report_counts_and_the_timeline_marks_the_minutes_damping_held() {
+    let trace = bursty_trace();
+    let mut policy = native();
+    let thresholds = policy.describe().unwrap().thresholds;
+    let mut summary = Accumulator::new("9.6.0", "bursty", &thresholds);
+    let mut timeline = Timeline::default();
+    let mut held = 0;
+    sentinel::replay::run(&trace, std::slice::from_mut(&mut policy), false, &mut |_, tick| {
+        summary.add(&tick);
+        timeline.add(&tick);
+        held += u64::from(tick.outcome.damping_held);
+    })
+    .unwrap();
+    let summary = summary.finish();
+    assert!(held > 0);
+    assert_eq!(summary.minutes_held_by_damping, held);
+    assert_eq!((metric("minutes_held_by_damping").unwrap().value)(&summary), Some(held as f64));
+    let svg = timeline_svg("bursty", &["9.6.0".into()], &[&timeline], &[&thresholds]).unwrap();
+    assert!(svg.contains("recovery held by flap damping"), "the legend names the mark");
+    assert!(svg.to_uppercase().contains("#4527A0"), "the violet bar is drawn");
+    timeline.points.iter_mut().for_each(|p| p.damping_held = false);
+    let unmarked = timeline_svg("bursty", &["9.6.0".into()], &[&timeline], &[&thresholds]).unwrap();
+    assert_eq!(unmarked.to_uppercase().matches("#4527A0").count(), 1, "only the legend's swatch without a hold");
 }

@@ -1,4 +1,4 @@
-//! Flap damping (docs/behaviour.md §5.7), after BGP route-flap damping (RFC 2439): an automatic
+//! Flap damping (docs/behaviour.md §5.4), after BGP route-flap damping (RFC 2439): an automatic
 //! change that undoes the previous one within a window is a flap and adds a penalty; the penalty
 //! halves every half-life; once it reaches the suppress limit, recovery from a protecting state
 //! waits until it has decayed below the reuse limit. Its numbers, what the memory keeps of it,

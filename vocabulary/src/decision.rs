@@ -36,7 +36,7 @@ pub struct Decision {
     pub supporting: Vec<RecentEntry>,
     pub memory: Memory,
     pub explanation: String,
-    /// A recovery qualified this tick but flap damping held it (docs/behaviour.md §5.7).
+    /// A recovery qualified this tick but flap damping held it (docs/behaviour.md §5.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damping_hold: Option<DampingHold>,
 }

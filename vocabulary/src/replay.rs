@@ -49,7 +49,7 @@ pub struct Outcome {
     pub throttles: ThrottleIntent,
     /// Emergency is held for a stage restore (the memory's `restore_held_since` is set).
     pub restore_held: bool,
-    /// A recovery qualified but flap damping held it (docs/behaviour.md §5.7).
+    /// A recovery qualified but flap damping held it (docs/behaviour.md §5.4).
     pub damping_held: bool,
     /// The decision's one line, when the replay asked for explanations.
     pub explanation: Option<String>,

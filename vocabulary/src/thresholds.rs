@@ -83,7 +83,7 @@ pub struct Thresholds {
     pub pin_max_ahead_s: u32,
     pub pin_reason_max_chars: u32,
     pub factors: StateFactors,
-    /// Flap damping (docs/behaviour.md §5.7); absent from a version's file: off, the seeds' rule.
+    /// Flap damping (docs/behaviour.md §5.4); absent from a version's file: off, the seeds' rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damping: Option<FlapDamping>,
 }

@@ -35,6 +35,8 @@ pub struct Summary {
     pub throttle_releases: u64,
     /// Ticks held in emergency because a stage was still throttled (a restore failing).
     pub minutes_held_for_restore: u64,
+    /// Ticks whose recovery flap damping held (docs/behaviour.md §5.4).
+    pub minutes_held_by_damping: u64,
     pub violations: Vec<Violation>,
     /// The first tick (unix seconds), none for a trace without ticks.
     pub start_at: Option<Instant>,
@@ -93,6 +95,7 @@ impl Accumulator {
                 throttle_engagements: 0,
                 throttle_releases: 0,
                 minutes_held_for_restore: 0,
+                minutes_held_by_damping: 0,
                 violations: Vec::new(),
                 start_at: None,
                 first_critical_at: None,
@@ -113,6 +116,9 @@ impl Accumulator {
         s.bulk_capacity_minutes += d.factors.bulk;
         if d.level.is_none() {
             s.failed_reads += 1;
+        }
+        if d.damping_held {
+            s.minutes_held_by_damping += 1;
         }
         match d.throttles {
             ThrottleIntent::Engage => s.throttle_engagements += 1,

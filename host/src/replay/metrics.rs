@@ -95,6 +95,13 @@ pub const METRICS: &[Metric] = &[
         value: |s| count(s.minutes_held_for_restore),
     },
     Metric {
+        key: "minutes_held_by_damping",
+        name: "minutes a recovery was held by flap damping",
+        better: Better::Neither,
+        decimals: 0,
+        value: |s| count(s.minutes_held_by_damping),
+    },
+    Metric {
         key: "invariant_violations",
         name: "invariant violations",
         better: Better::Lower,

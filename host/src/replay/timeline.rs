@@ -16,6 +16,8 @@ pub struct Point {
     /// The state of the active pin (its rank), none without one.
     pub pin: Option<u8>,
     pub throttles: ThrottleIntent,
+    /// Flap damping held a recovery at this tick (docs/behaviour.md §5.4).
+    pub damping_held: bool,
     /// The reading's values (NaN when absent): CPU %, connections %, worst latency ratio.
     pub cpu_pct: f32,
     pub connections_pct: f32,
@@ -44,6 +46,7 @@ impl Timeline {
             level: d.level.map(|n| n.rank()),
             pin: tick.pin.filter(|p| p.expires_at > tick.at).map(|p| p.state.rank()),
             throttles: d.throttles,
+            damping_held: d.damping_held,
             cpu_pct: value(tick.reading.and_then(|r| r.cpu_pct)),
             connections_pct: value(tick.reading.and_then(|r| r.connections_pct)),
             latency_ratio: value(tick.reading.and_then(worst_latency_ratio)),

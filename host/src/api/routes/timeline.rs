@@ -126,6 +126,7 @@ fn point(r: &TickRecord) -> Point {
         level: r.decision.level.map(|l| l.rank()),
         pin: r.pin.as_ref().filter(|p| p.expires_at > r.at).map(|p| p.state.rank()),
         throttles: r.decision.throttles,
+        damping_held: r.decision.damping_hold.is_some(),
         cpu_pct: value(reading.and_then(|r| r.cpu_pct)),
         connections_pct: value(reading.and_then(|r| r.connections_pct)),
         latency_ratio: value(reading.and_then(worst_latency_ratio)),

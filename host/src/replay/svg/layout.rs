@@ -20,9 +20,20 @@ pub struct Column {
     pub pin: Option<u8>,
 }
 
-/// One policy's states per column: the highest state, whether throttles engaged there, and
-/// whether they were engaged at the column's end.
-pub type Bands = Vec<(u8, bool, bool)>;
+/// One policy's band per column.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Band {
+    /// The highest state's rank.
+    pub state: u8,
+    /// The throttles engaged in the column.
+    pub engage: bool,
+    /// The throttles were engaged at the column's end.
+    pub engaged: bool,
+    /// Flap damping held a recovery in the column.
+    pub damping_held: bool,
+}
+
+pub type Bands = Vec<Band>;
 
 /// The ticks grouped into at most [`COLUMNS`] columns of equal time.
 pub fn columns(points: &[Point], range: std::ops::Range<Instant>) -> Vec<Column> {
@@ -61,11 +72,12 @@ pub fn runs(columns: &[Column], i: usize) -> Vec<&[Column]> {
     columns.split(|c| c.values[i].3 == 0).filter(|r| !r.is_empty()).collect()
 }
 
-/// One policy's band: per column the highest state, an engagement, and the engaged flag.
+/// One policy's band: per column the highest state, an engagement, the engaged flag and a
+/// damping hold.
 pub fn bands(points: &[Point], columns: &[Column]) -> Bands {
     let (Some(first), Some(last)) = (columns.first(), columns.last()) else { return Vec::new() };
     let range = first.from..last.to;
-    let mut out: Bands = vec![(0, false, false); columns.len()];
+    let mut out: Bands = vec![Band::default(); columns.len()];
     let mut engaged = false;
     let mut filled = vec![false; columns.len()];
     for p in points {
@@ -76,15 +88,16 @@ pub fn bands(points: &[Point], columns: &[Column]) -> Bands {
             ThrottleIntent::None => {}
         }
         let b = &mut out[i];
-        b.0 = if filled[i] { b.0.max(p.state) } else { p.state };
-        b.1 |= p.throttles == ThrottleIntent::Engage;
-        b.2 = engaged;
+        b.state = if filled[i] { b.state.max(p.state) } else { p.state };
+        b.engage |= p.throttles == ThrottleIntent::Engage;
+        b.engaged = engaged;
+        b.damping_held |= p.damping_held;
         filled[i] = true;
     }
     // A column no tick fell in (a gap) keeps the state before it.
     for i in 1..out.len() {
         if !filled[i] {
-            out[i] = (out[i - 1].0, false, out[i - 1].2);
+            out[i] = Band { state: out[i - 1].state, engaged: out[i - 1].engaged, ..Band::default() };
         }
     }
     out

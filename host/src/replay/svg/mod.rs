@@ -1,7 +1,8 @@
 //! One SVG timeline per trace (plotters, SVG backend): the readings as lines on top (CPU and
 //! connections in %, the worst latency ratio on the right axis), the baseline's CPU thresholds
 //! dashed, pins shaded, failed reads as red ticks; below, one band per policy coloured by state
-//! with its throttle engagements (▼) and engaged spans (black bar), and with two policies a
+//! with its throttle engagements (▼), engaged spans (black bar) and recoveries held by flap
+//! damping (violet bar along its top edge), and with two policies a
 //! last band showing where the candidate is more (blue) or less (magenta) protective.
 //!
 //! Long traces are drawn per pixel column: readings as their min-max range and mean, states as
@@ -31,6 +32,8 @@ const LATENCY: RGBColor = RGBColor(44, 160, 44);
 const FAILED: RGBColor = RGBColor(198, 40, 40);
 const MORE: RGBColor = RGBColor(21, 101, 192);
 const LESS: RGBColor = RGBColor(173, 20, 87);
+/// The top edge of a band where flap damping held a recovery.
+const DAMPED: RGBColor = RGBColor(69, 39, 160);
 
 /// The SVG of one trace's timelines, `labels[i]` naming `timelines[i]` with `thresholds[i]`;
 /// the first is the baseline, whose readings are drawn.
@@ -303,22 +306,27 @@ fn draw_bands(
     for (i, band) in bands.iter().enumerate() {
         let top = (rows - i) as f64 - 0.12;
         let bottom = top - 0.76;
-        for (from, to, state) in spans(columns, band.iter().map(|b| b.0)) {
+        for (from, to, state) in spans(columns, band.iter().map(|b| b.state)) {
             chart.draw_series(std::iter::once(Rectangle::new([(from, bottom), (to, top)], STATE_COLOURS[state as usize].filled())))?;
         }
-        for (from, to, engaged) in spans(columns, band.iter().map(|b| u8::from(b.2))) {
+        for (from, to, engaged) in spans(columns, band.iter().map(|b| u8::from(b.engaged))) {
             if engaged == 1 {
                 chart.draw_series(std::iter::once(Rectangle::new([(from, bottom), (to, bottom + 0.14)], BLACK.filled())))?;
             }
         }
+        for (from, to, held) in spans(columns, band.iter().map(|b| u8::from(b.damping_held))) {
+            if held == 1 {
+                chart.draw_series(std::iter::once(Rectangle::new([(from, top - 0.14), (to, top)], DAMPED.filled())))?;
+            }
+        }
         chart.draw_series(
-            columns.iter().zip(band).filter(|(_, b)| b.1).map(|(c, _)| TriangleMarker::new((mid(c), top - 0.12), 5, BLACK.filled())),
+            columns.iter().zip(band).filter(|(_, b)| b.engage).map(|(c, _)| TriangleMarker::new((mid(c), top - 0.12), 5, BLACK.filled())),
         )?;
         let (x, y) = chart.backend_coord(&(range.start, (top + bottom) / 2.0));
         root.draw_text(&labels[i], &font(14, HPos::Right, VPos::Center), (x - 8, y))?;
     }
     if two {
-        let sides = bands[0].iter().zip(&bands[1]).map(|(b, c)| 1 + u8::from(c.0 > b.0) - u8::from(c.0 < b.0));
+        let sides = bands[0].iter().zip(&bands[1]).map(|(b, c)| 1 + u8::from(c.state > b.state) - u8::from(c.state < b.state));
         for (from, to, side) in spans(columns, sides) {
             if side != 1 {
                 let colour = if side == 2 { MORE } else { LESS };
@@ -369,6 +377,10 @@ fn draw_legend(area: &Area<'_>, two: bool) -> Result<(), Failure> {
             ),
             (Box::new(|x, y| Ok(area.draw(&TriangleMarker::new((x + 7, y), 5, BLACK.filled()))?)), "throttles engage"),
             (Box::new(|x, y| Ok(area.draw(&Rectangle::new([(x, y + 2), (x + 14, y + 6)], BLACK.filled()))?)), "throttles engaged"),
+            (
+                Box::new(|x, y| Ok(area.draw(&Rectangle::new([(x, y - 6), (x + 14, y - 2)], DAMPED.filled()))?)),
+                "recovery held by flap damping",
+            ),
         ],
     )?;
     Ok(())
