@@ -20,9 +20,10 @@ pub fn decayed(record: &FlapRecord, now: Instant, d: &FlapDamping) -> f64 {
     record.penalty * libm::exp2(-(dt as f64) / f64::from(d.half_life_s))
 }
 
-/// Whether a recovery that qualified this tick is held: while suppressed and the decayed penalty
-/// is still at or above the reuse limit. Below it, the suppression is lifted (and stays lifted
-/// until a flap brings the penalty back to the suppress limit).
+/// Whether recovery is suppressed this tick: while suppressed and the decayed penalty is still at
+/// or above the reuse limit (the caller then asks for the longer calm, or holds). Below it, the
+/// suppression is lifted (and stays lifted until a flap brings the penalty back to the suppress
+/// limit).
 pub fn recovery_hold(flap: &mut Option<FlapRecord>, now: Instant, d: &FlapDamping) -> Option<DampingHold> {
     let record = flap.as_mut().filter(|r| r.suppressed)?;
     let penalty = decayed(record, now, d);
@@ -32,7 +33,13 @@ pub fn recovery_hold(flap: &mut Option<FlapRecord>, now: Instant, d: &FlapDampin
     }
     let reuse_in = f64::from(d.half_life_s) * libm::log2(penalty / d.reuse_limit);
     let reuse_in_s = libm::ceil(reuse_in).clamp(1.0, f64::from(u32::MAX)) as u32;
-    Some(DampingHold { penalty, suppress_limit: d.suppress_limit, reuse_limit: d.reuse_limit, reuse_in_s })
+    Some(DampingHold {
+        penalty,
+        suppress_limit: d.suppress_limit,
+        reuse_limit: d.reuse_limit,
+        reuse_in_s,
+        calm_readings_needed: d.suppressed_recover_readings,
+    })
 }
 
 /// After an automatic change: a flap when it reverses the previous automatic change within the
@@ -64,6 +71,7 @@ mod tests {
         suppress_limit: 2.0,
         reuse_limit: 0.5,
         max_penalty: 4.0,
+        suppressed_recover_readings: None,
     };
 
     fn record(penalty: f64, updated_at: Instant, suppressed: bool) -> Option<FlapRecord> {

@@ -127,7 +127,8 @@ fn remember(recent: &mut Vec<RecentEntry>, entry: RecentEntry, t: &Thresholds) {
         }
     }
     recent.push(entry);
-    let keep = t.escalate_readings.max(t.recover_readings) as usize;
+    let longer_calm = t.damping.and_then(|d| d.suppressed_recover_readings).unwrap_or(0);
+    let keep = t.escalate_readings.max(t.recover_readings).max(longer_calm) as usize;
     if recent.len() > keep {
         recent.drain(..recent.len() - keep);
     }
@@ -165,15 +166,17 @@ fn elapsed(now: Instant, since: Instant) -> i64 {
 
 fn automatic(memory: &mut Memory, now: Instant, stages_throttled: bool, t: &Thresholds) -> Step {
     let state = memory.state;
-    let qualified = escalation(memory, now, t).or_else(|| recovery(memory, t));
+    let qualified = escalation(memory, now, t).or_else(|| recovery(memory, t.recover_readings));
     let Some((cause, target, supporting)) = qualified else {
         return Step::new(Cause::Hold);
     };
-    // Flap damping (§5.7) holds a recovery from constrained or critical, never from emergency.
+    // Flap damping (§5.4): while suppressed, a recovery from constrained or critical needs the
+    // longer calm, or is held; never one from emergency.
     if let Some(d) = &t.damping
         && cause == Cause::Recover
         && state != ProtectionState::Emergency
         && let Some(hold) = recovery_hold(&mut memory.flap, now, d)
+        && d.suppressed_recover_readings.is_none_or(|n| recovery(memory, n).is_none())
     {
         return Step { supporting, damping_hold: Some(hold), ..Step::new(Cause::Hold) };
     }
@@ -222,8 +225,8 @@ fn escalation(memory: &Memory, now: Instant, t: &Thresholds) -> Option<(Cause, P
 
 /// Recovery by one rank when every one of the newest readings is below min(state, critical),
 /// each by the level it counts as for a recovery (its resolve level, §3).
-fn recovery(memory: &Memory, t: &Thresholds) -> Option<(Cause, ProtectionState, Vec<RecentEntry>)> {
-    let window = newest(&memory.recent, t.recover_readings)?;
+fn recovery(memory: &Memory, readings: u32) -> Option<(Cause, ProtectionState, Vec<RecentEntry>)> {
+    let window = newest(&memory.recent, readings)?;
     let bar = memory.state.min(ProtectionState::Critical).rank();
     window.iter().all(|e| e.recovery_level().rank() < bar).then(|| (Cause::Recover, memory.state.step_down(), window.to_vec()))
 }
@@ -307,6 +310,9 @@ fn explanation(
         line.push_str("), decays to the reuse limit ");
         push_tenths(&mut line, hold.reuse_limit);
         let _ = write!(line, " in {} min", hold.reuse_in_s.div_ceil(60));
+        if let Some(n) = hold.calm_readings_needed {
+            let _ = write!(line, ", or {n} calm readings in a row before then");
+        }
     }
     if step.stepped_down_throttled {
         line.push_str("; stages still throttled, the hold for their restore ran out: stepped down anyway");

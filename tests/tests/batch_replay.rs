@@ -118,6 +118,10 @@ fn pairs() -> RefCell<Vec<Pair>> {
         open(format!("9.6.0={}", crate_dir().join("policies/9.6.0").display())),
         open(format!("9.6.0={}", target_dir().join("test-policies/capacity-policy-damping-9.6.0.wasm").display())),
     ));
+    pairs.push((
+        open(format!("9.7.0={}", crate_dir().join("policies/9.7.0").display())),
+        open(format!("9.7.0={}", target_dir().join("test-policies/capacity-policy-longer-calm-9.7.0.wasm").display())),
+    ));
     RefCell::new(pairs)
 }
 

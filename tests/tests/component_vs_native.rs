@@ -22,8 +22,13 @@ type Pairs = RefCell<Vec<(Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>)
 
 /// The fixtures no shipped version exercises yet, both ways: a resolve band on every signal
 /// (`tests/policies/9.4.0`: it changes recoveries and the memory's entries) and flap damping
-/// (`tests/policies/9.6.0`: the penalty crosses beside the memory, a hold beside the decision).
-const FIXTURES: [(&str, &str); 2] = [("9.4.0", "capacity-policy-band-9.4.0.wasm"), ("9.6.0", "capacity-policy-damping-9.6.0.wasm")];
+/// (`tests/policies/9.6.0`: the penalty crosses beside the memory, a hold beside the decision;
+/// `9.7.0`: the longer calm while suppressed).
+const FIXTURES: [(&str, &str); 3] = [
+    ("9.4.0", "capacity-policy-band-9.4.0.wasm"),
+    ("9.6.0", "capacity-policy-damping-9.6.0.wasm"),
+    ("9.7.0", "capacity-policy-longer-calm-9.7.0.wasm"),
+];
 
 fn fixture(version: &str, file: &str) -> (Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>) {
     let open = |path: std::path::PathBuf| {

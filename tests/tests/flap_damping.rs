@@ -118,6 +118,31 @@ fn a_bursty_database_stops_oscillating_and_the_hold_ends_when_the_penalty_has_de
     assert_eq!(damped.last().unwrap().state, ProtectionState::Normal);
 }
 
+/// With `suppressed_recover_readings`, a suppressed recovery is not held outright: it needs the
+/// longer calm, and comes as soon as the database has been calm that long.
+#[test]
+fn while_suppressed_a_longer_calm_recovers_before_the_reuse_limit() {
+    let mut description: PolicyDescription = native().describe().unwrap();
+    let damping = description.thresholds.damping.as_mut().unwrap();
+    // A slow decay (an hour's half-life), so that the calm, not the reuse limit, ends the hold.
+    damping.half_life_s = 3600;
+    damping.suppressed_recover_readings = Some(8);
+    let mut policy: Box<dyn Policy> = Box::new(NativePolicy::new(description, "longer-calm", Some("9.6.0-longer-calm")));
+    let cpu = bursty();
+    let decisions = run(policy.as_mut(), &cpu, None);
+    let last_held = decisions.iter().rposition(|d| d.damping_hold.is_some()).expect("held in the bursts");
+    let hold = decisions[last_held].damping_hold.unwrap();
+    assert_eq!(hold.calm_readings_needed, Some(8));
+    assert!(decisions[last_held].explanation.ends_with(", or 8 calm readings in a row before then"), "{}", decisions[last_held].explanation);
+    // The bursts end at minute 60; the eighth calm reading after the last burst recovers (the
+    // two calm readings between bursts never do), well before the penalty reaches the reuse limit.
+    let recovered = decisions.iter().skip(last_held).position(|d| d.changed).map(|i| i + last_held).unwrap();
+    assert_eq!(decisions[recovered].state, ProtectionState::Normal);
+    assert_eq!(recovered, 57 + 8 - 1 + 1, "8 calm readings from minute 58 (the last burst is minutes 55 to 57)");
+    assert!(((recovered - last_held) as u32) * 60 < hold.reuse_in_s, "recovered before the reuse limit");
+    assert!(decisions[..58].iter().filter(|d| d.damping_hold.is_some()).all(|d| d.state == ProtectionState::Constrained));
+}
+
 #[test]
 fn a_calm_or_steady_database_never_pays_for_damping() {
     // Calm; one long incident (no reversal within the window); one escalation a couple of hours

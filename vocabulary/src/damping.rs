@@ -24,12 +24,31 @@ pub struct FlapDamping {
     pub suppress_limit: f64,
     /// Once held, recovery is allowed again when the penalty has decayed below this.
     pub reuse_limit: f64,
-    /// The penalty never exceeds this, so the longest hold is bounded: from `max_penalty` to
-    /// `reuse_limit` takes `half_life_s * log2(max_penalty / reuse_limit)` seconds.
+    /// The penalty never exceeds this, so the longest suppression is bounded: from
+    /// `max_penalty` to `reuse_limit` takes `half_life_s * log2(max_penalty / reuse_limit)` s.
     pub max_penalty: f64,
+    /// While suppressed, a recovery needs this many calm readings in a row instead of
+    /// `recover_readings` (a longer calm); absent: a recovery is held until the penalty decays
+    /// below the reuse limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suppressed_recover_readings: Option<u32>,
 }
 
 impl FlapDamping {
+    /// The numbers `sentinel policy tune` starts from when a search space turns damping on
+    /// without naming every one: a flap is a change undone within 30 minutes, each adds 1, the
+    /// penalty halves every 15 minutes, two quick flaps suppress recovery until the penalty is
+    /// below 0.5, and the penalty never exceeds 4 (a hold of at most 45 minutes).
+    pub const DEFAULT: FlapDamping = FlapDamping {
+        penalty_per_flap: 1.0,
+        flap_window_s: 1800,
+        half_life_s: 900,
+        suppress_limit: 2.0,
+        reuse_limit: 0.5,
+        max_penalty: 4.0,
+        suppressed_recover_readings: None,
+    };
+
     /// Checks every value; the error names the first key that is wrong.
     pub fn check(&self) -> Result<(), String> {
         let key = "thresholds.damping";
@@ -48,6 +67,11 @@ impl FlapDamping {
         }
         if !(self.suppress_limit.is_finite() && self.suppress_limit <= self.max_penalty && self.max_penalty.is_finite()) {
             return Err(format!("{key}.max_penalty: must be finite and at least suppress_limit ({})", self.suppress_limit));
+        }
+        if let Some(n) = self.suppressed_recover_readings
+            && !(1..=60).contains(&n)
+        {
+            return Err(format!("{key}.suppressed_recover_readings: must be from 1 to 60"));
         }
         // A hold longer than a day would be a stuck protection, not damping.
         if f64::from(self.half_life_s) * (self.max_penalty / self.reuse_limit).log2() > 86_400.0 {
@@ -102,4 +126,8 @@ pub struct DampingHold {
     pub reuse_limit: f64,
     /// Seconds until the penalty decays below the reuse limit, rounded up.
     pub reuse_in_s: u32,
+    /// The calm readings in a row a recovery needs meanwhile (`suppressed_recover_readings`);
+    /// absent: none will do, the recovery waits for the reuse limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calm_readings_needed: Option<u32>,
 }

@@ -163,6 +163,12 @@ impl Thresholds {
         }
         if let Some(damping) = &t.damping {
             damping.check()?;
+            if damping.suppressed_recover_readings.is_some_and(|n| n <= t.recover_readings) {
+                return Err(format!(
+                    "thresholds.damping.suppressed_recover_readings: must be above recover_readings ({}): it is the longer calm",
+                    t.recover_readings
+                ));
+            }
         }
         Ok(())
     }

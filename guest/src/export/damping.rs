@@ -18,6 +18,7 @@ impl wit::Guest for Component {
             suppress_limit: d.suppress_limit,
             reuse_limit: d.reuse_limit,
             max_penalty: d.max_penalty,
+            suppressed_recover_readings: d.suppressed_recover_readings,
         })
     }
 
@@ -34,6 +35,7 @@ impl wit::Guest for Component {
             suppress_limit: h.suppress_limit,
             reuse_limit: h.reuse_limit,
             reuse_in_s: h.reuse_in_s,
+            calm_readings_needed: h.calm_readings_needed,
         });
         wit::DampedDecision { decision: decision_out(decision), flap, hold }
     }

@@ -20,7 +20,7 @@
 use super::TuneError;
 use crate::policy::invariants::Floors;
 use serde::Serialize;
-use vocabulary::{LevelThresholds, Thresholds};
+use vocabulary::{FlapDamping, LevelThresholds, Thresholds};
 
 /// The most candidates one sweep replays.
 pub const MAX_CANDIDATES: usize = 100_000;
@@ -50,12 +50,25 @@ const KEYS: &[(&str, Kind)] = &[
     ("max_gap_s", Kind::Count),
     ("release_after_failed_reads", Kind::Count),
     ("baseline_min_samples", Kind::Count),
+    // Flap damping (docs/behaviour.md §5.4): `damping.enabled` 0 is off, 1 on; a damping number
+    // the base lacks starts from `FlapDamping::DEFAULT`.
+    ("damping.enabled", Kind::Switch),
+    ("damping.penalty_per_flap", Kind::Real),
+    ("damping.flap_window_s", Kind::Count),
+    ("damping.half_life_s", Kind::Count),
+    ("damping.suppress_limit", Kind::Real),
+    ("damping.reuse_limit", Kind::Real),
+    ("damping.max_penalty", Kind::Real),
+    // 0: absent (a suppressed recovery is held until the reuse limit).
+    ("damping.suppressed_recover_readings", Kind::Count),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Real,
     Count,
+    /// 0 (off) or 1 (on).
+    Switch,
 }
 
 /// One threshold and the values it takes.
@@ -135,6 +148,7 @@ impl Candidate {
 
 /// Every tunable key of `t` with its value, in the order the space keys are listed.
 pub fn settings_of(t: &Thresholds) -> Vec<(&'static str, f64)> {
+    let damping = t.damping.unwrap_or(FlapDamping::DEFAULT);
     vec![
         ("cpu_pct.constrained", t.cpu_pct.constrained),
         ("cpu_pct.critical", t.cpu_pct.critical),
@@ -154,6 +168,14 @@ pub fn settings_of(t: &Thresholds) -> Vec<(&'static str, f64)> {
         ("max_gap_s", f64::from(t.max_gap_s)),
         ("release_after_failed_reads", f64::from(t.release_after_failed_reads)),
         ("baseline_min_samples", f64::from(t.baseline_min_samples)),
+        ("damping.enabled", if t.damping.is_some() { 1.0 } else { 0.0 }),
+        ("damping.penalty_per_flap", damping.penalty_per_flap),
+        ("damping.flap_window_s", f64::from(damping.flap_window_s)),
+        ("damping.half_life_s", f64::from(damping.half_life_s)),
+        ("damping.suppress_limit", damping.suppress_limit),
+        ("damping.reuse_limit", damping.reuse_limit),
+        ("damping.max_penalty", damping.max_penalty),
+        ("damping.suppressed_recover_readings", f64::from(damping.suppressed_recover_readings.unwrap_or(0))),
     ]
 }
 
@@ -211,9 +233,22 @@ impl SearchSpace {
             for (key, value) in &settings {
                 set(&mut thresholds, key, *value);
             }
-            let candidate = Candidate { index: out.len(), settings, thresholds };
-            admissible(&candidate, floors)?;
-            out.push(candidate);
+            let damping_off = settings.iter().any(|(k, v)| k == "damping.enabled" && *v == 0.0);
+            if damping_off {
+                thresholds.damping = None;
+            }
+            // With damping off, its other numbers change nothing: one candidate, not one per value.
+            let redundant = damping_off
+                && self.dimensions.iter().zip(&digits).any(|(d, &i)| i > 0 && d.key.starts_with("damping.") && d.key != "damping.enabled");
+            if !redundant {
+                let mut settings = settings;
+                if damping_off {
+                    settings.retain(|(k, _)| k == "damping.enabled" || !k.starts_with("damping."));
+                }
+                let candidate = Candidate { index: out.len(), settings, thresholds };
+                admissible(&candidate, floors)?;
+                out.push(candidate);
+            }
             // The next combination, the last key fastest.
             let mut k = digits.len();
             loop {
@@ -283,6 +318,9 @@ fn dimension(key: &str, values: Vec<f64>) -> Result<Dimension, String> {
         if kind == Kind::Count && !whole {
             return Err(format!("thresholds.{key}: {v} is not a whole number from 0 to {}", u32::MAX));
         }
+        if kind == Kind::Switch && v != 0.0 && v != 1.0 {
+            return Err(format!("thresholds.{key}: {v} is neither 0 (off) nor 1 (on)"));
+        }
     }
     let mut seen = values.clone();
     seen.sort_by(f64::total_cmp);
@@ -323,6 +361,21 @@ fn as_number(key: &str, v: &toml::Value) -> Result<f64, String> {
 fn set(t: &mut Thresholds, key: &str, v: f64) {
     let count = v as u32;
     let (signal, field) = key.split_once('.').unwrap_or((key, ""));
+    if signal == "damping" {
+        // `damping.enabled` 0 is applied after every setting (SearchSpace::candidates).
+        let d = t.damping.get_or_insert(FlapDamping::DEFAULT);
+        match field {
+            "penalty_per_flap" => d.penalty_per_flap = v,
+            "flap_window_s" => d.flap_window_s = count,
+            "half_life_s" => d.half_life_s = count,
+            "suppress_limit" => d.suppress_limit = v,
+            "reuse_limit" => d.reuse_limit = v,
+            "max_penalty" => d.max_penalty = v,
+            "suppressed_recover_readings" => d.suppressed_recover_readings = (count > 0).then_some(count),
+            _ => {}
+        }
+        return;
+    }
     let bounds: Option<&mut LevelThresholds> = match signal {
         "cpu_pct" => Some(&mut t.cpu_pct),
         "connections_pct" => Some(&mut t.connections_pct),

@@ -93,3 +93,28 @@ fn range_steps_do_not_drift() {
     let space = parse("[thresholds]\ncpu_pct.resolve_band = { from = 0, to = 1, step = 0.1 }\n").unwrap();
     assert_eq!(space.dimensions[0].values, vec![0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]);
 }
+
+#[test]
+fn damping_is_switched_and_its_numbers_vary_only_while_it_is_on() {
+    let text = "[thresholds]\ndamping.enabled = [0, 1]\ndamping.half_life_s = [600, 1800]\ndamping.suppressed_recover_readings = [0, 10]\n";
+    let all = parse(text).unwrap().candidates(&base(), &SEED_FLOORS).unwrap();
+    assert_eq!(all.len(), 1 + 2 * 2, "damping off is one candidate, not one per damping value");
+    assert_eq!(all[0].thresholds.damping, None);
+    assert_eq!(all[0].label(), "damping.enabled=0", "the numbers of a damping that is off are not shown");
+    let on: Vec<_> = all[1..].iter().map(|c| c.thresholds.damping.expect("on")).collect();
+    assert_eq!(on[0], vocabulary::FlapDamping { half_life_s: 600, ..vocabulary::FlapDamping::DEFAULT }, "unnamed numbers: the default");
+    assert_eq!(on[1].suppressed_recover_readings, Some(10));
+    assert_eq!(on[0].suppressed_recover_readings, None, "0: absent");
+    assert_eq!(
+        all[4].changes(&base()),
+        "damping.enabled 0 -> 1, damping.half_life_s 900 -> 1800, damping.suppressed_recover_readings 0 -> 10"
+    );
+    let err = parse("[thresholds]\ndamping.enabled = [0, 2]\n").unwrap_err().to_string();
+    assert!(err.contains("thresholds.damping.enabled: 2 is neither 0 (off) nor 1 (on)"), "{err}");
+    let err = parse("[thresholds]\ndamping.suppressed_recover_readings = [3]\n")
+        .unwrap()
+        .candidates(&base(), &SEED_FLOORS)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("suppressed_recover_readings: must be above recover_readings (5)"), "{err}");
+}

@@ -53,6 +53,18 @@ pub fn policy_toml(name: &str, version: &str, summary: &str, t: &Thresholds) -> 
     let _ = writeln!(s, "constrained = {}", factors(&f.constrained));
     let _ = writeln!(s, "critical    = {}", factors(&f.critical));
     let _ = writeln!(s, "emergency   = {}", factors(&f.emergency));
+    if let Some(d) = &t.damping {
+        let _ = writeln!(s, "\n[thresholds.damping]");
+        let _ = writeln!(s, "penalty_per_flap = {}", float(d.penalty_per_flap));
+        let _ = writeln!(s, "flap_window_s = {}", d.flap_window_s);
+        let _ = writeln!(s, "half_life_s = {}", d.half_life_s);
+        let _ = writeln!(s, "suppress_limit = {}", float(d.suppress_limit));
+        let _ = writeln!(s, "reuse_limit = {}", float(d.reuse_limit));
+        let _ = writeln!(s, "max_penalty = {}", float(d.max_penalty));
+        if let Some(n) = d.suppressed_recover_readings {
+            let _ = writeln!(s, "suppressed_recover_readings = {n}");
+        }
+    }
     s
 }
 

@@ -14,6 +14,7 @@ pub fn parameters_from_wit(d: w::FlapDamping) -> v::FlapDamping {
         suppress_limit: d.suppress_limit,
         reuse_limit: d.reuse_limit,
         max_penalty: d.max_penalty,
+        suppressed_recover_readings: d.suppressed_recover_readings,
     }
 }
 
@@ -56,6 +57,7 @@ pub fn damped_decision_from_wit(d: w::DampedDecision) -> v::Decision {
         suppress_limit: h.suppress_limit,
         reuse_limit: h.reuse_limit,
         reuse_in_s: h.reuse_in_s,
+        calm_readings_needed: h.calm_readings_needed,
     });
     decision
 }
