@@ -24,3 +24,13 @@ cmp "$out/1.1.0/policy.toml" policies/1.1.0/policy.toml
 cmp "$out/1.1.0/pareto.svg" policies/1.1.0/pareto.svg
 diff <(grep -vxF "$shipped" policies/1.1.0/README.md) <(grep -v '^sentinel policy tune ' "$out/1.1.0/README.md")
 echo "tune reproduce: policy 1.1.0 and its evidence reproduced (report: $out/report.md)"
+
+# The damping frontier in the README ("Tuning a policy"): the same evidence over
+# policies/tune-space-damping.toml must draw policies/tune-damping-frontier.svg byte for byte.
+damping_out="$target/tune-damping-reproduce"
+rm -rf "$damping_out"
+"$target/release/sentinel" policy tune --base policies/1.0.0 --space policies/tune-space-damping.toml \
+  --gate policies/gate.toml --gate-trace tests/traces --gate-trace tests/data/cloudwatch --out "$damping_out" \
+  tests/data/known-cause/cpu_utilization_asg_misconfiguration.csv tests/data/cloudwatch
+cmp "$damping_out/pareto.svg" policies/tune-damping-frontier.svg
+echo "tune reproduce: the damping frontier reproduced (report: $damping_out/report.md)"

@@ -209,3 +209,27 @@ fn each_series_is_held_out_whole_by_default_and_a_segment_split_is_called_fit() 
     let md = std::fs::read_to_string(dir.path().join("fit/report.md")).unwrap();
     assert!(md.contains("**Warning: this hold-out measures fit, not generalization.** Segments of 1 series (train)"), "{md}");
 }
+
+/// A space that switches flap damping: damping stops this flapping too, the figure draws the
+/// front with and without it, and `--write` gives a `[thresholds.damping]` that reads back.
+#[test]
+fn damping_in_the_space_is_chosen_drawn_apart_and_written() {
+    let dir = setup();
+    let space = "[thresholds]\ndamping.enabled = [0, 1]\ndamping.suppressed_recover_readings = [0, 8]\n\n[choose]\nmax_bulk_capacity_loss_pct = 100\n";
+    std::fs::write(dir.path().join("damping.toml"), space).unwrap();
+    let out =
+        tune(dir.path(), &["--space", "damping.toml", "--holdout", "check.csv", "--out", "out", "--write", "policies/1.5.0", "train.csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("chosen: candidate 1, damping.enabled=1"), "{stdout}");
+    let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(md.contains("3 candidates."), "damping off counts once: {md}");
+    let svg = std::fs::read_to_string(dir.path().join("out/pareto.svg")).unwrap();
+    assert!(svg.contains("without flap damping (solid) and with it (violet, dashed)"), "{svg}");
+    assert!(svg.to_uppercase().contains("#4527A0"), "the damped front is drawn");
+    let text = std::fs::read_to_string(dir.path().join("policies/1.5.0/policy.toml")).unwrap();
+    let written: vocabulary::PolicyDescription = toml::from_str(&text).unwrap();
+    written.check().unwrap();
+    assert!(text.contains("\n[thresholds.damping]\npenalty_per_flap = 1.0\n"), "{text}");
+    assert_eq!(written.thresholds.damping, Some(vocabulary::FlapDamping::DEFAULT));
+}

@@ -133,7 +133,11 @@ fn while_suppressed_a_longer_calm_recovers_before_the_reuse_limit() {
     let last_held = decisions.iter().rposition(|d| d.damping_hold.is_some()).expect("held in the bursts");
     let hold = decisions[last_held].damping_hold.unwrap();
     assert_eq!(hold.calm_readings_needed, Some(8));
-    assert!(decisions[last_held].explanation.ends_with(", or 8 calm readings in a row before then"), "{}", decisions[last_held].explanation);
+    assert!(
+        decisions[last_held].explanation.ends_with(", or 8 calm readings in a row before then"),
+        "{}",
+        decisions[last_held].explanation
+    );
     // The bursts end at minute 60; the eighth calm reading after the last burst recovers (the
     // two calm readings between bursts never do), well before the penalty reaches the reuse limit.
     let recovered = decisions.iter().skip(last_held).position(|d| d.changed).map(|i| i + last_held).unwrap();

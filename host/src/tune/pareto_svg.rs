@@ -1,7 +1,9 @@
 //! `pareto.svg`: every candidate on the training traces, bulk capacity lost against the base
 //! across, flaps per day up; the Pareto front joined and coloured by how much later it comes
 //! into critical than the base (green on time, red at twice the rule's limit or more); the base
-//! a black square, the chosen candidate ringed.
+//! a black square, the chosen candidate ringed. When the space switches flap damping, the front
+//! is drawn twice: among the candidates without damping (solid) and among those with it
+//! (violet, dashed), so the figure shows what damping buys on this evidence.
 
 use super::Tuning;
 use plotters::prelude::*;
@@ -10,6 +12,15 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 640;
 const GREY: RGBColor = RGBColor(176, 176, 176);
+/// The front of the candidates with flap damping.
+const DAMPED: RGBColor = RGBColor(69, 39, 160);
+
+/// The Pareto front among the candidates `keep` selects, as indices into all of them.
+fn front_of(t: &Tuning, keep: impl Fn(usize) -> bool) -> Vec<usize> {
+    let subset: Vec<usize> = (0..t.candidates.len()).filter(|&i| keep(i)).collect();
+    let train: Vec<_> = subset.iter().map(|&i| t.scores[i].train.clone()).collect();
+    super::choose::pareto_front(&train).into_iter().map(|k| subset[k]).collect()
+}
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -54,12 +65,24 @@ fn render(t: &Tuning) -> Result<String, Failure> {
             .light_line_style(RGBColor(238, 238, 238))
             .draw()?;
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, GREY.filled())))?;
-        let front: Vec<(f64, f64)> = t.front.iter().map(|&i| points[i]).collect();
-        chart.draw_series(std::iter::once(PathElement::new(front.clone(), BLACK.stroke_width(1))))?;
-        chart.draw_series(t.front.iter().map(|&i| {
-            let delay = t.scores[i].train.max_protection_delay.unwrap_or(0);
-            Circle::new(points[i], 6, delay_colour(delay, limit).filled())
-        }))?;
+        let damped = |i: usize| t.candidates[i].thresholds.damping.is_some();
+        let both = (0..t.candidates.len()).any(damped) && !(0..t.candidates.len()).all(damped);
+        let fronts = if both { vec![front_of(t, |i| !damped(i)), front_of(t, damped)] } else { vec![t.front.clone()] };
+        for (k, front) in fronts.iter().enumerate() {
+            let line: Vec<(f64, f64)> = front.iter().map(|&i| points[i]).collect();
+            if k == 0 {
+                chart.draw_series(std::iter::once(PathElement::new(line, BLACK.stroke_width(1))))?;
+            } else {
+                chart.draw_series(DashedLineSeries::new(line, 6, 4, DAMPED.stroke_width(2)))?;
+            }
+            chart.draw_series(front.iter().map(|&i| {
+                let delay = t.scores[i].train.max_protection_delay.unwrap_or(0);
+                Circle::new(points[i], 6, delay_colour(delay, limit).filled())
+            }))?;
+            if k == 1 {
+                chart.draw_series(front.iter().map(|&i| Circle::new(points[i], 8, DAMPED.stroke_width(2))))?;
+            }
+        }
         chart.draw_series(std::iter::once(EmptyElement::at(base) + Rectangle::new([(-6, -6), (6, 6)], BLACK.filled())))?;
         chart.draw_series(std::iter::once(Text::new(
             format!("base {}", t.base.version),
@@ -75,7 +98,8 @@ fn render(t: &Tuning) -> Result<String, Failure> {
             )))?;
         }
         let legend = format!(
-            "grey: every candidate; joined: the Pareto front, coloured by the most minutes an entry into critical comes later (green 0, red {} or more)",
+            "grey: every candidate; joined: the Pareto front{}, coloured by the most minutes an entry into critical comes later (green 0, red {} or more)",
+            if both { " without flap damping (solid) and with it (violet, dashed)" } else { "" },
             limit.max(1) * 2
         );
         root.draw_text(&legend, &("sans-serif", 12).into_font().color(&BLACK), (20, HEIGHT as i32 - 16))?;
