@@ -226,3 +226,16 @@ fn the_report_counts_and_the_timeline_marks_the_minutes_damping_held() {
     let unmarked = timeline_svg("bursty", &["9.6.0".into()], &[&timeline], &[&thresholds]).unwrap();
     assert_eq!(unmarked.to_uppercase().matches("#4527A0").count(), 1, "only the legend's swatch without a hold");
 }
+
+/// A batch session's start crosses as the memory record, which has no flap record: starting one
+/// from a memory that carries a penalty is refused, never run without it.
+#[test]
+fn a_batch_replay_from_a_memory_with_a_penalty_is_refused_not_run_without_it() {
+    let decisions = run(native().as_mut(), &bursty(), None);
+    let memory = decisions.iter().map(|d| d.memory.clone()).find(|m| m.flap.is_some_and(|f| f.penalty > 0.0)).unwrap();
+    let mut policy = component();
+    let start = vocabulary::SessionStart { memory: Some(memory), ..vocabulary::SessionStart::fresh(false) };
+    let error = policy.batch_session(start).err().expect("refused");
+    assert!(matches!(error, sentinel::policy::PolicyError::BatchStartWithFlap { .. }), "{error}");
+    assert!(error.to_string().contains("replay tick by tick, or start from a fresh memory"), "{error}");
+}

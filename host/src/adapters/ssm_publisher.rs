@@ -108,7 +108,7 @@ impl SsmPublisher {
                     &e,
                     self.timeout,
                     &self.location,
-                    "check the parameter name, the IAM permission ssm:PutParameter on it, and that the document fits a standard parameter (4 KB)"
+                    "check the parameter name, the IAM permissions ssm:GetParameter and ssm:PutParameter on it, and that the document fits a standard parameter (4 KB)"
                 )
             ))
         })

@@ -87,7 +87,7 @@ pub const RULES: &[AlertRule] = &[
                       channel still carries the state, so services reading it are unaffected, but the two channels no longer \
                       agree. The sentinel's log names the error of each failed publication (`publication failed`). For the \
                       cache, check the Redis server and its credentials; for the parameter, the AWS credentials, region and \
-                      the role's ssm:PutParameter permission.",
+                      the role's ssm:GetParameter and ssm:PutParameter permissions.",
     },
     AlertRule {
         name: "SentinelSignalLost",
