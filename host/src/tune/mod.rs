@@ -16,6 +16,7 @@ pub mod report;
 pub mod report_cv;
 pub mod score;
 pub mod space;
+mod space_keys;
 pub mod sweep;
 pub mod write;
 
