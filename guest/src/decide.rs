@@ -106,7 +106,7 @@ struct Step {
     release_throttles: bool,
     /// Emergency stepped down although stages are still throttled: the hold ran out.
     stepped_down_throttled: bool,
-    /// A recovery qualified but flap damping held it (§5.7).
+    /// A recovery qualified but flap damping held it (§5.4).
     damping_hold: Option<DampingHold>,
 }
 
@@ -321,7 +321,7 @@ fn explanation(
 }
 
 /// A non-negative number to one decimal, as `{:.1}` writes it but with integer formatting only:
-/// float formatting would add about 40 KB to the component for this one line.
+/// float formatting added 24.7 KB to the component (179,148 against 154,470 bytes) for this line.
 fn push_tenths(line: &mut String, v: f64) {
     use core::fmt::Write;
     let tenths = libm::round(v.max(0.0) * 10.0).min(1e15) as u64;
