@@ -13,7 +13,7 @@ use capacity_tests::{native, replay_outcomes, year};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use sentinel::policy::Policy;
-use sentinel::trace::{ImportSignal, Trace, TraceEvent, import_csv, read_trace};
+use sentinel::trace::{ImportSignal, RepeatedTimestamps, Trace, TraceEvent, import_csv, read_trace};
 use serde::Deserialize;
 use std::cell::RefCell;
 use vocabulary::{ApiBaseline, Decision, DecisionInput, Outcome, SessionStart};
@@ -164,7 +164,7 @@ fn repository_traces() -> Vec<Trace> {
         .collect();
     for csv in files_ending(&cloudwatch_dir(), ".csv") {
         let file = std::fs::File::open(&csv).unwrap();
-        let events = import_csv(&csv.display().to_string(), file, &ImportSignal::CpuPct).unwrap_or_else(|e| panic!("{e}"));
+        let events = import_csv(&csv.display().to_string(), file, &ImportSignal::CpuPct, RepeatedTimestamps::Refuse).unwrap_or_else(|e| panic!("{e}"));
         traces.push(Trace { name: csv.file_stem().unwrap().to_string_lossy().into_owned(), events });
     }
     traces.push(Trace { name: "generated fortnight".into(), events: year::synthetic(14 * 24 * 60, true) });

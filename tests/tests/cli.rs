@@ -8,7 +8,7 @@ use capacity_tests::sentinel_bin::run;
 use capacity_tests::{component_path, replay_lines, shared_component};
 use sentinel::replay::compare::{Accumulator, Summary};
 use sentinel::replay::output::{self, TableStyle};
-use sentinel::trace::{ImportSignal, import_csv, read_trace, write_event};
+use sentinel::trace::{ImportSignal, RepeatedTimestamps, import_csv, read_trace, write_event};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -231,7 +231,7 @@ fn trace_import_holds_each_value_until_the_next_sample() {
     assert_eq!(got, expected);
     // The same as the library's import, and replayable as it is.
     let library: Vec<String> =
-        import_csv("cpu.csv", std::fs::File::open(&csv).unwrap(), &ImportSignal::CpuPct).unwrap().iter().map(write_event).collect();
+        import_csv("cpu.csv", std::fs::File::open(&csv).unwrap(), &ImportSignal::CpuPct, RepeatedTimestamps::Refuse).unwrap().iter().map(write_event).collect();
     assert_eq!(got, library);
     let traced = dir.path().join("cpu.jsonl");
     run(["trace", "import", "--signal", "cpu_pct", "--output", &arg(&traced), &arg(&csv)]).success();
@@ -252,4 +252,27 @@ fn trace_import_holds_each_value_until_the_next_sample() {
     let out = run(["trace", "import", "--signal", "cpu_pct", &arg(&bad)]);
     assert_ne!(out.code, Some(0));
     assert!(out.stderr.contains(&format!("{}:3", bad.display())) && out.stderr.contains("abc"), "{}", out.stderr);
+}
+
+#[test]
+fn trace_import_of_the_latency_series_needs_a_word_on_its_repeated_timestamps() {
+    // NAB's latency series repeats 03:00 twelve times after the spring-forward gap of
+    // 2014-03-09: refused with the way out named, then imported with the last sample kept.
+    let path = crate_dir().join("data/known-cause/ec2_request_latency_system_failure.csv");
+    let csv = arg(&path);
+    let refused = run(["trace", "import", "--signal", "latency:requests", &csv]);
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(&format!("{csv}:559: timestamp 2014-03-09T03:00:00Z repeats the previous sample's"))
+            && refused.stderr.contains("--repeated-timestamps last"),
+        "{}",
+        refused.stderr
+    );
+    let out = run(["trace", "import", "--signal", "latency:requests", "--repeated-timestamps", "last", &csv]).success();
+    let got = lines(&out.stdout);
+    // 2014-03-07 03:41 to 2014-03-21 03:41, one reading a minute.
+    assert_eq!(got.len(), 14 * 1440 + 1);
+    let at = |minute: &str| got.iter().find(|l| l.contains(&format!(r#""at":"2014-03-09T{minute}:00Z""#))).unwrap().clone();
+    assert!(at("02:30").contains(r#""p95_ms":44.038000000000004"#), "the gap holds the 01:56 sample: {}", at("02:30"));
+    assert!(at("03:00").contains(r#""p95_ms":47.09"#), "the last of the twelve wins: {}", at("03:00"));
 }

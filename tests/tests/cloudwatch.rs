@@ -10,7 +10,7 @@ use capacity_tests::policies::{VERSIONS, component_hint};
 use capacity_tests::{cloudwatch_dir, first_difference, native, shared_component};
 use sentinel::replay::compare::{Accumulator, Summary};
 use sentinel::replay::{self, output};
-use sentinel::trace::{ImportSignal, Trace, import_csv};
+use sentinel::trace::{ImportSignal, RepeatedTimestamps, Trace, import_csv};
 use std::collections::BTreeMap;
 use std::path::Path;
 use vocabulary::{Instant, ProtectionState};
@@ -24,7 +24,7 @@ struct Run {
 
 fn import(path: &Path) -> Trace {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let events = import_csv(&path.display().to_string(), file, &ImportSignal::CpuPct)
+    let events = import_csv(&path.display().to_string(), file, &ImportSignal::CpuPct, RepeatedTimestamps::Refuse)
         .unwrap_or_else(|e| panic!("importing {}: {e}", path.display()));
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     Trace { name, events }

@@ -3,6 +3,7 @@
 //! folder (docs/behaviour.md §10.8). Everything is checked before the sweep starts.
 
 use crate::replay::gate::Gate;
+use crate::trace::RepeatedTimestamps;
 use crate::tune::evidence::{self, EvidenceSpec, Split, TraceSpec};
 use crate::tune::gate_check::GateTraces;
 use crate::tune::space::{SEED_FLOORS, SearchSpace};
@@ -68,6 +69,10 @@ pub struct TuneArgs {
     /// Replace the written folder's policy.toml if it exists.
     #[arg(long, requires = "write")]
     pub replace: bool,
+    /// In CSV series, a timestamp equal to the previous sample's: refused, or the last sample
+    /// of it kept (a clock change written in local time), as `sentinel trace import` does.
+    #[arg(long, value_enum, default_value_t = RepeatedTimestamps::Refuse)]
+    pub repeated_timestamps: RepeatedTimestamps,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -124,11 +129,12 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         segment_days: args.segment_days,
         recorded,
         split: args.split,
+        repeated_timestamps: args.repeated_timestamps,
     })?;
     let gate = match &args.gate {
         Some(path) => {
             let gate = Gate::load(path)?;
-            let traces = evidence::load_whole(&args.gate_traces)?;
+            let traces = evidence::load_whole(&args.gate_traces, args.repeated_timestamps)?;
             Some(GateTraces::prepare(gate, version.as_deref().unwrap_or("candidate"), traces, &base)?)
         }
         None => None,

@@ -79,6 +79,17 @@ impl ImportSignal {
     }
 }
 
+/// What a sample whose timestamp equals the previous sample's means.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum RepeatedTimestamps {
+    /// Refused: the file is ambiguous (the default).
+    #[default]
+    Refuse,
+    /// The last sample of a repeated timestamp wins, as the last sample of any one minute does
+    /// (a clock change written in local time repeats timestamps, as NAB's latency series does).
+    Last,
+}
+
 /// Why a CSV could not be imported. `input` names the source, `line` is the CSV line (1-based,
 /// the header is line 1).
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +115,11 @@ pub enum ImportError {
     /// A timestamp is not after the previous sample's.
     #[error("{input}:{line}: timestamp {at} is not after the previous sample's {previous}")]
     NotAscending { input: String, line: u64, at: String, previous: String },
+    /// A timestamp equals the previous sample's, and repeats are refused.
+    #[error(
+        "{input}:{line}: timestamp {at} repeats the previous sample's (often a clock change written in local time): correct the file, or pass --repeated-timestamps last to keep the last sample of each repeated timestamp"
+    )]
+    Repeated { input: String, line: u64, at: String },
     /// The samples span more than [`MAX_MINUTES`] minutes (usually one wrong timestamp).
     #[error("{input}: the samples span {minutes} minutes ({first} to {last}), more than the {} (366 days) an import may hold", MAX_MINUTES)]
     TooLong { input: String, minutes: i64, first: String, last: String },
@@ -115,11 +131,16 @@ pub enum ImportError {
 /// Imports a `timestamp,value` CSV (header row first) as one reading a minute of `signal`.
 ///
 /// Timestamps are `YYYY-MM-DD HH:MM:SS` in UTC (CloudWatch, NAB) or RFC 3339, strictly
-/// ascending. Each sample lands in its minute (seconds dropped); within one minute the last
+/// ascending (`repeated` says what an equal timestamp means). Each sample lands in its minute (seconds dropped); within one minute the last
 /// sample wins; each minute's value is held through the minutes up to the next sample's. The
 /// result runs from the first sample's minute through the last sample's minute, one tick each.
 /// `source` names the input in errors.
-pub fn import_csv<R: Read>(source: &str, reader: R, signal: &ImportSignal) -> Result<Vec<TraceEvent>, ImportError> {
+pub fn import_csv<R: Read>(
+    source: &str,
+    reader: R,
+    signal: &ImportSignal,
+    repeated: RepeatedTimestamps,
+) -> Result<Vec<TraceEvent>, ImportError> {
     let csv_error =
         |error: csv::Error| ImportError::Csv { input: source.to_owned(), line: error.position().map(csv::Position::line), error };
     let mut csv = csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(reader);
@@ -135,7 +156,10 @@ pub fn import_csv<R: Read>(source: &str, reader: R, signal: &ImportSignal) -> Re
         let record = record.map_err(csv_error)?;
         let line = record.position().map_or(0, csv::Position::line);
         let (at, value) = sample(source, line, &record, signal)?;
-        if let Some(previous) = previous.filter(|&p| at <= p) {
+        if previous == Some(at) && repeated == RepeatedTimestamps::Refuse {
+            return Err(ImportError::Repeated { input: source.to_owned(), line, at: format_rfc3339(at) });
+        }
+        if let Some(previous) = previous.filter(|&p| at < p) {
             return Err(ImportError::NotAscending {
                 input: source.to_owned(),
                 line,

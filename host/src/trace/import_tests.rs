@@ -4,7 +4,7 @@ use crate::trace::{parse_trace, write_event};
 const T0: Instant = 1_392_388_200; // 2014-02-14T14:30:00Z
 
 fn import(text: &str, signal: &ImportSignal) -> Result<Vec<TraceEvent>, ImportError> {
-    import_csv("cpu.csv", text.as_bytes(), signal)
+    import_csv("cpu.csv", text.as_bytes(), signal, RepeatedTimestamps::Refuse)
 }
 
 fn cpu(text: &str) -> Result<Vec<TraceEvent>, ImportError> {
@@ -136,9 +136,24 @@ fn timestamps_must_ascend() {
     let err = cpu("timestamp,value\n2014-02-14 14:30:00,1\n2014-02-14 14:35:00,2\n2014-02-14 14:34:00,3\n").unwrap_err();
     assert!(matches!(err, ImportError::NotAscending { line: 4, .. }), "{err:?}");
     assert_eq!(err.to_string(), "cpu.csv:4: timestamp 2014-02-14T14:34:00Z is not after the previous sample's 2014-02-14T14:35:00Z");
-    // A repeated timestamp is ambiguous, so it is refused too.
+    // A repeated timestamp is ambiguous, so it is refused too, saying how to accept it.
     let err = cpu("timestamp,value\n2014-02-14 14:30:00,1\n2014-02-14T14:30:00Z,2\n").unwrap_err();
-    assert!(matches!(err, ImportError::NotAscending { line: 3, .. }), "{err:?}");
+    assert!(matches!(err, ImportError::Repeated { line: 3, .. }), "{err:?}");
+    assert!(err.to_string().contains("pass --repeated-timestamps last"), "{err}");
+}
+
+#[test]
+fn repeated_timestamps_keep_the_last_sample_when_asked() {
+    // A clock change written in local time: an hour missing, then its samples all stamped with
+    // the hour after. The last sample of the repeated timestamp wins; the gap holds the value
+    // before it, as any gap does; an earlier timestamp is still refused.
+    let text = "timestamp,value\n2014-02-14 14:30:00,1\n2014-02-14 14:33:00,2\n2014-02-14 14:33:00,3\n2014-02-14 14:33:00,4\n2014-02-14 14:34:00,5\n";
+    let events = import_csv("cpu.csv", text.as_bytes(), &ImportSignal::CpuPct, RepeatedTimestamps::Last).unwrap();
+    let minute = |m: i64| T0 + 60 * m;
+    assert_eq!(cpu_minutes(&events), vec![(minute(0), 1.0), (minute(1), 1.0), (minute(2), 1.0), (minute(3), 4.0), (minute(4), 5.0)]);
+    let backwards = "timestamp,value\n2014-02-14 14:33:00,1\n2014-02-14 14:33:00,2\n2014-02-14 14:32:00,3\n";
+    let err = import_csv("cpu.csv", backwards.as_bytes(), &ImportSignal::CpuPct, RepeatedTimestamps::Last).unwrap_err();
+    assert!(matches!(err, ImportError::NotAscending { line: 4, .. }), "{err:?}");
 }
 
 #[test]
@@ -163,7 +178,7 @@ fn header_and_shape() {
 
 #[test]
 fn malformed_csv() {
-    let err = import_csv("cpu.csv", &b"timestamp,value\n2014-02-14 14:30:00,\xff\n"[..], &ImportSignal::CpuPct).unwrap_err();
+    let err = import_csv("cpu.csv", &b"timestamp,value\n2014-02-14 14:30:00,\xff\n"[..], &ImportSignal::CpuPct, RepeatedTimestamps::Refuse).unwrap_err();
     assert!(matches!(err, ImportError::Csv { line: Some(2), .. }), "{err:?}");
     assert!(err.to_string().starts_with("cpu.csv:2: "), "{err}");
 }
@@ -179,7 +194,7 @@ fn imported_events_round_trip_through_the_trace_format() {
 fn imports_the_cloudwatch_rds_series() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/cloudwatch/rds_cpu_utilization_cc0c53.csv");
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let events = import_csv(path, file, &ImportSignal::CpuPct).unwrap();
+    let events = import_csv(path, file, &ImportSignal::CpuPct, RepeatedTimestamps::Refuse).unwrap();
     let (first, last) = (events[0].at(), events[events.len() - 1].at());
     assert_eq!(first, T0); // 2014-02-14 14:30:00
     assert_eq!(format_rfc3339(last), "2014-02-28T14:30:00Z");
@@ -203,7 +218,7 @@ fn imports_every_cloudwatch_series() {
         if path.extension().is_some_and(|e| e == "csv") {
             let source = path.display().to_string();
             let file = std::fs::File::open(&path).unwrap();
-            let events = import_csv(&source, file, &ImportSignal::CpuPct).unwrap_or_else(|e| panic!("{e}"));
+            let events = import_csv(&source, file, &ImportSignal::CpuPct, RepeatedTimestamps::Refuse).unwrap_or_else(|e| panic!("{e}"));
             let (first, last) = (events[0].at(), events[events.len() - 1].at());
             assert_eq!(events.len() as i64, (last - first) / 60 + 1, "{source}");
             files += 1;

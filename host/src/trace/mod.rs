@@ -22,7 +22,7 @@ mod write;
 use std::path::Path;
 use vocabulary::Instant;
 
-pub use import::{ImportError, ImportSignal, ParseImportSignalError, import_csv};
+pub use import::{ImportError, ImportSignal, ParseImportSignalError, RepeatedTimestamps, import_csv};
 pub use write::write_event;
 
 pub use vocabulary::TraceEvent;

@@ -10,7 +10,7 @@
 //! says so). The same inputs always split the same way.
 
 use super::TuneError;
-use crate::trace::{ImportSignal, Trace, TraceEvent, import_csv};
+use crate::trace::{ImportSignal, RepeatedTimestamps, Trace, TraceEvent, import_csv};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -85,7 +85,7 @@ struct Source {
 
 /// Reads every spec (folders expanded: their `.jsonl` traces, not `*.expected.jsonl`, and their
 /// `.csv` series, in name order).
-fn read_sources(specs: &[TraceSpec]) -> Result<Vec<Source>, TuneError> {
+fn read_sources(specs: &[TraceSpec], repeated: RepeatedTimestamps) -> Result<Vec<Source>, TuneError> {
     let mut files: Vec<(Option<ImportSignal>, PathBuf)> = Vec::new();
     for spec in specs {
         if spec.path.is_dir() {
@@ -100,7 +100,7 @@ fn read_sources(specs: &[TraceSpec]) -> Result<Vec<Source>, TuneError> {
             files.push((spec.signal.clone(), spec.path.clone()));
         }
     }
-    files.iter().map(|(signal, path)| read_source(signal.as_ref(), path)).collect()
+    files.iter().map(|(signal, path)| read_source(signal.as_ref(), path, repeated)).collect()
 }
 
 fn is_trace(p: &Path) -> bool {
@@ -111,13 +111,13 @@ fn is_csv(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "csv")
 }
 
-fn read_source(signal: Option<&ImportSignal>, path: &Path) -> Result<Source, TuneError> {
+fn read_source(signal: Option<&ImportSignal>, path: &Path, repeated: RepeatedTimestamps) -> Result<Source, TuneError> {
     let bad = |message: String| TuneError::Evidence { path: path.to_path_buf(), message };
     let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     let sha256 = hex::encode(Sha256::digest(&bytes));
     let name = path.file_stem().map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned());
     let events = if is_csv(path) {
-        import_csv(&path.display().to_string(), bytes.as_slice(), signal.unwrap_or(&ImportSignal::CpuPct))
+        import_csv(&path.display().to_string(), bytes.as_slice(), signal.unwrap_or(&ImportSignal::CpuPct), repeated)
             .map_err(|e| bad(e.to_string()))?
     } else if is_trace(path) {
         if signal.is_some() {
@@ -131,8 +131,8 @@ fn read_source(signal: Option<&ImportSignal>, path: &Path) -> Result<Source, Tun
 }
 
 /// Whole traces (no segments, no split): the gate's scenarios.
-pub fn load_whole(specs: &[TraceSpec]) -> Result<Vec<Trace>, TuneError> {
-    Ok(read_sources(specs)?.into_iter().map(|s| Trace { name: s.name, events: s.events }).collect())
+pub fn load_whole(specs: &[TraceSpec], repeated: RepeatedTimestamps) -> Result<Vec<Trace>, TuneError> {
+    Ok(read_sources(specs, repeated)?.into_iter().map(|s| Trace { name: s.name, events: s.events }).collect())
 }
 
 /// How to build the evidence.
@@ -147,16 +147,18 @@ pub struct EvidenceSpec {
     pub recorded: Option<Trace>,
     /// Without `holdout`: by series, or a fraction of the segments.
     pub split: Split,
+    /// What a repeated timestamp in a CSV series means.
+    pub repeated_timestamps: RepeatedTimestamps,
 }
 
 /// Loads, segments and splits; refused when either side would be empty.
 pub fn load(spec: EvidenceSpec) -> Result<Vec<EvidenceTrace>, TuneError> {
-    let mut train_sources = read_sources(&spec.traces)?;
+    let mut train_sources = read_sources(&spec.traces, spec.repeated_timestamps)?;
     if let Some(trace) = spec.recorded {
         let digest = Sha256::digest(trace.events.iter().map(crate::trace::write_event).collect::<Vec<_>>().join("\n").as_bytes());
         train_sources.push(Source { name: trace.name, source: "store".into(), sha256: hex::encode(digest), events: trace.events });
     }
-    let named_holdout = read_sources(&spec.holdout)?;
+    let named_holdout = read_sources(&spec.holdout, spec.repeated_timestamps)?;
     let mut out = Vec::new();
     let mut series = 0;
     let mut add = |out: &mut Vec<EvidenceTrace>, source: Source, set: &dyn Fn(usize) -> Set| {

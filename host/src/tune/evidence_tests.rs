@@ -69,14 +69,14 @@ fn folders_give_their_traces_and_series_in_name_order_and_signals_apply_to_csv_o
     std::fs::write(dir.path().join("c.jsonl"), "{\"at\":\"2026-10-20T14:00:00Z\",\"reading\":{\"cpu_pct\":10}}\n").unwrap();
     std::fs::write(dir.path().join("c.expected.jsonl"), "not a trace").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-    let traces = load_whole(&[spec(dir.path())]).unwrap();
+    let traces = load_whole(&[spec(dir.path())], RepeatedTimestamps::Refuse).unwrap();
     assert_eq!(traces.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), vec!["a", "b", "c"]);
     let latency: TraceSpec = format!("latency:crm={}", dir.path().join("a.csv").display()).parse().unwrap();
-    let read = load_whole(&[latency]).unwrap();
+    let read = load_whole(&[latency], RepeatedTimestamps::Refuse).unwrap();
     let TraceEvent::Tick { signal: vocabulary::Signal::Reading(r), .. } = &read[0].events[0] else { panic!("a reading") };
     assert_eq!((r.cpu_pct, r.latency[0].api.as_str(), r.latency[0].p95_ms), (None, "crm", Some(50.0)));
     let wrong: TraceSpec = format!("cpu_pct={}", dir.path().join("c.jsonl").display()).parse().unwrap();
-    assert!(load_whole(&[wrong]).unwrap_err().to_string().contains("a signal applies to CSV series only"));
+    assert!(load_whole(&[wrong], RepeatedTimestamps::Refuse).unwrap_err().to_string().contains("a signal applies to CSV series only"));
     assert!("memory=x.csv".parse::<TraceSpec>().unwrap_err().contains("unknown signal"));
 }
 

@@ -173,6 +173,9 @@ fn readme_text(version: &str, t: &Tuning, i: usize, command: &str) -> String {
     if t.cross_validation.is_some() {
         md.push('\n');
         super::report_cv::section(&mut md, t);
+        // One blank line before the next paragraph, as between the others.
+        md.truncate(md.trim_end().len());
+        md.push('\n');
     }
     let (rb, rc) = (&t.readiness.0, t.readiness.1.as_ref());
     let days = t.evidence.iter().map(|e| e.ticks).sum::<u64>() as f64 / 1440.0;
