@@ -164,7 +164,8 @@ fn repository_traces() -> Vec<Trace> {
         .collect();
     for csv in files_ending(&cloudwatch_dir(), ".csv") {
         let file = std::fs::File::open(&csv).unwrap();
-        let events = import_csv(&csv.display().to_string(), file, &ImportSignal::CpuPct, RepeatedTimestamps::Refuse).unwrap_or_else(|e| panic!("{e}"));
+        let events = import_csv(&csv.display().to_string(), file, &ImportSignal::CpuPct, RepeatedTimestamps::Refuse)
+            .unwrap_or_else(|e| panic!("{e}"));
         traces.push(Trace { name: csv.file_stem().unwrap().to_string_lossy().into_owned(), events });
     }
     traces.push(Trace { name: "generated fortnight".into(), events: year::synthetic(14 * 24 * 60, true) });

@@ -230,8 +230,11 @@ fn trace_import_holds_each_value_until_the_next_sample() {
         .collect();
     assert_eq!(got, expected);
     // The same as the library's import, and replayable as it is.
-    let library: Vec<String> =
-        import_csv("cpu.csv", std::fs::File::open(&csv).unwrap(), &ImportSignal::CpuPct, RepeatedTimestamps::Refuse).unwrap().iter().map(write_event).collect();
+    let library: Vec<String> = import_csv("cpu.csv", std::fs::File::open(&csv).unwrap(), &ImportSignal::CpuPct, RepeatedTimestamps::Refuse)
+        .unwrap()
+        .iter()
+        .map(write_event)
+        .collect();
     assert_eq!(got, library);
     let traced = dir.path().join("cpu.jsonl");
     run(["trace", "import", "--signal", "cpu_pct", "--output", &arg(&traced), &arg(&csv)]).success();

@@ -178,7 +178,8 @@ fn header_and_shape() {
 
 #[test]
 fn malformed_csv() {
-    let err = import_csv("cpu.csv", &b"timestamp,value\n2014-02-14 14:30:00,\xff\n"[..], &ImportSignal::CpuPct, RepeatedTimestamps::Refuse).unwrap_err();
+    let err = import_csv("cpu.csv", &b"timestamp,value\n2014-02-14 14:30:00,\xff\n"[..], &ImportSignal::CpuPct, RepeatedTimestamps::Refuse)
+        .unwrap_err();
     assert!(matches!(err, ImportError::Csv { line: Some(2), .. }), "{err:?}");
     assert!(err.to_string().starts_with("cpu.csv:2: "), "{err}");
 }
