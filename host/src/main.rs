@@ -10,7 +10,10 @@ fn main() -> ExitCode {
     match capacity_sentinel::cli::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Each cause once: a typed error that names its cause in its own text would
+            // otherwise be followed by that cause again.
+            let err: &(dyn std::error::Error + 'static) = e.as_ref();
+            eprintln!("error: {}", capacity_sentinel::error_chain::chain(err));
             ExitCode::from(2)
         }
     }

@@ -46,3 +46,24 @@ fn check_refuses_an_unknown_key_naming_it() {
         assert!(ran.stdout.is_empty(), "no report for a refused config: {}", ran.stdout);
     }
 }
+
+#[test]
+fn a_missing_file_is_named_with_its_cause_once_and_the_controller_in_the_config_s_words() {
+    let sb = Sandbox::new(Metrics::Synthetic);
+    let report = sb.sentinel(&["check"]).success().json();
+    assert_eq!(report["stage_controller"], "log", "the config's own word, not a Rust name: {report}");
+    std::fs::remove_file(&sb.config).unwrap();
+    let ran = sb.sentinel(&["check"]);
+    assert_eq!(ran.code(), Some(2), "{ran:?}");
+    assert!(ran.stderr.contains(&sb.config.display().to_string()), "names the file: {}", ran.stderr);
+    assert_eq!(ran.stderr.matches("No such file or directory").count(), 1, "the cause said once: {}", ran.stderr);
+    let replay = std::process::Command::new(env!("CARGO_BIN_EXE_sentinel"))
+        .args(["replay", "--policy", "gone.wasm", "gone.jsonl"])
+        .current_dir(sb.dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&replay.stderr);
+    assert_eq!(replay.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("gone.wasm"), "{stderr}");
+    assert_eq!(stderr.matches("No such file or directory").count(), 1, "the cause said once: {stderr}");
+}

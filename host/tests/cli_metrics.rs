@@ -190,4 +190,18 @@ fn failed_ticks_are_counted_by_reason_kept_as_dead_letters_and_ended_by_the_next
     );
     let open = sb.sentinel(&["failures", "--open"]).success();
     assert!(open.stdout.contains("no failed tick is still open"), "{}", open.stdout);
+    // As JSON Lines: no record on stdout, and the person told why on stderr.
+    let open = sb.sentinel(&["failures", "--open", "--json"]).success();
+    assert!(open.stdout.is_empty(), "{}", open.stdout);
+    assert!(open.stderr.contains("no failed tick is still open"), "{}", open.stderr);
+}
+
+#[test]
+fn failures_as_json_print_no_record_and_say_why_on_stderr_when_nothing_failed() {
+    let sb = Sandbox::new(Metrics::Synthetic);
+    let listed = sb.sentinel(&["failures", "--json"]).success();
+    assert!(listed.stdout.is_empty(), "valid JSON Lines with no record: {}", listed.stdout);
+    assert!(listed.stderr.contains("no dead-letter file at"), "{}", listed.stderr);
+    let text = sb.sentinel(&["failures"]).success();
+    assert!(text.stdout.contains("no dead-letter file at"), "{}", text.stdout);
 }

@@ -21,6 +21,7 @@ mod cli_pins;
 mod cli_publish_failures;
 mod cli_repeated_minute;
 mod cli_run_speed;
+mod cli_shell_help;
 mod cli_sigterm;
 mod cli_tune;
 mod component_limits;

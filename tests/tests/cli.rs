@@ -279,3 +279,23 @@ fn trace_import_of_the_latency_series_needs_a_word_on_its_repeated_timestamps() 
     assert!(at("02:30").contains(r#""p95_ms":44.038000000000004"#), "the gap holds the 01:56 sample: {}", at("02:30"));
     assert!(at("03:00").contains(r#""p95_ms":47.09"#), "the last of the twelve wins: {}", at("03:00"));
 }
+
+#[test]
+fn replay_over_a_glob_of_the_traces_folder_skips_the_expected_outputs() {
+    // `tests/traces/*.jsonl` names each trace and the expected output kept beside it.
+    let files = files_ending(&crate_dir().join("traces"), ".jsonl");
+    let (expected, traces): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| arg(f).ends_with(".expected.jsonl"));
+    assert!(!expected.is_empty() && !traces.is_empty());
+    let mut args = vec!["replay".to_string(), "--policy".into(), "policies/1.0.0".into()];
+    args.extend(files.iter().map(|f| arg(f)));
+    let out = run(&args).success();
+    let tables: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("trace ")).collect();
+    assert_eq!(tables.len(), traces.len(), "one table per trace, none for an expected output:\n{}", out.stdout);
+    assert!(tables.iter().all(|t| !t.contains(".expected")), "{tables:?}");
+    // Expected outputs alone: nothing to replay, said so.
+    let mut only = vec!["replay".to_string(), "--policy".into(), "policies/1.0.0".into()];
+    only.extend(expected.iter().map(|f| arg(f)));
+    let refused = run(&only);
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    assert!(refused.stderr.contains("no trace to replay") && refused.stderr.contains("*.expected.jsonl"), "{}", refused.stderr);
+}

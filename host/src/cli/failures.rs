@@ -30,18 +30,21 @@ pub fn run(args: FailuresArgs) -> anyhow::Result<ExitCode> {
     }
     let failures = contents.failures();
     let shown: Vec<_> = failures.iter().filter(|(_, ended)| !args.open || ended.is_none()).take(args.limit).collect();
-    if !config.dead_letter.exists() && !crate::dead_letter::rotated(&config.dead_letter).exists() && !args.json {
-        super::emit(&format!(
-            "no dead-letter file at {} (no tick has failed there yet; the path is the config's `dead_letter`: pass the \
-             --config of the sentinel you mean)",
-            config.dead_letter.display()
-        ))?;
+    if !config.dead_letter.exists() && !crate::dead_letter::rotated(&config.dead_letter).exists() {
+        say(
+            args.json,
+            &format!(
+                "no dead-letter file at {} (no tick has failed there yet; the path is the config's `dead_letter`: pass the \
+                 --config of the sentinel you mean)",
+                config.dead_letter.display()
+            ),
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
-    if shown.is_empty() && !args.json {
+    if shown.is_empty() {
         let what =
             if args.open { "no failed tick is still open (every one was ended by a later success)" } else { "no failed ticks recorded" };
-        super::emit(&format!("{what} in {}", config.dead_letter.display()))?;
+        say(args.json, &format!("{what} in {}", config.dead_letter.display()))?;
     }
     for (letter, ended) in shown {
         if args.json {
@@ -53,6 +56,17 @@ pub fn run(args: FailuresArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A note for the person: on stdout, or with `--json` on stderr, so that stdout stays valid JSON
+/// Lines (no record at all).
+fn say(json: bool, message: &str) -> anyhow::Result<()> {
+    if json {
+        eprintln!("{message}");
+        Ok(())
+    } else {
+        Ok(super::emit(message)?)
+    }
 }
 
 fn describe(letter: &DeadLetter, ended: Option<&Recovery>) -> String {

@@ -8,6 +8,7 @@ mod policy;
 mod replay;
 mod run;
 mod serve;
+mod shell_help;
 mod stages;
 mod tick;
 mod trace;
@@ -58,6 +59,19 @@ pub enum Command {
     AlertRules(alert_rules::AlertRulesArgs),
     /// List the ticks that failed (the dead letters), newest first.
     Failures(failures::FailuresArgs),
+    /// Print shell completions (README: "Shell completions and the man page").
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write a page per command into a folder.
+    Man {
+        /// Write `sentinel.1` and one `sentinel-<command>.1` per command here (a `man1`
+        /// folder of the MANPATH) instead of printing the first.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<std::path::PathBuf>,
+    },
 }
 
 /// Logs go to stderr; `RUST_LOG` filters them (default `info`), in the `target=level` form
@@ -105,6 +119,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::AlertRules(args) => alert_rules::run(args),
         Command::Failures(args) => failures::run(args),
+        Command::Completions { shell } => shell_help::completions(shell),
+        Command::Man { out_dir } => shell_help::man(out_dir.as_deref()),
     }
 }
 

@@ -36,7 +36,7 @@ pub struct ReplayArgs {
     /// The policy proposed to replace it (with --baseline).
     #[arg(long, value_name = "[LABEL=]PATH", requires = "baseline")]
     pub candidate: Option<String>,
-    /// A gate file (TOML, see `replay::gate`): exit 1 when the candidate breaks an invariant or
+    /// A gate file (TOML, docs/behaviour.md §10.5; `policies/gate.toml` is an example): exit 1 when the candidate breaks an invariant or
     /// regresses beyond its limits. Needs two policies.
     #[arg(long, value_name = "GATE.toml")]
     pub gate: Option<PathBuf>,
@@ -91,6 +91,17 @@ pub(super) fn recorded_trace(config: &std::path::Path, since: std::time::Duratio
     Ok(Trace { name: "store".into(), events: crate::trace::recorded::events(&records) })
 }
 
+/// The files that are traces: an expected output kept beside its trace (`*.expected.jsonl`, as
+/// in tests/traces/) is skipped with a log line, so `tests/traces/*.jsonl` replays the traces.
+fn traces_only(files: &[PathBuf]) -> Vec<PathBuf> {
+    let (expected, traces): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        files.iter().partition(|f| f.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".expected.jsonl")));
+    for file in expected {
+        tracing::info!("skipped {}: an expected output (*.expected.jsonl), not a trace", file.display());
+    }
+    traces.into_iter().cloned().collect()
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Jsonl,
@@ -137,7 +148,11 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let job = Job { files: &args.traces, recorded, sources: &sources, options };
+    let traces = traces_only(&args.traces);
+    if traces.is_empty() && recorded.is_none() {
+        bail!("no trace to replay: every file named is an expected output (*.expected.jsonl); name the traces beside them");
+    }
+    let job = Job { files: &traces, recorded, sources: &sources, options };
     let lines: Option<&mut dyn Write> = if args.format == Format::Jsonl { Some(&mut out) } else { None };
     let replayed = job::replay(job, lines)?;
     let (names, runs): (Vec<String>, Vec<Vec<Run>>) = replayed.into_iter().unzip();

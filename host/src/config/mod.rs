@@ -58,6 +58,16 @@ pub enum StageControllerConfig {
     ApiGateway,
 }
 
+impl StageControllerConfig {
+    /// The `[stages] controller.kind` that selects it, as the configuration spells it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StageControllerConfig::Log => "log",
+            StageControllerConfig::ApiGateway => "api-gateway",
+        }
+    }
+}
+
 /// A declared stage target that could not be read, kept to log it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MalformedTarget {
