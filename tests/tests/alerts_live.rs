@@ -19,28 +19,59 @@ use std::time::{Duration, Instant};
 /// The run's speed, and the rules' time scale with it.
 const SPEED: &str = "60";
 
-/// Every PromQL expression of the dashboard's panels (rows' nested panels included), with the
-/// Grafana variables it may use replaced as Grafana would.
-fn dashboard_queries() -> Vec<(String, String)> {
+fn dashboard() -> Value {
     let path = workspace().join("deploy/grafana/sentinel-dashboard.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let dashboard: Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    serde_json::from_str(&text).expect("the dashboard is JSON")
+}
+
+/// Every PromQL expression of the dashboard's panels (rows' nested panels included), with the
+/// Grafana variables it may use replaced as Grafana would: `$job` and `$instance` by the
+/// regular expressions chosen (".*" for All).
+fn dashboard_queries(job: &str, instance: &str) -> Vec<(String, String)> {
+    let dashboard = dashboard();
     let mut out = Vec::new();
-    fn walk(panels: &Value, out: &mut Vec<(String, String)>) {
+    fn walk(panels: &Value, out: &mut Vec<(String, String)>, chosen: &[(&str, &str)]) {
         for panel in panels.as_array().into_iter().flatten() {
             let title = panel["title"].as_str().unwrap_or("?").to_string();
             for target in panel["targets"].as_array().into_iter().flatten() {
                 if let Some(expr) = target["expr"].as_str() {
-                    let expr = expr.replace("$__rate_interval", "1m").replace("$__interval", "1m").replace("$__range", "1h");
+                    let mut expr = expr.replace("$__rate_interval", "1m").replace("$__interval", "1m").replace("$__range", "1h");
+                    for (variable, value) in chosen {
+                        expr = expr.replace(variable, value);
+                    }
                     assert!(!expr.contains('$'), "panel {title:?}: a variable the test does not know: {expr}");
                     out.push((title.clone(), expr));
                 }
             }
-            walk(&panel["panels"], out);
+            walk(&panel["panels"], out, chosen);
         }
     }
-    walk(&dashboard["panels"], &mut out);
+    walk(&dashboard["panels"], &mut out, &[("$job", job), ("$instance", instance)]);
     out
+}
+
+#[test]
+fn the_dashboard_chooses_the_job_and_the_replicas_and_every_query_obeys_the_choice() {
+    let dashboard = dashboard();
+    let variables = dashboard["templating"]["list"].as_array().expect("variables");
+    let names: Vec<&str> = variables.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["job", "instance"]);
+    for v in variables {
+        assert_eq!(v["includeAll"], true, "{v}");
+        assert_eq!(v["multi"], true, "several replicas at once: {v}");
+        assert!(v["definition"].as_str().unwrap().starts_with("label_values(sentinel_state"), "{v}");
+    }
+    // Every query selects its sentinel series by both variables.
+    for (title, expr) in dashboard_queries("JOB", "INSTANCE") {
+        let mut rest = expr.as_str();
+        while let Some(at) = rest.find("sentinel_") {
+            let after = &rest[at..];
+            let name_end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+            assert!(after[name_end..].starts_with(r#"{job=~"JOB",instance=~"INSTANCE""#), "panel {title:?}: {expr}");
+            rest = &after[name_end..];
+        }
+    }
 }
 
 fn pin_emergency(world: &World) {
@@ -98,8 +129,10 @@ fn alerts_fire_on_a_real_sentinel_and_every_dashboard_panel_has_data() {
 
     // Every panel of the dashboard returns data (a pin, a failing channel, a state change are all on).
     let mut empty = Vec::new();
-    let queries = dashboard_queries();
+    let queries = dashboard_queries("sentinel", ".*");
     assert!(queries.len() >= 15, "the dashboard has its panels: {}", queries.len());
+    let other_job = dashboard_queries("another-job", ".*");
+    assert!(api.query(&other_job[0].1).is_empty(), "another job's choice shows none of this one: {}", other_job[0].1);
     for (title, expr) in &queries {
         if api.query(expr).is_empty() {
             empty.push(format!("{title}: {expr}"));
