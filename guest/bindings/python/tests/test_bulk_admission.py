@@ -223,6 +223,8 @@ def test_plan_takes_each_queued_workspace_once_with_its_share_and_in_flight(chan
      "workspace_in_flight"),
     (lambda a: a.plan([QueuedBatch("a1", "acme", 1.5)]), ValueError, r"queue\[0\].enqueued_at"),
     (lambda a: a.plan([QueuedBatch("a1", None, 1)]), TypeError, r"queue\[0\].workspace"),
+    (lambda a: a.plan([{"id": "a1", "workspace": "acme", "enqueued_at": 1}]), TypeError,
+     r"queue\[0\]: expected a QueuedBatch\(id, workspace, enqueued_at\) \(from capacity_admission import QueuedBatch"),
     (lambda a: a.plan([], service_in_flight=-1), ValueError, "service_in_flight"),
 ])
 def test_bad_counts_are_refused_before_anything_is_read(channels, call, error, message):

@@ -93,6 +93,9 @@ class BulkAdmission:
         _u32("service_in_flight", service_in_flight)
         workspaces: Dict[str, int] = {}
         for i, batch in enumerate(batches):  # refused before any read
+            if not all(hasattr(batch, field) for field in ("id", "workspace", "enqueued_at")):
+                raise TypeError(f"queue[{i}]: expected a QueuedBatch(id, workspace, enqueued_at) (from capacity_admission "
+                                f"import QueuedBatch; enqueued_at in unix seconds), got {type(batch).__name__}")
             _text(f"queue[{i}].id", getattr(batch, "id", None))
             _s64(f"queue[{i}].enqueued_at", getattr(batch, "enqueued_at", None))
             name = _text(f"queue[{i}].workspace", getattr(batch, "workspace", None))
