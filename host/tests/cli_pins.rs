@@ -4,6 +4,7 @@
 
 use crate::support;
 
+use capacity_sentinel::instants::parse_rfc3339;
 use support::{Metrics, Sandbox, cpu, minute_of, rfc, wall_now};
 
 #[test]
@@ -19,7 +20,9 @@ fn a_pin_overrides_the_next_tick_and_its_expiry_is_audited() {
     let pin = record["after"].clone();
     assert_eq!(pin["state"], "emergency");
     assert_eq!(pin["actor"], "ops@example.com");
-    let (set_at, expires_at) = (record["at"].as_i64().unwrap(), pin["expires_at"].as_i64().unwrap());
+    // Times as people read them: RFC 3339, as the API gives them.
+    let time = |v: &serde_json::Value| parse_rfc3339(v.as_str().unwrap_or_else(|| panic!("an RFC 3339 time: {v}"))).unwrap();
+    let (set_at, expires_at) = (time(&record["at"]), time(&pin["expires_at"]));
     assert_eq!(expires_at, set_at + 120);
     assert!((set_at - wall_now()).abs() < 30, "pin set uses the wall clock");
 
@@ -55,7 +58,7 @@ fn a_pin_overrides_the_next_tick_and_its_expiry_is_audited() {
     assert_eq!(expire["action"], "expire");
     assert_eq!(expire["before"], pin, "the expired pin, as it was stored");
     assert_eq!(expire["after"], serde_json::Value::Null);
-    assert_eq!(expire["at"], after_expiry, "audited at the tick's time");
+    assert_eq!(expire["at"], rfc(after_expiry).as_str(), "audited at the tick's time");
     assert_eq!(audit[1], record);
     assert_eq!(sb.sentinel(&["pin", "show"]).success().json(), serde_json::Value::Null);
 }

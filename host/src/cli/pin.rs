@@ -77,10 +77,10 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
                 let expires_in = expires_in_seconds(&expires_in)?;
                 let expires_at = now.saturating_add(expires_in);
                 let record = service.set(PinRequest { state, reason, expires_at, actor }, now).await?;
-                lines.push(serde_json::to_string(&record).expect("audit records serialize"));
+                lines.push(audit_line(&record));
             }
             PinCommand::Clear { actor } => match service.clear(&actor, now).await? {
-                Some(record) => lines.push(serde_json::to_string(&record).expect("audit records serialize")),
+                Some(record) => lines.push(audit_line(&record)),
                 None => eprintln!("no pin was set; nothing changed"),
             },
             PinCommand::Show => {
@@ -98,7 +98,7 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
             }
             PinCommand::Audit { limit, before } => {
                 for record in service.audit(limit, before).await? {
-                    lines.push(serde_json::to_string(&record).expect("audit records serialize"));
+                    lines.push(audit_line(&record));
                 }
             }
         }
@@ -117,4 +117,10 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// An audit record as people and the API read it: times in RFC 3339, as `GET /v1/pin/audit`
+/// gives them (`api::model::AuditEntry`, the one conversion).
+fn audit_line(record: &crate::ports::pins::AuditRecord) -> String {
+    serde_json::to_string(&crate::api::model::AuditEntry::from(record)).expect("audit records serialize")
 }
