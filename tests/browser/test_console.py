@@ -219,8 +219,9 @@ def test_05_staff_signs_in_with_an_openid_connect_token(page):
     sign_in(page, env("OIDC_STAFF_JWT"))
     expect(page.locator("#whoami")).to_contain_text("staff")
     expect(page.locator("#pin-form")).to_be_visible()
-    expect(page.locator("#pin-clear")).to_be_visible()
-    expect(page.locator("#pin-clear")).to_be_disabled()
+    # No pin: nothing to clear, so no button for it.
+    expect(page.locator("#pin-clear")).to_be_hidden()
+    expect(page.locator("#pin-clear-confirm")).to_be_hidden()
     expect(page.locator("#pin-expires")).to_have_attribute("type", "datetime-local")
     expect(page.locator("#pin-expires")).not_to_have_value("")
     shot(page, "03-staff.png")
@@ -269,6 +270,9 @@ def test_07_a_valid_pin_is_set_and_counts_down(page, watch):
     expect(pin).not_to_contain_text("No pin")
     expect(page.locator("#pin-clear")).to_be_enabled()
     expect(page.locator("#pin-expires-error")).to_be_empty()
+    # No tick has run since: the state card says so, and when the pin takes effect.
+    expect(page.locator("#pinned")).to_contain_text("no (a pin to critical is set: it takes effect at the next tick, within 60 s)")
+    expect(page.locator("#message")).to_contain_text("takes effect at the next tick, within 60 s")
     # The body: the local time of the form as an RFC 3339 instant in UTC, with the console's header.
     request = watch.puts()[-1]
     body = json.loads(request.post_data or "{}")
@@ -294,12 +298,27 @@ def test_07_a_valid_pin_is_set_and_counts_down(page, watch):
     shot(page, "05-pinned.png")
 
 
-def test_08_the_pin_is_cleared(page):
+def test_08_the_pin_is_cleared_after_a_confirmation(page, watch):
+    deletes = len([r for r in watch.requests if r.method == "DELETE"])
+    # The first click only asks; "Keep it" (which has the focus) keeps the pin.
     page.click("#pin-clear")
+    expect(page.locator("#pin-clear-confirm")).to_be_visible()
+    expect(page.locator("#pin-clear-no")).to_be_focused()
+    expect(page.locator("#pin-clear")).to_be_hidden()
+    page.click("#pin-clear-no")
+    expect(page.locator("#pin-clear-confirm")).to_be_hidden()
+    expect(page.locator("#pin-clear")).to_be_focused()
+    expect(page.locator("#pin-state-value")).to_have_text("critical")
+    page.wait_for_timeout(300)
+    assert len([r for r in watch.requests if r.method == "DELETE"]) == deletes, "asking sent a request"
+    page.click("#pin-clear")
+    page.click("#pin-clear-yes")
     expect(page.locator("#pin")).to_contain_text("No pin")
+    expect(page.locator("#pin-clear-confirm")).to_be_hidden()
+    expect(page.locator("#pinned")).to_have_text("no")
     expect(page.locator("#pin-countdown")).to_be_empty()
     expect(newest_audit(page).locator(".audit-action")).to_have_text("clear")
-    expect(page.locator("#pin-clear")).to_be_disabled()
+    expect(page.locator("#pin-clear")).to_be_hidden()
     assert db_snapshot()[1] == [], "the pin is still stored"
     shot(page, "06-cleared.png")
 

@@ -99,7 +99,8 @@
     if (!s) setText('state', 'unknown (nothing decided yet)');
     $('decided-at').replaceChildren(s ? timeNode(s.decided_at) : '—');
     setText('cause', (s && s.cause) || '—');
-    $('pinned').replaceChildren(...(s && s.pinned ? ['yes, until ', timeNode(s.pin_expires_at)] : [s ? 'no' : '—']));
+    session.decided = s || null;
+    renderPinned();
     setText('decided-policy', s && s.policy ? `${s.policy.name} ${s.policy.version}` : '—');
     setText('sequence', s && s.sequence !== undefined ? String(s.sequence) : '—');
     session.sequence = s ? s.sequence : null;
@@ -148,11 +149,30 @@
     $('policies').tBodies[0].replaceChildren(...rows);
   }
 
+  // The state card's Pinned line, from the decided state; when the stored pin says otherwise (set or
+  // cleared since the last tick), what the next tick will do and when.
+  function renderPinned() {
+    const [s, pin] = [session.decided, session.pin];
+    if (!s) return $('pinned').replaceChildren('—');
+    const parts = s.pinned ? ['yes, until ', timeNode(s.pin_expires_at)] : ['no'];
+    const inForce = pin && Date.parse(pin.expires_at) > Date.now() + session.offsetMs;
+    if (inForce && !(s.pinned && s.pin_expires_at === pin.expires_at)) {
+      parts.push(el('span', { cls: 'hint pin-pending', text: ` (a pin to ${pin.state} is set: it takes effect at the next tick, within 60 s)` }));
+    } else if (!pin && s.pinned) {
+      parts.push(el('span', { cls: 'hint pin-pending', text: ' (the pin was cleared: the next tick, within 60 s, decides on the readings again)' }));
+    }
+    $('pinned').replaceChildren(...parts);
+  }
+
   function renderPin(pin) {
     session.pin = pin || null;
     hide(!pin, 'pin-details');
     setText('pin-none', pin ? '' : 'No pin'); // empty: not displayed (CSS)
+    // Staff see "Clear the pin" only when there is one; it asks before it clears.
+    hide(!pin || !session.staff, 'pin-clear');
+    if (!pin) hide(true, 'pin-clear-confirm');
     $('pin-clear').disabled = !pin;
+    renderPinned();
     setState($('pin-state-value'), pin ? pin.state : null);
     for (const key of ['state', 'reason', 'actor']) setText(`pin-${key}-value`, pin ? pin[key] : '');
     $('pin-expires-value').replaceChildren(pin ? timeNode(pin.expires_at) : '');
@@ -232,7 +252,10 @@
 
   // Viewers get no pin form at all: hidden, inert and disabled.
   function applyRole(staff) {
-    hide(!staff, 'pin-editor', 'pin-form', 'pin-clear');
+    session.staff = staff;
+    hide(!staff, 'pin-editor', 'pin-form');
+    hide(!staff || !session.pin, 'pin-clear');
+    if (!staff) hide(true, 'pin-clear-confirm');
     $('pin-form').inert = !staff;
     $('pin-fieldset').disabled = !staff;
     if (staff) resetPinForm();
@@ -317,7 +340,7 @@
     } catch (err) {
       changeRefused(err, what);
     } finally {
-      $(button).disabled = button === 'pin-clear' && !session.pin;
+      $(button).disabled = false;
     }
   }
 
@@ -345,14 +368,21 @@
     const request = () => api('/v1/pin', { method: 'PUT', json: { state, reason, expires_at: expiresAt } });
     return change('pin-submit', 'The pin was not set', request, () => {
       resetPinForm();
-      showMessage(`Pinned ${state} until ${dateFormat.format(new Date(expiresAt))}.`, 'ok');
+      showMessage(`Pinned ${state} until ${dateFormat.format(new Date(expiresAt))}: it takes effect at the next tick, within 60 s.`, 'ok');
       $('pin-heading').focus(); // the button it was on is disabled while the change runs
     });
   }
 
+  // Clearing asks first (the safe answer has the focus); the answer clears or keeps the pin.
+  function askToClear(asking) {
+    hide(asking, 'pin-clear');
+    hide(!asking, 'pin-clear-confirm');
+    $(asking ? 'pin-clear-no' : 'pin-clear').focus();
+  }
   function onClearPin() {
-    return change('pin-clear', 'The pin was not cleared', () => api('/v1/pin', { method: 'DELETE' }), (res) => {
-      showMessage(res.status === 204 ? 'There was no pin to clear.' : 'The pin is cleared.', 'ok');
+    return change('pin-clear-yes', 'The pin was not cleared', () => api('/v1/pin', { method: 'DELETE' }), (res) => {
+      hide(true, 'pin-clear-confirm');
+      showMessage(res.status === 204 ? 'There was no pin to clear.' : 'The pin is cleared: the next tick, within 60 s, decides on the readings again.', 'ok');
       $('pin-heading').focus();
     });
   }
@@ -379,7 +409,9 @@
   $('signin-form').addEventListener('submit', onSignIn);
   $('signout').addEventListener('click', () => endSession('Signed out.'));
   $('pin-form').addEventListener('submit', onSetPin);
-  $('pin-clear').addEventListener('click', onClearPin);
+  $('pin-clear').addEventListener('click', () => askToClear(true));
+  $('pin-clear-no').addEventListener('click', () => askToClear(false));
+  $('pin-clear-yes').addEventListener('click', onClearPin);
   $('audit-older').addEventListener('click', () => pageAudit(true));
   $('audit-newer').addEventListener('click', () => pageAudit(false));
   $('timeline').addEventListener('error', () => setText('timeline-status', 'The timeline image could not be shown.'));
