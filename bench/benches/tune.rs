@@ -50,7 +50,16 @@ fn tune(c: &mut Criterion, note: &mut Note) {
     group.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(if measuring() { 20 } else { 1 }));
     let all = space.candidates(&base.thresholds, &SEED_FLOORS).expect("the space's candidates");
     let sweep = || {
-        sentinel::tune::tune(base.clone(), space.clone(), all.clone(), evidence.clone(), &SEED_FLOORS, None, false).expect("the sweep runs")
+        sentinel::tune::tune(
+            base.clone(),
+            space.clone(),
+            all.clone(),
+            evidence.clone(),
+            &SEED_FLOORS,
+            None,
+            &indicatif::ProgressBar::hidden(),
+        )
+        .expect("the sweep runs")
     };
     group.bench_function("sweep-all-cores", |b| b.iter(sweep));
     group.bench_function("sweep-one-core", |b| b.iter(|| one_worker.install(sweep)));

@@ -53,3 +53,4 @@ mod stage_ledger;
 mod stage_throttles_kill;
 mod stage_throttles_live;
 mod test_servers;
+mod tune_progress;

@@ -141,7 +141,7 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
     };
     let command = command_line();
     let started = Instant::now();
-    let tuning = tune::tune(base, space, candidates, evidence, &SEED_FLOORS, gate, true)?;
+    let tuning = tune::tune(base, space, candidates, evidence, &SEED_FLOORS, gate, &tune::sweep::progress_bar(true))?;
     let seconds = started.elapsed().as_secs_f64();
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let write_file = |name: &str, text: &str| -> anyhow::Result<()> {

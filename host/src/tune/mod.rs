@@ -106,8 +106,19 @@ pub fn tune(
     evidence: Vec<EvidenceTrace>,
     floors: &Floors,
     gate: Option<GateTraces>,
-    progress: bool,
+    progress: &indicatif::ProgressBar,
 ) -> Result<Tuning, TuneError> {
+    // One bar over all the replaying: the base and every candidate over the evidence, then every
+    // candidate over the gate's traces (the base's gate replay was done when the gate was
+    // prepared). Its end is the candidate-ticks the command prints.
+    let evidence_ticks: u64 = evidence.iter().map(|t| t.ticks).sum();
+    let gate_ticks = gate.as_ref().map_or(0, |g| g.ticks() * (candidates.len() as u64 + 1));
+    let all_ticks = evidence_ticks * (candidates.len() as u64 + 1) + gate_ticks;
+    if all_ticks < 1_000_000 {
+        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    progress.set_length(all_ticks);
+    progress.set_position(gate.as_ref().map_or(0, GateTraces::ticks));
     let found = sweep::sweep(&evidence, &base, &candidates, floors, progress)?;
     let sides = |per_trace: &[score::TraceScore]| Sides {
         train: choose::aggregate(per_trace, &found.base, &evidence, Set::Train),
@@ -116,11 +127,16 @@ pub fn tune(
     let base_scores = sides(&found.base);
     let scores: Vec<Sides> = found.candidates.iter().map(|c| sides(c)).collect();
     let train: Vec<SetScore> = scores.iter().map(|s| s.train.clone()).collect();
-    let gate_ticks = gate.as_ref().map_or(0, |g| g.ticks() * (candidates.len() as u64 + 1));
     let gated = match &gate {
-        Some(g) => Some(candidates.par_iter().map(|c| g.check(&base, &c.thresholds)).collect::<Result<Vec<_>, _>>()?),
+        Some(g) => Some(
+            candidates
+                .par_iter()
+                .map(|c| g.check(&base, &c.thresholds).inspect(|_| progress.inc(g.ticks())))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
         None => None,
     };
+    progress.finish_and_clear();
     let gate_verdicts: Vec<Result<(), String>> = (0..candidates.len())
         .map(|i| match gated.as_ref().map(|g| &g[i]) {
             Some(o) if o.findings > 0 => {

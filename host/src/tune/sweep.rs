@@ -30,11 +30,11 @@ pub fn sweep(
     base: &PolicyDescription,
     candidates: &[Candidate],
     floors: &Floors,
-    progress: bool,
+    bar: &ProgressBar,
 ) -> Result<Sweep, TuneError> {
     let ticks: u64 = evidence.iter().map(|t| t.ticks).sum();
     let base_runs: Vec<(TraceScore, Vec<Instant>)> =
-        evidence.par_iter().map(|t| replay(t, base, &base.thresholds, floors, &[], &ProgressBar::hidden())).collect::<Result<_, _>>()?;
+        evidence.par_iter().map(|t| replay(t, base, &base.thresholds, floors, &[], bar)).collect::<Result<_, _>>()?;
     let entries: Vec<Vec<Instant>> = base_runs.iter().map(|(_, e)| e.clone()).collect();
     // The base is held to its own entries: each on time.
     let base_scores = base_runs
@@ -45,16 +45,14 @@ pub fn sweep(
             score
         })
         .collect();
-    let bar = progress_bar(progress, ticks * candidates.len() as u64);
     let jobs = candidates.len() * evidence.len();
     let scores: Vec<TraceScore> = (0..jobs)
         .into_par_iter()
         .map(|job| {
             let (c, t) = (job / evidence.len(), job % evidence.len());
-            replay(&evidence[t], base, &candidates[c].thresholds, floors, &entries[t], &bar).map(|(score, _)| score)
+            replay(&evidence[t], base, &candidates[c].thresholds, floors, &entries[t], bar).map(|(score, _)| score)
         })
         .collect::<Result<_, _>>()?;
-    bar.finish_and_clear();
     let candidate_ticks = ticks * (candidates.len() as u64 + 1);
     let mut rows = scores.into_iter();
     let per_candidate: Vec<Vec<TraceScore>> = candidates.iter().map(|_| rows.by_ref().take(evidence.len()).collect()).collect();
@@ -125,12 +123,13 @@ pub fn readiness(evidence: &[EvidenceTrace], base: &PolicyDescription, threshold
         .collect()
 }
 
-/// A bar over the sweep's candidate-ticks, drawn only on a terminal and for a long sweep.
-fn progress_bar(wanted: bool, total: u64) -> ProgressBar {
-    if !wanted || total < 1_000_000 || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+/// A bar over a sweep's candidate-ticks (its length set by [`super::tune`], which draws it only
+/// for a long sweep), drawn only when `wanted` and stderr is a terminal.
+pub fn progress_bar(wanted: bool) -> ProgressBar {
+    if !wanted || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(total);
+    let bar = ProgressBar::new(0);
     if let Ok(style) = ProgressStyle::with_template("tune [{bar:30}] {human_pos}/{human_len} candidate-ticks, {elapsed} (eta {eta})") {
         bar.set_style(style.progress_chars("=> "));
     }
