@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const WIDTH: u32 = 1000;
-const HEIGHT: u32 = 640;
+const HEIGHT: u32 = 672;
 const GREY: RGBColor = RGBColor(176, 176, 176);
 /// The front of the candidates with flap damping.
 const DAMPED: RGBColor = RGBColor(69, 39, 160);
@@ -55,6 +55,7 @@ fn render(t: &Tuning) -> Result<String, Failure> {
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 20))
             .margin(16)
+            .margin_bottom(48)
             .x_label_area_size(48)
             .y_label_area_size(64)
             .build_cartesian_2d(x_range, y_range)?;
@@ -84,25 +85,40 @@ fn render(t: &Tuning) -> Result<String, Failure> {
             }
         }
         chart.draw_series(std::iter::once(EmptyElement::at(base) + Rectangle::new([(-6, -6), (6, 6)], BLACK.filled())))?;
-        chart.draw_series(std::iter::once(Text::new(
-            format!("base {}", t.base.version),
-            base,
-            ("sans-serif", 14).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Bottom)),
-        )))?;
+        // Labels sit beside their markers (offset in pixels), not on them.
+        let label = |anchor: VPos| ("sans-serif", 14).into_font().color(&BLACK).pos(Pos::new(HPos::Left, anchor));
+        chart.draw_series(std::iter::once(
+            EmptyElement::at(base) + Text::new(format!("base {}", t.base.version), (10, -8), label(VPos::Bottom)),
+        ))?;
         if let Some(i) = t.chosen {
             chart.draw_series(std::iter::once(Circle::new(points[i], 11, BLACK.stroke_width(2))))?;
-            chart.draw_series(std::iter::once(Text::new(
-                format!("chosen: {}", t.candidates[i].changes(&t.base.thresholds)),
-                points[i],
-                ("sans-serif", 14).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Top)),
-            )))?;
+            // A chosen candidate off the drawn front: the front's candidates all break the rule
+            // (or the gate), which report.md lists.
+            let off = if fronts.iter().any(|f| f.contains(&i)) {
+                ""
+            } else {
+                " (off the front: every candidate on it breaks the rule or the gate; report.md says why)"
+            };
+            chart.draw_series(std::iter::once(
+                EmptyElement::at(points[i])
+                    + Text::new(format!("chosen: {}{off}", t.candidates[i].changes(&t.base.thresholds)), (14, 10), label(VPos::Top)),
+            ))?;
         }
         let legend = format!(
             "grey: every candidate; joined: the Pareto front{}, coloured by the most minutes an entry into critical comes later (green 0, red {} or more)",
             if both { " without flap damping (solid) and with it (violet, dashed)" } else { "" },
             limit.max(1) * 2
         );
-        root.draw_text(&legend, &("sans-serif", 12).into_font().color(&BLACK), (20, HEIGHT as i32 - 16))?;
+        root.draw_text(&legend, &("sans-serif", 12).into_font().color(&BLACK), (20, HEIGHT as i32 - 40))?;
+        // The key of the front's colours.
+        let key_y = HEIGHT as i32 - 18;
+        root.draw_text("front's colour, minutes later into critical:", &("sans-serif", 12).into_font().color(&BLACK), (20, key_y - 6))?;
+        for (k, minutes) in [0, limit.max(1), limit.max(1) * 2].into_iter().enumerate() {
+            let x = 290 + 110 * k as i32;
+            root.draw(&Circle::new((x, key_y), 6, delay_colour(minutes, limit).filled()))?;
+            let text = if k == 2 { format!("{minutes} or more") } else { minutes.to_string() };
+            root.draw_text(&text, &("sans-serif", 12).into_font().color(&BLACK), (x + 10, key_y - 6))?;
+        }
         root.present()?;
     }
     Ok(out)
