@@ -53,6 +53,7 @@ export function chooseFactor(cache, parameter, { now, maxAge, maxSkew } = {}) {
     state: c.state,
     sequence: number(c.sequence),
     decidedAt: number(c.decidedAt),
+    decidedAtDate: c.decidedAt === undefined ? undefined : new Date(Number(c.decidedAt) * 1000),
     ageS: number(c.ageS),
     error: c.reason,
     cache: c.cache,

@@ -159,6 +159,8 @@ export interface FactorReading {
   sequence: number | undefined;
   /** The chosen document's `decided_at`, in unix seconds. */
   decidedAt: number | undefined;
+  /** The same instant as a `Date` (an invalid `Date` beyond the range a `Date` holds). */
+  decidedAtDate: Date | undefined;
   /** Its age when read, in seconds (negative when the sentinel's clock is ahead, within the
    * allowance). */
   ageS: number | undefined;

@@ -43,7 +43,7 @@ describe('BulkFactorReader with a real Redis cache', { skip: skipUnless('redis-s
     await admin.set('capacity:state', documentText(), { EX: 300 });
     const r = reader();
     assert.deepEqual({ ...(await r.read()) }, {
-      factor: 0.5, source: 'cache', state: 'constrained', sequence: 42, decidedAt: T0, ageS: 60,
+      factor: 0.5, source: 'cache', state: 'constrained', sequence: 42, decidedAt: T0, decidedAtDate: new Date(T0 * 1000), ageS: 60,
       error: undefined, cache: 'usable', parameter: 'not-read',
     });
     await admin.set('other:key', documentText({ factors: { bulk: 0.75 } }));

@@ -25,7 +25,7 @@ describe('BulkFactorReader with a real SSM parameter', { skip: skipUnless('moto_
     const r = new BulkFactorReader({ parameter: PARAMETER, logger: quiet, clock: clockAt(60), timeout: 5, refresh: 0 });
     for (let i = 0; i < 3; i++) {
       assert.deepEqual({ ...(await r.read()) }, {
-        factor: 0, source: 'parameter', state: 'critical', sequence: 41, decidedAt: T0, ageS: 60,
+        factor: 0, source: 'parameter', state: 'critical', sequence: 41, decidedAt: T0, decidedAtDate: new Date(T0 * 1000), ageS: 60,
         error: undefined, cache: 'not-read', parameter: 'usable',
       });
     }
@@ -79,7 +79,7 @@ describe('BulkFactorReader with a real Redis cache and a real SSM parameter', { 
     const readings = await Promise.all(Array.from({ length: 1000 }, () => r.read()));
     assert.ok(readings.every((x) => x === readings[0]));
     assert.deepEqual({ ...readings[0] }, {
-      factor: 0, source: 'parameter', state: 'critical', sequence: 41, decidedAt: T0, ageS: 60,
+      factor: 0, source: 'parameter', state: 'critical', sequence: 41, decidedAt: T0, decidedAtDate: new Date(T0 * 1000), ageS: 60,
       error: 'cache: no key capacity:state (absent or expired)', cache: 'read-failed', parameter: 'usable',
     });
     assert.deepEqual(r.counters().reads, { cache: { 'read-failed': 1 }, parameter: { usable: 1 } });

@@ -58,7 +58,7 @@ test('a fresh cache gives the factor; the parameter is not read', async () => {
   const r = reader({ cache: file(documentText()), parameter: file(documentText({ factors: { bulk: 0.25 } })) });
   const reading = await r.read();
   assert.deepEqual({ ...reading }, {
-    factor: 0.5, source: 'cache', state: 'constrained', sequence: 42, decidedAt: T0, ageS: 60,
+    factor: 0.5, source: 'cache', state: 'constrained', sequence: 42, decidedAt: T0, decidedAtDate: new Date(T0 * 1000), ageS: 60,
     error: undefined, cache: 'usable', parameter: 'not-read',
   });
   assert.ok(Object.isFrozen(reading));
@@ -266,7 +266,7 @@ test('chooseFactor checks its arguments and answers plain numbers', () => {
   const doc = { tag: 'document', val: documentText() };
   const base = { now: T0, maxAge: 180, maxSkew: 30 };
   assert.deepEqual(chooseFactor(doc, undefined, base), {
-    factor: 0.5, source: 'cache', state: 'constrained', sequence: 42, decidedAt: T0, ageS: 0,
+    factor: 0.5, source: 'cache', state: 'constrained', sequence: 42, decidedAt: T0, decidedAtDate: new Date(T0 * 1000), ageS: 0,
     error: undefined, cache: 'usable', parameter: 'not-read',
   });
   assert.equal(chooseFactor(null, { tag: 'not-read' }, { ...base, now: BigInt(T0) }).error, 'cache: not read; parameter: not read');

@@ -5,6 +5,7 @@ one fetch; that trouble is logged once when it starts and once when it ends."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import threading
@@ -29,6 +30,11 @@ def test_a_fresh_cache_is_used_and_the_parameter_is_not_read(redis, ssm):
         assert (got.factor, got.source, got.state, got.sequence, got.age_s) == (0.5, "cache", "constrained", 42, 60)
         assert (got.cache, got.parameter, got.error) == ("usable", "not-read", None)
         assert r.counters().reads == {("cache", "usable"): 1}
+        # The time as people and code read it: an aware datetime, and RFC 3339 in the repr.
+        assert got.decided_at_time == dt.datetime.fromtimestamp(NOW - 60, tz=dt.timezone.utc)
+        assert got.decided_at_time.tzinfo is dt.timezone.utc
+        stamp = got.decided_at_time.strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert f"decided_at={stamp} ({NOW - 60})" in repr(got), repr(got)
 
 
 def test_an_absent_or_expired_key_falls_to_a_fresh_parameter(redis, ssm):

@@ -8,7 +8,8 @@ WIT: the conversion refuses a negative, fractional or too large count with `Valu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
 from enum import Enum
 from typing import List, Optional
 
@@ -139,3 +140,24 @@ class FactorReading:
     def failed(self) -> bool:
         """No usable document: admission runs at full capacity."""
         return self.factor is None
+
+    @property
+    def decided_at_time(self) -> Optional[datetime]:
+        """`decided_at` as an aware datetime in UTC; None without a document (or for an instant
+        Python's datetime cannot hold)."""
+        if self.decided_at is None:
+            return None
+        try:
+            return datetime.fromtimestamp(self.decided_at, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
+
+    def __repr__(self) -> str:
+        # People read times as RFC 3339: decided_at is shown so, its unix seconds beside it.
+        def shown(name: str) -> str:
+            value = getattr(self, name)
+            when = self.decided_at_time if name == "decided_at" else None
+            if when is not None:
+                return f"{name}={when.isoformat().replace('+00:00', 'Z')} ({value})"
+            return f"{name}={value!r}"
+        return f"FactorReading({', '.join(shown(f.name) for f in fields(self))})"
