@@ -25,11 +25,21 @@ fn a_copied_binary_ticks_on_the_embedded_default_in_an_empty_folder() {
     assert_eq!(report["policy"]["version"], "1.0.0");
     assert_eq!(report["build"]["aws_adapters"], cfg!(feature = "aws"), "check says what the binary was built with");
 
+    // A simulated run keeps its minutes, which run ahead of the wall clock, in a store of its own.
     let ran = run(&["run", "--ticks", "5", "--speed", "1000"]);
     assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
-    let cache: serde_json::Value = serde_json::from_slice(&std::fs::read(work.join("sentinel-state/cache.json")).unwrap()).unwrap();
+    let document = |path: &str| -> serde_json::Value { serde_json::from_slice(&std::fs::read(work.join(path)).unwrap()).unwrap() };
+    let cache = document("sentinel-state/simulated/cache.json");
     assert_eq!((cache["sequence"].as_u64(), cache["policy"]["version"].as_str()), (Some(5), Some("1.0.0")), "{cache}");
     assert!(String::from_utf8_lossy(&ran.stderr).contains("embedded:capacity-policy-1.0.0.wasm"), "the log names the embedded default");
+    assert!(!work.join("sentinel-state/sentinel.db").exists(), "the real-time store is untouched");
+    // So a real-time tick afterwards decides its own minute (before the fix: "this minute or a
+    // later one was already decided", for a simulated minute up to 80 minutes ahead).
+    let tick = run(&["tick"]);
+    assert!(tick.status.success(), "{}", String::from_utf8_lossy(&tick.stderr));
+    let stderr = String::from_utf8_lossy(&tick.stderr);
+    assert!(!stderr.contains("already decided") && !stderr.contains("ahead of the wall clock"), "{stderr}");
+    assert_eq!(document("sentinel-state/cache.json")["sequence"].as_u64(), Some(1));
 
     // A policy file named in a config is still required to exist, and named when it does not.
     std::fs::write(work.join("sentinel.toml"), "policy = \"missing.wasm\"\n").unwrap();

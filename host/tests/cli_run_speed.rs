@@ -85,3 +85,21 @@ fn a_slow_run_exits_right_after_its_last_tick() {
     assert!(ran.stderr.contains("sentinel stopped ticks=1 failed=0"), "{}", ran.stderr);
     assert_eq!(sb.cache_doc()["sequence"], 1);
 }
+
+#[test]
+fn a_real_time_tick_on_a_store_a_simulated_run_wrote_ahead_says_why_it_decides_nothing() {
+    // A trace two hours ahead of the wall clock, run fast into the sandbox's own store.
+    let ahead = support::minute_of(support::wall_now()) + 120 * 60;
+    let lines: Vec<String> = (0..3).map(|m| cpu(ahead + m * 60, 40.0)).collect();
+    let sb = Sandbox::new(Metrics::Trace(lines));
+    sb.sentinel(&["run", "--speed", "3000"]).success();
+    let tick = sb.sentinel(&["tick"]).success();
+    assert!(
+        tick.stderr.contains(&format!("this store already holds a decision for {}", rfc(ahead + 120)))
+            && tick.stderr.contains("ahead of the wall clock")
+            && tick.stderr.contains("Give simulated runs a store of their own"),
+        "{}",
+        tick.stderr
+    );
+    assert_eq!(sb.cache_doc()["sequence"], 3, "nothing decided twice");
+}

@@ -42,7 +42,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     {
         anyhow::bail!("--speed must be between 1 and 100000, got {speed}");
     }
-    let config = Config::load(args.config.as_deref())?;
+    // Simulated minutes run ahead of the wall clock: without a config they go to a store of
+    // their own, never into the one a real-time sentinel on the embedded default uses.
+    let config = match (&args.config, args.speed) {
+        (None, Some(_)) => Config::simulated_default()?,
+        _ => Config::load(args.config.as_deref())?,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(run_loop(args, config))
 }

@@ -136,6 +136,25 @@ impl Config {
         }
     }
 
+    /// The embedded default for a simulated run (`sentinel run --speed` without a config): its
+    /// store, channel files and dead letters in `sentinel-state/simulated/`, so that simulated
+    /// minutes, which run ahead of the wall clock, never reach the store a real-time sentinel on
+    /// the embedded default uses (docs/behaviour.md §11.6).
+    pub fn simulated_default() -> Result<Config, ConfigError> {
+        let mut c = Config::from_raw(RawConfig::default(), "embedded default, simulated", None)?;
+        let dir = PathBuf::from(STATE_DIR).join("simulated");
+        c.store = StoreConfig::Sqlite { path: dir.join("sentinel.db") };
+        for channel in [&mut c.cache, &mut c.parameter] {
+            if let ChannelConfig::File { path } = channel
+                && let Some(name) = path.file_name()
+            {
+                *path = dir.join(name);
+            }
+        }
+        c.dead_letter = dir.join("dead-letter.jsonl");
+        Ok(c)
+    }
+
     /// Parses a config's text; relative paths in it are relative to the file's folder.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         // The error leads with the dotted key (`store.kind: ...`) before TOML's own line and
