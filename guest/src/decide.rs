@@ -292,7 +292,8 @@ fn explanation(
         line.push_str(" pending until spacing allows");
     }
     if let Some(pin) = pin {
-        let _ = write!(line, "; pinned by {} until {}", pin.actor, pin.expires_at);
+        let _ = write!(line, "; pinned by {} until ", pin.actor);
+        push_instant(&mut line, pin.expires_at);
     }
     match throttles {
         ThrottleIntent::Engage => line.push_str("; engage stage throttles"),
@@ -318,6 +319,20 @@ fn explanation(
         line.push_str("; stages still throttled, the hold for their restore ran out: stepped down anyway");
     }
     line
+}
+
+/// An instant as people read it, RFC 3339 in UTC (`2026-10-20T14:30:00Z`); one outside the years
+/// 0000 to 9999, which RFC 3339 cannot write, as `unix time N`.
+fn push_instant(line: &mut String, at: Instant) {
+    use core::fmt::Write;
+    let text =
+        time::OffsetDateTime::from_unix_timestamp(at).ok().and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
+    match text {
+        Some(text) => line.push_str(&text),
+        None => {
+            let _ = write!(line, "unix time {at}");
+        }
+    }
 }
 
 /// A non-negative number to one decimal, as `{:.1}` writes it but with integer formatting only:

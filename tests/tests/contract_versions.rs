@@ -15,6 +15,26 @@ use capacity_tests::{native, replay_lines, replay_outcomes, runtime};
 use sentinel::policy::contract::CONTRACT;
 use sentinel::policy::{ComponentPolicy, Policy, PolicyError, inspect_component};
 use sentinel::trace::read_trace;
+use vocabulary::{ApiBaseline, Outcome};
+
+/// A component built before 2026-12-05 wrote a pin's expiry in its explanation as unix seconds
+/// (`pinned by ops until 1792505400`); today's writes RFC 3339 (`until 2026-10-20T14:10:00Z`).
+/// Its outcomes in today's words, so that everything else is compared exactly.
+fn in_todays_words(
+    (outcomes, baselines): (Vec<Outcome>, Vec<(usize, Vec<ApiBaseline>)>),
+) -> (Vec<Outcome>, Vec<(usize, Vec<ApiBaseline>)>) {
+    let reword = |text: String| {
+        let Some(at) = text.find(" until ") else { return text };
+        let start = at + " until ".len();
+        let digits = text[start..].chars().take_while(char::is_ascii_digit).count();
+        match text[start..start + digits].parse::<i64>() {
+            Ok(unix) if digits > 0 => format!("{}{}{}", &text[..start], sentinel::instants::format_rfc3339(unix), &text[start + digits..]),
+            _ => text,
+        }
+    };
+    let outcomes = outcomes.into_iter().map(|o| Outcome { explanation: o.explanation.map(reword), ..o }).collect();
+    (outcomes, baselines)
+}
 
 #[test]
 fn policies_built_for_contracts_1_and_2_are_refused_naming_both_versions() {
@@ -49,7 +69,7 @@ fn a_policy_built_for_contract_3_0_0_runs_and_replays_tick_by_tick_alike() {
     for name in ["incident", "latency_learnt", "pins", "throttles"] {
         let trace = read_trace(&crate_dir().join(format!("traces/{name}.jsonl"))).unwrap();
         assert_eq!(replay_lines(&trace, &mut old, true), replay_lines(&trace, &mut current, true), "{name}: sentinel replay");
-        let by_tick = replay_outcomes(&trace, old.as_mut(), true, ReplayPath::PerTick, 64);
+        let by_tick = in_todays_words(replay_outcomes(&trace, old.as_mut(), true, ReplayPath::PerTick, 64));
         let batch = replay_outcomes(&trace, current.as_mut(), true, ReplayPath::Batch, 64);
         assert_eq!(by_tick, batch, "{name}: outcomes and learnt baselines");
     }
@@ -67,7 +87,7 @@ fn a_policy_built_for_contract_3_1_0_runs_without_damping_and_replays_in_batch_a
     for name in ["incident", "flapping", "latency_learnt", "pins", "throttles"] {
         let trace = read_trace(&crate_dir().join(format!("traces/{name}.jsonl"))).unwrap();
         assert_eq!(replay_lines(&trace, &mut old, true), replay_lines(&trace, &mut current, true), "{name}: sentinel replay");
-        let batch = replay_outcomes(&trace, old.as_mut(), true, ReplayPath::Batch, 64);
+        let batch = in_todays_words(replay_outcomes(&trace, old.as_mut(), true, ReplayPath::Batch, 64));
         let by_tick = replay_outcomes(&trace, current.as_mut(), true, ReplayPath::PerTick, 64);
         assert_eq!(batch, by_tick, "{name}: outcomes and learnt baselines");
     }
