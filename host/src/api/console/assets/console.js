@@ -3,6 +3,9 @@
 // textContent, never innerHTML. The API token lives in sessionStorage only (this tab), is sent
 // in the Authorization header only, and is never logged or put in a URL. Signing out reloads the
 // page, so that nothing shown stays in memory or in the DOM.
+// Longer than 400 lines: the page's one script, loaded without modules or a build step, whose
+// parts (sign-in, refresh, pin form and its confirmation, audit paging) share one closure: the
+// session and the DOM helpers.
 'use strict';
 
 (() => {
