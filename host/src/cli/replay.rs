@@ -94,8 +94,7 @@ pub(super) fn recorded_trace(config: &std::path::Path, since: std::time::Duratio
 /// The files that are traces: an expected output kept beside its trace (`*.expected.jsonl`, as
 /// in tests/traces/) is skipped with a log line, so `tests/traces/*.jsonl` replays the traces.
 fn traces_only(files: &[PathBuf]) -> Vec<PathBuf> {
-    let (expected, traces): (Vec<&PathBuf>, Vec<&PathBuf>) =
-        files.iter().partition(|f| f.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".expected.jsonl")));
+    let (expected, traces): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| crate::trace::is_expected_output(f));
     for file in expected {
         tracing::info!("skipped {}: an expected output (*.expected.jsonl), not a trace", file.display());
     }

@@ -232,19 +232,6 @@ pub(super) fn log_tick(r: &super::TickReport) {
         .as_ref()
         .map(|p| format!("{} by {} until {} ({})", p.state.name(), p.actor, crate::instants::format_rfc3339(p.expires_at), p.reason));
     let explanation = crate::user_text::escape(&d.explanation);
-    // Decided for a minute well ahead of the wall clock (racing replicas and a late clock are a
-    // minute or two apart; a simulated run writes up to hours ahead): say why and what to do.
-    let ahead = crate::instants::parse_rfc3339(&r.document.decided_at).ok().filter(|&at| at > crate::clock::now_seconds() + 5 * 60);
-    if let (true, Some(at)) = (r.republished, ahead) {
-        tracing::warn!(
-            sequence = r.sequence,
-            "this store already holds a decision for {}, {} min ahead of the wall clock, so this tick decided nothing and published that decision again; \
-             a simulated run (sentinel run --speed) on this store usually wrote it, and until that minute passes no tick here decides (a pin set now waits too). \
-             Give simulated runs a store of their own (without --config they use sentinel-state/simulated/), or move this store aside",
-            r.document.decided_at,
-            (at - crate::clock::now_seconds()) / 60
-        );
-    }
     if r.republished {
         tracing::info!(
             sequence = r.sequence,

@@ -28,6 +28,17 @@ pub async fn newest_tick(memory: &dyn MemoryStore, limit: Duration) -> Result<Op
 
 /// Publishes the recorded document of tick `sequence` again on both channels.
 pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut notes: Vec<String>) -> Result<TickReport, TickError> {
+    // Decided well ahead of the wall clock (racing replicas and a late clock are a minute or two
+    // apart; a simulated run writes up to hours ahead): say why nothing is decided, and what to do.
+    let minutes_ahead = (record.at - crate::clock::now_seconds()) / 60;
+    if minutes_ahead > 5 {
+        notes.push(format!(
+            "this store already holds a decision for {}, {minutes_ahead} min ahead of the wall clock, so this tick decided nothing and published that decision again; \
+             a simulated run (sentinel run --speed) on this store usually wrote it, and until that minute passes no tick here decides (a pin set now waits too). \
+             Give simulated runs a store of their own (without --config they use sentinel-state/simulated/), or move this store aside",
+            crate::instants::format_rfc3339(record.at)
+        ));
+    }
     let document = publish::recorded_document(sequence, &record);
     let outcomes = publish::publish_both(s.ports.cache.as_ref(), s.ports.parameter.as_ref(), s.settings.publish_timeout, &document).await;
     if let Err(e) = s.ports.memory.record_publication(sequence, &outcomes).await {

@@ -25,6 +25,11 @@ use vocabulary::Instant;
 pub use import::{ImportError, ImportSignal, ParseImportSignalError, RepeatedTimestamps, import_csv};
 pub use write::write_event;
 
+/// A trace's expected outputs kept beside it (`tests/traces/NAME.expected.jsonl`): not a trace.
+pub fn is_expected_output(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().ends_with(".expected.jsonl"))
+}
+
 pub use vocabulary::TraceEvent;
 
 /// A parsed trace.

@@ -104,7 +104,7 @@ fn read_sources(specs: &[TraceSpec], repeated: RepeatedTimestamps) -> Result<Vec
 }
 
 fn is_trace(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e == "jsonl") && !p.to_string_lossy().ends_with(".expected.jsonl")
+    p.extension().is_some_and(|e| e == "jsonl") && !crate::trace::is_expected_output(p)
 }
 
 fn is_csv(p: &Path) -> bool {

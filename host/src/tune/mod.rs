@@ -185,7 +185,7 @@ pub fn tune(
         shown,
         chosen_per_trace,
         readiness: (base_readiness, chosen_readiness),
-        candidate_ticks: found.candidate_ticks + gate_ticks,
+        candidate_ticks: all_ticks,
         cross_validation,
     })
 }

@@ -20,8 +20,6 @@ use vocabulary::{Instant, PolicyDescription, Thresholds};
 pub struct Sweep {
     pub base: Vec<TraceScore>,
     pub candidates: Vec<Vec<TraceScore>>,
-    /// Ticks replayed, all candidates and the base together.
-    pub candidate_ticks: u64,
 }
 
 /// Replays the base, then every candidate, over the evidence.
@@ -32,7 +30,6 @@ pub fn sweep(
     floors: &Floors,
     bar: &ProgressBar,
 ) -> Result<Sweep, TuneError> {
-    let ticks: u64 = evidence.iter().map(|t| t.ticks).sum();
     let base_runs: Vec<(TraceScore, Vec<Instant>)> =
         evidence.par_iter().map(|t| replay(t, base, &base.thresholds, floors, &[], bar)).collect::<Result<_, _>>()?;
     let entries: Vec<Vec<Instant>> = base_runs.iter().map(|(_, e)| e.clone()).collect();
@@ -53,10 +50,9 @@ pub fn sweep(
             replay(&evidence[t], base, &candidates[c].thresholds, floors, &entries[t], bar).map(|(score, _)| score)
         })
         .collect::<Result<_, _>>()?;
-    let candidate_ticks = ticks * (candidates.len() as u64 + 1);
     let mut rows = scores.into_iter();
     let per_candidate: Vec<Vec<TraceScore>> = candidates.iter().map(|_| rows.by_ref().take(evidence.len()).collect()).collect();
-    Ok(Sweep { base: base_scores, candidates: per_candidate, candidate_ticks })
+    Ok(Sweep { base: base_scores, candidates: per_candidate })
 }
 
 /// The policy a set of thresholds is: the base's name and version, the candidate's numbers.
