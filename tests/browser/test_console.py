@@ -14,6 +14,7 @@ import os
 import re
 import sqlite3
 from contextlib import closing
+from urllib.parse import parse_qs, urlparse
 from pathlib import Path
 
 import pytest
@@ -212,6 +213,34 @@ def test_04_a_viewer_sees_everything_but_the_pin_form(page):
     assert page.evaluate("() => sessionStorage.getItem('sentinel-token')") == env("VIEWER_TOKEN")
     assert page.evaluate("() => localStorage.length") == 0
     shot(page, "02-viewer.png")
+
+
+def test_04b_the_timeline_is_in_local_time_and_read_at_its_size(page, watch):
+    """The timeline is drawn in the browser's zone (Asia/Kolkata, half an hour off any UTC
+    hour), at the width it is shown, with no report title and a legend of what is there."""
+    asked = [r for r in watch.requests if "/v1/timeline.svg" in r.url]
+    assert asked, "the console never asked for the timeline"
+    query = parse_qs(urlparse(asked[-1].url).query)
+    # Chromium's ICU names the zone by its older link, Asia/Calcutta.
+    assert query.get("zone") in (["Asia/Kolkata"], ["Asia/Calcutta"]), asked[-1].url
+    # The same drawing again, asked for as the page asked (Chromium keeps no body of a blob's source).
+    reply = page.request.get(asked[-1].url, headers={"Authorization": f"Bearer {env('VIEWER_TOKEN')}"})
+    assert reply.ok, (reply.status, reply.text())
+    svg = reply.text()
+    assert f"times in {query['zone'][0]} (IST, UTC+05:30)" in svg, svg[:2000]
+    end = re.search(r"to (\d{4}-\d\d-\d\d \d\d:\d\d), times in", svg)
+    assert end, svg[:2000]
+    india = dt.timezone(dt.timedelta(hours=5, minutes=30))
+    last_tick = dt.datetime.strptime(end.group(1), "%Y-%m-%d %H:%M").replace(tzinfo=india)
+    assert abs(dt.datetime.now(dt.timezone.utc) - last_tick) < dt.timedelta(minutes=10), (end.group(1), "is not the local time now")
+    for wrong in ("trace the last", "whole trace", "candidate more protective", "recovery held by flap damping"):
+        assert wrong not in svg, f"the console's timeline says {wrong!r}"
+    natural, shown = page.evaluate("() => { const i = document.getElementById('timeline');"
+                                   " return [i.naturalWidth, i.getBoundingClientRect().width]; }")
+    assert int(query["width"][0]) == natural and abs(natural - shown) <= 1, (query["width"], natural, shown)
+    texts = re.findall(r'font-size="([\d.]+)"[^>]*>\s*([^<]*?)\s*<', svg)
+    size, text = min((float(size), text) for size, text in texts if text)
+    assert size * shown / natural >= 11.5, f"the timeline's smallest text, {text!r}, is {size * shown / natural:.1f} px on screen"
 
 
 def test_05_staff_signs_in_with_an_openid_connect_token(page):

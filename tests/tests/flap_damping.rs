@@ -9,7 +9,7 @@ use capacity_tests::{ReplayPath, replay_outcomes, runtime};
 use sentinel::policy::{NativePolicy, Policy};
 use sentinel::replay::compare::Accumulator;
 use sentinel::replay::metrics::metric;
-use sentinel::replay::svg::timeline_svg;
+use sentinel::replay::svg::{Frame, timeline_svg};
 use sentinel::replay::timeline::Timeline;
 use sentinel::trace::{Trace, parse_trace};
 use vocabulary::{Decision, DecisionInput, Memory, Pin, PolicyDescription, ProtectionState, Reading, Signal};
@@ -219,12 +219,13 @@ fn the_report_counts_and_the_timeline_marks_the_minutes_damping_held() {
     assert!(held > 0);
     assert_eq!(summary.minutes_held_by_damping, held);
     assert_eq!((metric("minutes_held_by_damping").unwrap().value)(&summary), Some(held as f64));
-    let svg = timeline_svg("bursty", &["9.6.0".into()], &[&timeline], &[&thresholds]).unwrap();
+    let svg = timeline_svg(&Frame::report("bursty", &["9.6.0".into()]), &["9.6.0".into()], &[&timeline], &[&thresholds]).unwrap();
     assert!(svg.contains("recovery held by flap damping"), "the legend names the mark");
     assert!(svg.to_uppercase().contains("#4527A0"), "the violet bar is drawn");
     timeline.points.iter_mut().for_each(|p| p.damping_held = false);
-    let unmarked = timeline_svg("bursty", &["9.6.0".into()], &[&timeline], &[&thresholds]).unwrap();
-    assert_eq!(unmarked.to_uppercase().matches("#4527A0").count(), 1, "only the legend's swatch without a hold");
+    let unmarked = timeline_svg(&Frame::report("bursty", &["9.6.0".into()]), &["9.6.0".into()], &[&timeline], &[&thresholds]).unwrap();
+    assert_eq!(unmarked.to_uppercase().matches("#4527A0").count(), 0, "no bar and no legend entry without a hold");
+    assert!(!unmarked.contains("recovery held by flap damping"), "the legend names only what is drawn");
 }
 
 /// A batch session's start crosses as the memory record, which has no flap record: starting one

@@ -5,7 +5,7 @@
 use super::compare::Summary;
 use super::gate::{self, Gate, Regression};
 use super::metrics::{self, METRICS, Row, Verdict, compare, format_difference, format_value};
-use super::svg::timeline_svg;
+use super::svg::{Frame, timeline_svg};
 use super::timeline::Timeline;
 use crate::policy::PolicyIdentity;
 use serde::Serialize;
@@ -96,7 +96,7 @@ impl Report {
         let labels: Vec<String> = self.policies.iter().map(|p| p.label.clone()).collect();
         for (t, lines) in self.traces.iter().zip(timelines) {
             if let Some(file) = &t.svg {
-                let svg = timeline_svg(&t.trace, &labels, lines, thresholds).map_err(anyhow::Error::msg)?;
+                let svg = timeline_svg(&Frame::report(&t.trace, &labels), &labels, lines, thresholds).map_err(anyhow::Error::msg)?;
                 let path = dir.join(file);
                 std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
             }

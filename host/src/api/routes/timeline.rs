@@ -1,13 +1,14 @@
-//! `GET /v1/timeline.svg?hours=24`: the last hours as the A/B report draws a trace (the same
-//! renderer, `crate::replay::svg`), fed from the store's tick records: the state band, the
-//! readings against the active policy's CPU thresholds, pins shaded, failed reads marked.
+//! `GET /v1/timeline.svg?hours=24&zone=Europe/Berlin&width=1200`: the last hours as the A/B
+//! report draws a trace (the same renderer, `crate::replay::svg`), fed from the store's tick
+//! records: the state band, the readings against the active policy's CPU thresholds, pins
+//! shaded, failed reads marked; its times on the reader's wall clock, drawn at the width shown.
 
 use crate::api::ApiState;
 use crate::api::auth::Caller;
 use crate::api::problem::Problem;
 use crate::policy::invariants::worst_latency_ratio;
 use crate::ports::memory::TickRecord;
-use crate::replay::svg::timeline_svg;
+use crate::replay::svg::{Frame, Zone, timeline_svg};
 use crate::replay::timeline::{Point, Timeline};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
@@ -26,6 +27,14 @@ pub struct TimelineQuery {
     /// How many hours back from now, 1 to 168 (default 24).
     #[param(minimum = 1, maximum = 168, default = 24)]
     pub hours: Option<u32>,
+    /// The IANA time zone the times are written in (default UTC), as the browser names its
+    /// own: `Intl.DateTimeFormat().resolvedOptions().timeZone`.
+    #[param(example = "Europe/Berlin")]
+    pub zone: Option<String>,
+    /// The drawing's width in pixels, 640 to 2400 (default 1400): the width it is shown at,
+    /// so that its text is read at its size.
+    #[param(minimum = 640, maximum = 2400, default = 1400)]
+    pub width: Option<u32>,
 }
 
 /// The recent timeline as SVG.
@@ -56,13 +65,25 @@ pub async fn get_timeline(
     if !(1..=MAX_HOURS).contains(&hours) {
         return Err(Problem::bad_request(format!("hours: must be between 1 and {MAX_HOURS}, got {hours}")));
     }
+    let width = q.width.unwrap_or(Frame::REPORT_WIDTH);
+    if !(Frame::MIN_WIDTH..=Frame::MAX_WIDTH).contains(&width) {
+        return Err(Problem::bad_request(format!(
+            "width: must be between {} and {} pixels, got {width}",
+            Frame::MIN_WIDTH,
+            Frame::MAX_WIDTH
+        )));
+    }
+    let zone = match q.zone.as_deref() {
+        None | Some("") => Zone::utc(),
+        Some(name) => Zone::named(name).map_err(|e| Problem::bad_request(format!("zone: {e}")))?,
+    };
     let now = (s.clock)();
     let since = now - i64::from(hours) * 3600;
     let (identity, thresholds) = s.active_policy()?;
-    let (label, digest) = (format!("{} {}", identity.name, identity.version), identity.digest);
+    let (label, digest) = (format!("policy {}", identity.version), identity.digest);
     // The same drawing until a tick is recorded, the minute turns or the policy changes.
     let newest = s.memory.recent_ticks(1).await?.first().map(|(sequence, _)| *sequence);
-    let key = TimelineKey { newest, hours, minute: now.div_euclid(60), digest };
+    let key = TimelineKey { newest, hours, minute: now.div_euclid(60), digest, zone: zone.name().to_owned(), width };
     if let Some(svg) = s.timeline.get(&key) {
         return Ok(svg_response(svg));
     }
@@ -70,10 +91,11 @@ pub async fn get_timeline(
     let mut records = s.memory.recent_ticks((hours + 1) * 60).await?;
     records.retain(|(_, r)| r.at >= since);
     records.reverse();
-    let title = format!("the last {hours} hours");
+    // The console's card says what the window is: no title of its own.
+    let frame = Frame { title: None, width, zone };
     let svg = tokio::task::spawn_blocking(move || {
         let timeline = Timeline { points: records.iter().map(|(_, r)| point(r)).collect() };
-        timeline_svg(&title, &[label], &[&timeline], &[&thresholds])
+        timeline_svg(&frame, &[label], &[&timeline], &[&thresholds])
     })
     .await
     .map_err(|e| Problem::internal(format!("drawing the timeline failed: {e}")))?
@@ -94,6 +116,8 @@ struct TimelineKey {
     hours: u32,
     minute: i64,
     digest: String,
+    zone: String,
+    width: u32,
 }
 
 /// The last drawing, shared by every tab that refreshes the console.

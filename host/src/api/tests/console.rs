@@ -108,7 +108,23 @@ async fn the_timeline_draws_the_stored_ticks_of_the_last_hours() {
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
     assert_eq!(reply.content_type(), "image/svg+xml");
     let svg = reply.text();
-    assert!(svg.starts_with("<svg") && svg.contains("the last 24 hours") && svg.contains("3 ticks"), "{}", &svg[..svg.len().min(600)]);
+    let head = &svg[..svg.len().min(600)];
+    assert!(
+        svg.starts_with("<svg width=\"1400\"") && svg.contains("2026-10-20 14:00 to 2026-10-20 14:02, times in UTC, 3 ticks"),
+        "{head}"
+    );
+    // No report title: the card says what the window is.
+    assert!(!svg.contains("trace ") && !svg.contains("whole"), "{head}");
+    // In the reader's zone, at the width it is shown.
+    let local = h.call(get("/v1/timeline.svg?zone=America/New_York&width=900", Some(VIEWER))).await.text();
+    let head = &local[..local.len().min(600)];
+    assert!(local.starts_with("<svg width=\"900\""), "{head}");
+    assert!(local.contains("2026-10-20 10:00 to 2026-10-20 10:02, times in America/New_York (EDT, UTC-04:00), 3 ticks"), "{head}");
+    for bad in ["zone=Mars/Olympus", "width=639", "width=2401", "width=x"] {
+        let problem = h.call(get(&format!("/v1/timeline.svg?{bad}"), Some(VIEWER))).await.problem(StatusCode::BAD_REQUEST);
+        let detail = problem["detail"].as_str().unwrap_or_default().to_owned();
+        assert!(detail.contains(bad.split('=').next().unwrap_or_default()), "{bad}: {detail}");
+    }
     // A day later those ticks are outside the window.
     h.now.store(t0() + 25 * 3600, Ordering::SeqCst);
     let later = h.call(get("/v1/timeline.svg?hours=24", Some(VIEWER))).await.text();

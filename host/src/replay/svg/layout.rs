@@ -1,9 +1,7 @@
 //! The data side of a timeline: ticks reduced to pixel columns, state bands and their runs,
-//! the detail window, and round times for the axis.
+//! the detail window, and what the trace holds (for the legend).
 
-use super::COLUMNS;
 use crate::replay::timeline::Point;
-use time::OffsetDateTime;
 use vocabulary::{Instant, ThrottleIntent};
 
 pub type Range = std::ops::Range<Instant>;
@@ -35,10 +33,10 @@ pub struct Band {
 
 pub type Bands = Vec<Band>;
 
-/// The ticks grouped into at most [`COLUMNS`] columns of equal time.
-pub fn columns(points: &[Point], range: std::ops::Range<Instant>) -> Vec<Column> {
+/// The ticks grouped into at most `most` columns of equal time (one per pixel).
+pub fn columns(points: &[Point], range: std::ops::Range<Instant>, most: usize) -> Vec<Column> {
     let minutes = ((range.end - range.start) / 60).max(1) as usize;
-    let n = minutes.min(COLUMNS);
+    let n = minutes.min(most.max(1));
     let span = (range.end - range.start) as i128;
     let edge = |i: usize| range.start + (i as i128 * span / n as i128) as Instant;
     let empty = (f32::INFINITY, f32::NEG_INFINITY, 0.0, 0);
@@ -115,57 +113,31 @@ pub fn spans(columns: &[Column], values: impl Iterator<Item = u8>) -> Vec<(Insta
     out
 }
 
+/// Why the detail view looks where it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stamp {
-    Time,
-    DayTime,
-    Day,
-    Full,
-}
-
-/// Round times for the axis, about ten over the range, and how to write them.
-pub fn time_ticks(range: Range) -> (Vec<Instant>, Stamp) {
-    const MINUTE: Instant = 60;
-    const DAY: Instant = 86_400;
-    let span = range.end - range.start;
-    let steps = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880, 7 * 1440, 14 * 1440, 28 * 1440, 56 * 1440, 91 * 1440];
-    let step = steps.iter().map(|m| m * MINUTE).find(|s| span / s <= 10).unwrap_or(182 * DAY);
-    let first = range.start.div_euclid(step) * step + if range.start.rem_euclid(step) == 0 { 0 } else { step };
-    let ticks = (0..).map(|i| first + i * step).take_while(|t| *t <= range.end).collect();
-    let format = if span <= DAY {
-        Stamp::Time
-    } else if step < DAY {
-        Stamp::DayTime
-    } else {
-        Stamp::Day
-    };
-    (ticks, format)
-}
-
-pub fn stamp(at: Instant, format: Stamp) -> String {
-    let Ok(t) = OffsetDateTime::from_unix_timestamp(at) else { return at.to_string() };
-    let (month, day) = (u8::from(t.month()), t.day());
-    match format {
-        Stamp::Time => format!("{:02}:{:02}", t.hour(), t.minute()),
-        Stamp::DayTime => format!("{month:02}-{day:02} {:02}:{:02}", t.hour(), t.minute()),
-        Stamp::Day => format!("{}-{month:02}-{day:02}", t.year()),
-        Stamp::Full => format!("{}-{month:02}-{day:02} {:02}:{:02}", t.year(), t.hour(), t.minute()),
-    }
+pub enum Focus {
+    /// The policies' states first differ there.
+    Differ,
+    /// The first policy first protects there.
+    Protects,
 }
 
 /// The window of the detail view: three hours around the first tick where the policies'
-/// states differ (else the baseline's first protection); none for a trace of six hours or less
-/// or one that never leaves normal.
-pub fn detail_window(timelines: &[&[Point]], range: &Range) -> Option<Range> {
+/// states differ (else the first policy's first protection); none for a trace of six hours or
+/// less or one that never leaves normal.
+pub fn detail_window(timelines: &[&[Point]], range: &Range) -> Option<(Range, Focus)> {
     const WINDOW: Instant = 3 * 3600;
     if range.end - range.start <= 2 * WINDOW {
         return None;
     }
     let base = timelines.first()?;
     let differs = |i: usize| timelines.iter().any(|t| t.get(i).is_some_and(|p| p.state != base[i].state));
-    let focus = (0..base.len()).find(|&i| differs(i)).or_else(|| base.iter().position(|p| p.state > 0))?;
+    let (focus, why) = match (0..base.len()).find(|&i| differs(i)) {
+        Some(i) => (i, Focus::Differ),
+        None => (base.iter().position(|p| p.state > 0)?, Focus::Protects),
+    };
     let start = (base[focus].at - WINDOW / 4).clamp(range.start, range.end - WINDOW);
-    Some(start..start + WINDOW)
+    Some((start..start + WINDOW, why))
 }
 
 /// The points of `points` (in time order) inside `range`.
@@ -173,4 +145,35 @@ pub fn within<'a>(points: &'a [Point], range: &Range) -> &'a [Point] {
     let from = points.partition_point(|p| p.at < range.start);
     let to = points.partition_point(|p| p.at < range.end);
     &points[from..to.max(from)]
+}
+
+/// What a timeline holds, so that its legend names only that.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Present {
+    /// CPU, connections, latency ratio.
+    pub signals: [bool; 3],
+    pub failed: bool,
+    pub pinned: bool,
+    pub throttles: bool,
+    pub damping_held: bool,
+    /// Two policies: the difference band.
+    pub two: bool,
+}
+
+impl Present {
+    pub fn of(timelines: &[&[Point]]) -> Self {
+        let mut out = Present { two: timelines.len() == 2, ..Present::default() };
+        for p in timelines.first().copied().unwrap_or_default() {
+            for (seen, v) in out.signals.iter_mut().zip([p.cpu_pct, p.connections_pct, p.latency_ratio]) {
+                *seen |= v.is_finite();
+            }
+            out.failed |= p.failed();
+            out.pinned |= p.pin.is_some();
+        }
+        for p in timelines.iter().flat_map(|t| t.iter()) {
+            out.throttles |= p.throttles == ThrottleIntent::Engage;
+            out.damping_held |= p.damping_held;
+        }
+        out
+    }
 }

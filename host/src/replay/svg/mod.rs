@@ -10,20 +10,23 @@
 //! longer than six hours gets a second, three-hour view where the policies first differ (or
 //! the baseline first protects), outlined on the first.
 
+mod clock;
 mod layout;
+mod legend;
+mod thresholds;
+
+pub use clock::{UnknownZone, Zone};
 
 use super::timeline::{Point, Timeline};
-use layout::{Bands, Column, Range, Stamp, bands, columns, detail_window, mid, runs, spans, stamp, time_ticks, within};
+use clock::Stamp;
+use layout::{Bands, Column, Focus, Present, Range, bands, columns, detail_window, mid, runs, spans, within};
 use plotters::coord::Shift;
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use vocabulary::{Instant, Thresholds};
 
-const WIDTH: u32 = 1400;
 const LEFT: u32 = 150;
 const RIGHT: u32 = 80;
-const COLUMNS: usize = (WIDTH - LEFT - RIGHT) as usize;
 const STATE_COLOURS: [RGBColor; 4] = [RGBColor(215, 236, 211), RGBColor(255, 213, 79), RGBColor(251, 140, 0), RGBColor(211, 47, 47)];
 const STATE_NAMES: [&str; 4] = ["normal", "constrained", "critical", "emergency"];
 const CPU: RGBColor = RGBColor(31, 119, 180);
@@ -35,109 +38,165 @@ const LESS: RGBColor = RGBColor(173, 20, 87);
 /// The top edge of a band where flap damping held a recovery.
 const DAMPED: RGBColor = RGBColor(69, 39, 160);
 
-/// The SVG of one trace's timelines, `labels[i]` naming `timelines[i]` with `thresholds[i]`;
-/// the first is the baseline, whose readings are drawn.
-pub fn timeline_svg(trace: &str, labels: &[String], timelines: &[&Timeline], thresholds: &[&Thresholds]) -> Result<String, String> {
-    // plotters panics on some degenerate ranges; a report must fail with a message instead.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(trace, labels, timelines, thresholds)))
-        .unwrap_or_else(|_| Err(format!("drawing {trace}: the plotting library panicked")))
+/// How a timeline is framed: its title, its width in pixels and the zone its times are
+/// written in.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// Drawn above the period line; the console's card has its own heading.
+    pub title: Option<String>,
+    pub width: u32,
+    pub zone: Zone,
 }
 
-fn render(trace: &str, labels: &[String], timelines: &[&Timeline], thresholds: &[&Thresholds]) -> Result<String, String> {
+impl Frame {
+    pub const REPORT_WIDTH: u32 = 1400;
+    pub const MIN_WIDTH: u32 = 640;
+    pub const MAX_WIDTH: u32 = 2400;
+
+    /// A report's frame: titled with the trace and the policies, 1400 pixels, in UTC.
+    pub fn report(trace: &str, labels: &[String]) -> Self {
+        Frame { title: Some(format!("trace {trace}: {}", labels.join(" vs "))), width: Self::REPORT_WIDTH, zone: Zone::utc() }
+    }
+}
+
+/// The SVG of one trace's timelines, `labels[i]` naming `timelines[i]` with `thresholds[i]`;
+/// the first is the baseline, whose readings are drawn.
+pub fn timeline_svg(frame: &Frame, labels: &[String], timelines: &[&Timeline], thresholds: &[&Thresholds]) -> Result<String, String> {
+    let what = frame.title.clone().unwrap_or_else(|| "the timeline".into());
+    // plotters panics on some degenerate ranges; a report must fail with a message instead.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(frame, labels, timelines, thresholds)))
+        .unwrap_or_else(|_| Err(format!("drawing {what}: the plotting library panicked")))
+}
+
+/// What every part of one drawing shares.
+struct Drawing<'a, 'b> {
+    root: &'a Area<'b>,
+    labels: &'a [String],
+    thresholds: &'a [&'a Thresholds],
+    zone: &'a Zone,
+    /// Pixel columns of the plot.
+    columns: usize,
+}
+
+fn render(frame: &Frame, labels: &[String], timelines: &[&Timeline], thresholds: &[&Thresholds]) -> Result<String, String> {
+    let what = frame.title.clone().unwrap_or_else(|| "the timeline".into());
     let points: Vec<&[Point]> = timelines.iter().map(|t| t.points.as_slice()).collect();
     let (Some(first), Some(last)) = (points.first().and_then(|p| p.first()), points.first().and_then(|p| p.last())) else {
         return Ok(format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"600\" height=\"40\"><text x=\"10\" y=\"25\">trace {}: no ticks</text></svg>\n",
-            trace.replace('&', "&amp;").replace('<', "&lt;")
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"600\" height=\"40\"><text x=\"10\" y=\"25\" font-family=\"sans-serif\" font-size=\"15\">{}: no ticks</text></svg>\n",
+            what.replace('&', "&amp;").replace('<', "&lt;")
         ));
     };
+    let width = frame.width.clamp(Frame::MIN_WIDTH, Frame::MAX_WIDTH);
     let whole = first.at..(last.at + 60).max(first.at + 120);
     let detail = detail_window(&points, &whole);
+    let present = Present::of(&points);
     let rows = points.len() + usize::from(points.len() == 2);
-    let bands_height = 36 + 32 * rows as u32;
+    let bands_height = 40 + 34 * rows as u32;
     let sections = 1 + u32::from(detail.is_some());
-    let height = TITLE + sections * (READINGS + bands_height + HEADING) + LEGEND;
+    let heading = if detail.is_some() { HEADING } else { 0 };
+    let title = if frame.title.is_some() { TITLE } else { PERIOD };
+    let (left, right) = (LEFT as i32, (width - RIGHT) as i32);
+    let legend_height = legend::height(&present, left, right);
+    let height = title + sections * (READINGS + bands_height + heading) + legend_height;
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
-        let fail = |e: Failure| format!("drawing {trace}: {e}");
+        let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
+        let fail = |e: Failure| format!("drawing {what}: {e}");
         root.fill(&WHITE).map_err(|e| fail(e.into()))?;
-        let (title, mut rest) = root.split_vertically(TITLE);
-        let heading = format!("trace {trace}: {}", labels.join(" vs "));
-        title.draw_text(&heading, &bold(22, HPos::Left, VPos::Center), (LEFT as i32, 20)).map_err(|e| fail(e.into()))?;
-        let period = format!("{} to {} UTC, {} ticks", stamp(whole.start, Stamp::Full), stamp(last.at, Stamp::Full), points[0].len());
-        title.draw_text(&period, &font(14, HPos::Left, VPos::Center), (LEFT as i32, 44)).map_err(|e| fail(e.into()))?;
-        let mut views = vec![("whole trace".to_string(), whole.clone())];
-        if let Some(d) = &detail {
+        let (top, mut rest) = root.split_vertically(title);
+        if let Some(t) = &frame.title {
+            top.draw_text(t, &bold(22, HPos::Left, VPos::Center), (left, 20)).map_err(|e| fail(e.into()))?;
+        }
+        let period = format!(
+            "{} to {}, times in {}, {} ticks",
+            frame.zone.stamp(whole.start, Stamp::Full),
+            frame.zone.stamp(last.at, Stamp::Full),
+            frame.zone.describe(last.at),
+            points[0].len()
+        );
+        top.draw_text(&period, &font(15, HPos::Left, VPos::Center), (left, title as i32 - 14)).map_err(|e| fail(e.into()))?;
+        let mut views = vec![("the whole window".to_string(), whole.clone())];
+        if let Some((d, focus)) = &detail {
+            let why = match focus {
+                Focus::Differ => "where the policies first differ",
+                Focus::Protects => "where protection first begins",
+            };
             views.push((
-                format!("detail: {} to {}, where the policies first differ", stamp(d.start, Stamp::Full), stamp(d.end, Stamp::Full)),
+                format!("detail: {} to {}, {why}", frame.zone.stamp(d.start, Stamp::Full), frame.zone.stamp(d.end, Stamp::Full)),
                 d.clone(),
             ));
         }
+        let drawing = Drawing { root: &root, labels, thresholds, zone: &frame.zone, columns: (width - LEFT - RIGHT) as usize };
         for (i, (name, range)) in views.iter().enumerate() {
-            let (heading, below) = rest.split_vertically(HEADING);
+            let (head, below) = rest.split_vertically(heading);
             let (readings, below) = below.split_vertically(READINGS);
             let (bands, below) = below.split_vertically(bands_height);
             rest = below;
-            heading.draw_text(name, &bold(15, HPos::Left, VPos::Bottom), (LEFT as i32, HEADING as i32 - 4)).map_err(|e| fail(e.into()))?;
+            if heading > 0 {
+                head.draw_text(name, &bold(16, HPos::Left, VPos::Bottom), (left, heading as i32 - 4)).map_err(|e| fail(e.into()))?;
+            }
             let shown: Vec<&[Point]> = points.iter().map(|p| within(p, range)).collect();
-            let marked = if i == 0 { detail.clone() } else { None };
-            view(&root, &readings, &bands, labels, &shown, thresholds, range.clone(), marked).map_err(fail)?;
+            let marked = if i == 0 { detail.as_ref().map(|(d, _)| d.clone()) } else { None };
+            view(&drawing, &readings, &bands, &shown, range.clone(), marked).map_err(fail)?;
         }
-        draw_legend(&rest, points.len() == 2).map_err(fail)?;
+        legend::draw(&rest, &present, left, right).map_err(fail)?;
         root.present().map_err(|e| fail(e.into()))?;
     }
     Ok(out)
 }
 
-const TITLE: u32 = 56;
-const HEADING: u32 = 26;
+const TITLE: u32 = 64;
+const PERIOD: u32 = 32;
+const HEADING: u32 = 28;
 const READINGS: u32 = 300;
-const LEGEND: u32 = 64;
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type Failure = Box<dyn std::error::Error>;
-/// Draws one legend mark at (x, y).
-type Mark<'a> = Box<dyn Fn(i32, i32) -> Result<(), Failure> + 'a>;
+
+/// plotters' SVG backend writes a font's size divided by 1.24: this many pixels are asked for.
+fn pixels(size: u32) -> f64 {
+    f64::from(size) * 1.24
+}
 
 fn font(size: u32, h: HPos, v: VPos) -> TextStyle<'static> {
-    ("sans-serif", size).into_font().color(&BLACK).pos(Pos::new(h, v))
+    ("sans-serif", pixels(size)).into_font().color(&BLACK).pos(Pos::new(h, v))
 }
 
 fn bold(size: u32, h: HPos, v: VPos) -> TextStyle<'static> {
-    ("sans-serif", size).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(h, v))
+    ("sans-serif", pixels(size)).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(h, v))
 }
 
 /// One view of the trace over `range`: readings above, bands below; `marked` outlines the
 /// detail window on the whole-trace view.
-#[expect(clippy::too_many_arguments, reason = "one view is the drawing areas, the series and the window: a struct would only rename them")]
 fn view(
-    root: &Area<'_>,
+    d: &Drawing<'_, '_>,
     readings: &Area<'_>,
     bands: &Area<'_>,
-    labels: &[String],
     points: &[&[Point]],
-    thresholds: &[&Thresholds],
     range: Range,
     marked: Option<Range>,
 ) -> Result<(), Failure> {
-    let columns = columns(points[0], range.clone());
-    draw_readings(root, readings, labels, points[0], &columns, thresholds, range.clone(), marked)?;
-    draw_bands(root, bands, labels, points, &columns, range)?;
+    let columns = columns(points[0], range.clone(), d.columns);
+    draw_readings(d, readings, points[0], &columns, range.clone(), marked)?;
+    draw_bands(d, bands, points, &columns, range)?;
     Ok(())
 }
 
-#[expect(clippy::too_many_arguments, reason = "the readings panel draws from the same parts as `view`, passed on unchanged")]
+/// The axes' numbers, at the size asked for (no position: plotters places them).
+fn axis_text() -> TextStyle<'static> {
+    ("sans-serif", pixels(13)).into_font().color(&BLACK)
+}
+
 fn draw_readings(
-    root: &Area<'_>,
+    d: &Drawing<'_, '_>,
     area: &Area<'_>,
-    labels: &[String],
     points: &[Point],
     columns: &[Column],
-    thresholds: &[&Thresholds],
     range: Range,
     marked: Option<Range>,
 ) -> Result<(), Failure> {
+    let root = d.root;
     let has = |i: usize| columns.iter().any(|c| c.values[i].3 > 0);
     let max_ratio = columns.iter().map(|c| c.values[2].1).filter(|v| v.is_finite()).fold(3.0f32, f32::max) as f64 * 1.05;
     let mut chart = ChartBuilder::on(area)
@@ -145,7 +204,7 @@ fn draw_readings(
         .margin_top(6)
         .set_label_area_size(LabelAreaPosition::Left, LEFT - 10)
         .set_label_area_size(LabelAreaPosition::Right, RIGHT)
-        .set_label_area_size(LabelAreaPosition::Bottom, 24)
+        .set_label_area_size(LabelAreaPosition::Bottom, 26)
         .build_cartesian_2d(range.clone(), 0f64..105f64)?
         .set_secondary_coord(range.clone(), 0f64..max_ratio);
     chart
@@ -153,67 +212,33 @@ fn draw_readings(
         .disable_x_mesh()
         .x_labels(2)
         .x_label_formatter(&|_| String::new())
+        .x_label_style(axis_text())
         .set_tick_mark_size(LabelAreaPosition::Bottom, 0)
-        .y_desc("CPU / connections %")
         .y_labels(6)
         .y_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_style(axis_text())
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
+    // The axes' names beside their numbers (plotters puts them at the label area's far edge).
+    let (x0, middle) = chart.backend_coord(&(range.start, 52.5));
+    let (x1, _) = chart.backend_coord(&(range.end, 52.5));
+    let sideways = |turn: FontTransform| font(14, HPos::Center, VPos::Center).transform(turn);
+    root.draw_text("CPU / connections %", &sideways(FontTransform::Rotate270), (x0 - 46, middle))?;
     if has(2) {
-        chart.configure_secondary_axes().y_desc("worst latency ratio (p95 / baseline)").y_labels(6).draw()?;
+        chart.configure_secondary_axes().y_labels(6).label_style(axis_text()).draw()?;
+        root.draw_text("worst latency ratio (p95 / baseline)", &sideways(FontTransform::Rotate90), (x1 + 50, middle))?;
     }
     for (from, to, pin) in spans(columns, columns.iter().map(|c| c.pin.map_or(0, |p| p + 1))) {
         if pin > 0 {
             chart.draw_series(std::iter::once(Rectangle::new([(from, 0.0), (to, 105.0)], BLACK.mix(0.1).filled())))?;
             let (x0, y0) = chart.backend_coord(&(from, 105.0));
             let (x1, _) = chart.backend_coord(&(to, 105.0));
-            if x1 - x0 > 90 {
-                root.draw_text(&format!("pinned {}", STATE_NAMES[pin as usize - 1]), &font(12, HPos::Left, VPos::Top), (x0 + 4, y0 + 4))?;
+            if x1 - x0 > 100 {
+                root.draw_text(&format!("pinned {}", STATE_NAMES[pin as usize - 1]), &font(13, HPos::Left, VPos::Top), (x0 + 4, y0 + 4))?;
             }
         }
     }
-    time_grid(root, &chart, range.clone(), 0.0..105.0)?;
-    // Each policy's boundaries for the signals drawn: CPU (else connections) constrained and
-    // critical on the left axis, the latency ratio's critical on the right; the baseline's
-    // solid and labelled on the left, the candidate's dashed and labelled on the right.
-    // A signal's boundaries are drawn when it comes near them (80 % of the lowest constrained
-    // boundary) or is the only signal: far-off lines only clutter.
-    let peak = |i: usize| columns.iter().map(|c| c.values[i].1).filter(|v| v.is_finite()).fold(f32::MIN, f32::max) as f64;
-    let near = |i: usize, lowest: f64| has(i) && ((0..3).filter(|&j| has(j)).count() == 1 || peak(i) >= 0.8 * lowest);
-    let lowest = |f: fn(&Thresholds) -> f64| thresholds.iter().map(|t| f(t)).fold(f64::MAX, f64::min);
-    let percent = if near(0, lowest(|t| t.cpu_pct.constrained)) {
-        Some((0, "CPU"))
-    } else if near(1, lowest(|t| t.connections_pct.constrained)) {
-        Some((1, "connections"))
-    } else {
-        None
-    };
-    let latency = near(2, lowest(|t| t.latency_ratio.constrained));
-    for (p, t) in thresholds.iter().enumerate().take(2) {
-        let mut lines: Vec<(f64, String, RGBColor, bool)> = Vec::new();
-        if let Some((signal, name)) = percent {
-            let b = if signal == 0 { t.cpu_pct } else { t.connections_pct };
-            lines.push((b.constrained, format!("{name} constrained"), STATE_COLOURS[1], false));
-            lines.push((b.critical, format!("{name} critical"), STATE_COLOURS[2], false));
-        }
-        if latency {
-            lines.push((t.latency_ratio.critical, "latency critical".into(), LATENCY, true));
-        }
-        for (value, what, colour, secondary) in lines {
-            let (left, right) = ((range.start, value), (range.end, value));
-            let style = colour.stroke_width(if p == 0 { 1 } else { 2 });
-            match (p == 0, secondary) {
-                (true, false) => chart.draw_series(std::iter::once(PathElement::new(vec![left, right], style)))?,
-                (true, true) => chart.draw_secondary_series(std::iter::once(PathElement::new(vec![left, right], style)))?,
-                (false, false) => chart.draw_series(std::iter::once(DashedPathElement::new(vec![left, right], 6, 4, style)))?,
-                (false, true) => chart.draw_secondary_series(std::iter::once(DashedPathElement::new(vec![left, right], 6, 4, style)))?,
-            };
-            let at = if p == 0 { left } else { right };
-            let (x, y) = if secondary { chart.borrow_secondary().backend_coord(&at) } else { chart.backend_coord(&at) };
-            let label = font(11, if p == 0 { HPos::Left } else { HPos::Right }, VPos::Bottom).color(&RGBColor(90, 60, 0));
-            root.draw_text(&format!("{} {what} {value}", labels[p]), &label, (if p == 0 { x + 4 } else { x - 4 }, y - 2))?;
-        }
-    }
+    time_grid(d, &chart, range.clone(), 0.0..105.0)?;
     let ranged = columns.len() < points.len();
     for (i, colour) in [(0, CPU), (1, CONNECTIONS), (2, LATENCY)] {
         for run in runs(columns, i) {
@@ -243,10 +268,12 @@ fn draw_readings(
             }
         }
     }
+    // The boundaries over the readings, their labels on white over everything.
+    thresholds::draw(d, &mut chart, columns, range.clone())?;
     if let Some(m) = marked {
         chart.draw_series(std::iter::once(Rectangle::new([(m.start, 0.5), (m.end, 104.5)], BLACK.stroke_width(1))))?;
         let (x, y) = chart.backend_coord(&(m.start, 104.5));
-        root.draw_text("detail", &font(11, HPos::Right, VPos::Top), (x - 3, y + 2))?;
+        root.draw_text("detail", &font(12, HPos::Right, VPos::Top), (x - 3, y + 2))?;
     }
     chart.draw_series(
         columns.iter().filter(|c| c.failed).map(|c| PathElement::new(vec![(mid(c), 0.0), (mid(c), 7.0)], FAILED.stroke_width(2))),
@@ -254,32 +281,26 @@ fn draw_readings(
     Ok(())
 }
 
-/// Vertical grid lines at round times, labelled under the plot.
+/// Vertical grid lines at the zone's round times, labelled under the plot.
 fn time_grid<Y: plotters::coord::ranged1d::Ranged<ValueType = f64>>(
-    root: &Area<'_>,
+    d: &Drawing<'_, '_>,
     chart: &ChartContext<'_, SVGBackend<'_>, Cartesian2d<plotters::coord::types::RangedCoordi64, Y>>,
     range: Range,
     y: std::ops::Range<f64>,
 ) -> Result<(), Failure> {
-    let (ticks, format) = time_ticks(range);
+    let (ticks, format) = d.zone.ticks(range);
     for at in ticks {
         let (x, top) = chart.backend_coord(&(at, y.end));
         let (_, bottom) = chart.backend_coord(&(at, y.start));
-        root.draw(&PathElement::new(vec![(x, top), (x, bottom)], BLACK.mix(0.12)))?;
-        root.draw(&PathElement::new(vec![(x, bottom), (x, bottom + 4)], BLACK))?;
-        root.draw_text(&stamp(at, format), &font(12, HPos::Center, VPos::Top), (x, bottom + 6))?;
+        d.root.draw(&PathElement::new(vec![(x, top), (x, bottom)], BLACK.mix(0.12)))?;
+        d.root.draw(&PathElement::new(vec![(x, bottom), (x, bottom + 4)], BLACK))?;
+        d.root.draw_text(&d.zone.stamp(at, format), &font(13, HPos::Center, VPos::Top), (x, bottom + 6))?;
     }
     Ok(())
 }
 
-fn draw_bands(
-    root: &Area<'_>,
-    area: &Area<'_>,
-    labels: &[String],
-    points: &[&[Point]],
-    columns: &[Column],
-    range: Range,
-) -> Result<(), Failure> {
+fn draw_bands(d: &Drawing<'_, '_>, area: &Area<'_>, points: &[&[Point]], columns: &[Column], range: Range) -> Result<(), Failure> {
+    let (root, labels) = (d.root, d.labels);
     let two = points.len() == 2;
     let rows = points.len() + usize::from(two);
     let mut chart = ChartBuilder::on(area)
@@ -287,7 +308,7 @@ fn draw_bands(
         .margin_top(6)
         .set_label_area_size(LabelAreaPosition::Left, LEFT - 10)
         .set_label_area_size(LabelAreaPosition::Right, RIGHT)
-        .set_label_area_size(LabelAreaPosition::Bottom, 24)
+        .set_label_area_size(LabelAreaPosition::Bottom, 26)
         .build_cartesian_2d(range.clone(), 0f64..rows as f64)?;
     chart
         .configure_mesh()
@@ -323,7 +344,7 @@ fn draw_bands(
             columns.iter().zip(band).filter(|(_, b)| b.engage).map(|(c, _)| TriangleMarker::new((mid(c), top - 0.12), 5, BLACK.filled())),
         )?;
         let (x, y) = chart.backend_coord(&(range.start, (top + bottom) / 2.0));
-        root.draw_text(&labels[i], &font(14, HPos::Right, VPos::Center), (x - 8, y))?;
+        root.draw_text(&labels[i], &font(15, HPos::Right, VPos::Center), (x - 8, y))?;
     }
     if two {
         let sides = bands[0].iter().zip(&bands[1]).map(|(b, c)| 1 + u8::from(c.state > b.state) - u8::from(c.state < b.state));
@@ -335,53 +356,8 @@ fn draw_bands(
         }
         chart.draw_series(std::iter::once(PathElement::new(vec![(range.start, 0.5), (range.end, 0.5)], BLACK.mix(0.3))))?;
         let (x, y) = chart.backend_coord(&(range.start, 0.5));
-        root.draw_text("difference", &font(14, HPos::Right, VPos::Center), (x - 8, y))?;
+        root.draw_text("difference", &font(15, HPos::Right, VPos::Center), (x - 8, y))?;
     }
-    time_grid(root, &chart, range, 0.0..rows as f64)?;
-    Ok(())
-}
-
-fn draw_legend(area: &Area<'_>, two: bool) -> Result<(), Failure> {
-    let text = font(13, HPos::Left, VPos::Center);
-    let row = |y: i32, items: Vec<(Mark<'_>, &str)>| -> Result<(), Failure> {
-        let mut x = LEFT as i32;
-        for (mark, label) in items {
-            mark(x, y)?;
-            area.draw_text(label, &text, (x + 20, y))?;
-            x += 40 + (6.6 * label.chars().count() as f64) as i32;
-        }
-        Ok(())
-    };
-    let swatch = |colour: RGBColor| -> Mark<'_> {
-        Box::new(move |x, y| Ok(area.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.filled()))?))
-    };
-    let mut states: Vec<(Mark<'_>, &str)> = STATE_COLOURS.iter().zip(STATE_NAMES).map(|(c, n)| (swatch(*c), n)).collect();
-    states.push((Box::new(|x, y| Ok(area.draw(&Rectangle::new([(x, y - 6), (x + 14, y + 6)], BLACK.mix(0.1).filled()))?)), "pinned"));
-    if two {
-        states.push((swatch(MORE), "candidate more protective"));
-        states.push((swatch(LESS), "candidate less protective"));
-    }
-    row(16, states)?;
-    let line = |colour: RGBColor| -> Mark<'_> {
-        Box::new(move |x, y| Ok(area.draw(&PathElement::new(vec![(x, y), (x + 14, y)], colour.stroke_width(2)))?))
-    };
-    row(
-        42,
-        vec![
-            (line(CPU), "CPU %"),
-            (line(CONNECTIONS), "connections %"),
-            (line(LATENCY), "latency ratio (right axis)"),
-            (
-                Box::new(|x, y| Ok(area.draw(&PathElement::new(vec![(x + 7, y - 7), (x + 7, y + 7)], FAILED.stroke_width(2)))?)),
-                "failed read",
-            ),
-            (Box::new(|x, y| Ok(area.draw(&TriangleMarker::new((x + 7, y), 5, BLACK.filled()))?)), "throttles engage"),
-            (Box::new(|x, y| Ok(area.draw(&Rectangle::new([(x, y + 2), (x + 14, y + 6)], BLACK.filled()))?)), "throttles engaged"),
-            (
-                Box::new(|x, y| Ok(area.draw(&Rectangle::new([(x, y - 6), (x + 14, y - 2)], DAMPED.filled()))?)),
-                "recovery held by flap damping",
-            ),
-        ],
-    )?;
+    time_grid(d, &chart, range, 0.0..rows as f64)?;
     Ok(())
 }

@@ -218,7 +218,12 @@
   }
   // The SVG needs the bearer token, so it is fetched, then shown from a blob: URL (the old one revoked).
   async function loadTimeline() {
-    const blob = await (await api('/v1/timeline.svg?hours=24', { accept: 'image/svg+xml' })).blob();
+    // Drawn at the width it is shown at (so its text is read at its size), in the reader's own time zone.
+    const box = getComputedStyle($('timeline-section'));
+    const inner = $('timeline-section').clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight);
+    const width = String(Math.min(2400, Math.max(640, Math.floor(inner))));
+    const query = new URLSearchParams({ hours: '24', zone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC', width });
+    const blob = await (await api('/v1/timeline.svg?' + query.toString(), { accept: 'image/svg+xml' })).blob();
     const url = URL.createObjectURL(blob.type.startsWith('image/svg+xml') ? blob : new Blob([blob], { type: 'image/svg+xml' }));
     if (session.timelineUrl) URL.revokeObjectURL(session.timelineUrl); // the image shown stays decoded
     $('timeline').src = session.timelineUrl = url;
