@@ -44,9 +44,9 @@ fn items(present: &Present) -> Vec<(Mark, &'static str)> {
     out
 }
 
-/// An item's width: its mark, the text at about 0.6 em a character, and a gap.
+/// An item's width: its mark, the text at about 0.55 em a character, and a gap.
 fn width(label: &str) -> i32 {
-    20 + (0.6 * TEXT as f64 * label.chars().count() as f64) as i32 + 24
+    20 + (0.55 * TEXT as f64 * label.chars().count() as f64) as i32 + 24
 }
 
 /// Where each item goes, from `left` and wrapping before `right`: (x, row).

@@ -51,6 +51,9 @@ pub(super) fn draw(d: &Drawing<'_, '_>, chart: &mut DualReadings<'_, '_>, column
         None
     };
     let latency = near(2, lowest(|t| t.latency_ratio.constrained));
+    // Every line first, then every label over them all: a label is never crossed by the other
+    // policy's line.
+    let mut labels: Vec<Vec<(String, (i32, i32))>> = Vec::new();
     for (p, t) in d.thresholds.iter().enumerate().take(2) {
         let mut lines: Vec<(f64, String, RGBColor, bool)> = Vec::new();
         if let Some((signal, name)) = percent {
@@ -61,8 +64,8 @@ pub(super) fn draw(d: &Drawing<'_, '_>, chart: &mut DualReadings<'_, '_>, column
         if latency {
             lines.push((t.latency_ratio.critical, "latency critical".into(), LATENCY, true));
         }
-        let mut rows = Vec::new();
-        for (value, _, colour, secondary) in &lines {
+        let mut side = Vec::new();
+        for (value, what, colour, secondary) in &lines {
             let (left, right) = ((range.start, *value), (range.end, *value));
             let style = colour.stroke_width(if p == 0 { 1 } else { 2 });
             match (p == 0, *secondary) {
@@ -72,17 +75,19 @@ pub(super) fn draw(d: &Drawing<'_, '_>, chart: &mut DualReadings<'_, '_>, column
                 (false, true) => chart.draw_secondary_series(std::iter::once(DashedPathElement::new(vec![left, right], 6, 4, style)))?,
             };
             let at = if p == 0 { left } else { right };
-            rows.push(if *secondary { chart.borrow_secondary().backend_coord(&at) } else { chart.backend_coord(&at) });
+            let pixel = if *secondary { chart.borrow_secondary().backend_coord(&at) } else { chart.backend_coord(&at) };
+            side.push((format!("{} {what} {value}", d.labels[p]), pixel));
         }
-        let tops = tops(&rows.iter().map(|(_, y)| *y).collect::<Vec<_>>());
-        for ((value, what, _, _), ((x, _), top)) in lines.iter().zip(rows.iter().zip(tops)) {
-            let text = format!("{} {what} {value}", d.labels[p]);
-            let wide = (0.6 * 12.0 * text.chars().count() as f64) as i32 + 8;
+        labels.push(side);
+    }
+    for (p, side) in labels.iter().enumerate() {
+        let tops = tops(&side.iter().map(|(_, (_, y))| *y).collect::<Vec<_>>());
+        for ((text, (x, _)), top) in side.iter().zip(tops) {
+            let wide = (0.54 * 12.0 * text.chars().count() as f64) as i32 + 8;
             let (from, to) = if p == 0 { (x + 4, x + 4 + wide) } else { (x - 4 - wide, x - 4) };
-            let paper = WHITE.mix(0.85).filled();
-            d.root.draw(&Rectangle::new([(from, top), (to, top + HEIGHT)], paper))?;
+            d.root.draw(&Rectangle::new([(from, top), (to, top + HEIGHT)], WHITE.filled()))?;
             let ink = font(12, HPos::Left, VPos::Center).color(&RGBColor(90, 60, 0));
-            d.root.draw_text(&text, &ink, (from + 4, top + HEIGHT / 2))?;
+            d.root.draw_text(text, &ink, (from + 4, top + HEIGHT / 2))?;
         }
     }
     Ok(())
