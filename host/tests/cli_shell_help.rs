@@ -47,12 +47,12 @@ fn the_man_pages_cover_every_command_and_read_cleanly() {
     let mut pages: Vec<String> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     pages.sort();
-    for expected in ["sentinel.1", "sentinel-run.1", "sentinel-policy-tune.1", "sentinel-trace-import.1", "sentinel-completions.1"] {
+    for expected in ["sentinel.1", "sentinel-run.1", "sentinel-policy-tune.1", "sentinel-trace-import.1", "sentinel-init.1", "sentinel-completions.1"] {
         assert!(pages.iter().any(|p| p == expected), "{expected} in {pages:?}");
     }
     // Every page the first one refers to exists.
     let referred: Vec<&str> = page.lines().filter_map(|l| l.strip_prefix("sentinel\\-")?.strip_suffix("(1)")).collect();
-    assert_eq!(referred.len(), 13, "one per command: {referred:?}");
+    assert_eq!(referred.len(), 14, "one per command: {referred:?}");
     for name in referred {
         let file = format!("sentinel-{}.1", name.replace("\\-", "-"));
         assert!(pages.contains(&file), "{file} is referred to but not written: {pages:?}");

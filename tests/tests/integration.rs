@@ -37,6 +37,7 @@ mod faults_race;
 mod faults_servers;
 mod file_sizes;
 mod flap_damping;
+mod init_signed;
 mod module_layers;
 mod non_finite;
 mod postgres_leadership;

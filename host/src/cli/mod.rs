@@ -3,6 +3,7 @@
 mod alert_rules;
 mod check;
 mod failures;
+mod init;
 mod pin;
 mod policy;
 mod replay;
@@ -59,6 +60,8 @@ pub enum Command {
     AlertRules(alert_rules::AlertRulesArgs),
     /// List the ticks that failed (the dead letters), newest first.
     Failures(failures::FailuresArgs),
+    /// Write a folder with a signing key, signed policies and a config that publishes to Redis.
+    Init(init::InitArgs),
     /// Print shell completions (README: "Shell completions and the man page").
     Completions {
         /// The shell: bash, zsh, fish, elvish or powershell.
@@ -119,6 +122,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::AlertRules(args) => alert_rules::run(args),
         Command::Failures(args) => failures::run(args),
+        Command::Init(args) => init::run(args),
         Command::Completions { shell } => shell_help::completions(shell),
         Command::Man { out_dir } => shell_help::man(out_dir.as_deref()),
     }
@@ -134,7 +138,6 @@ pub mod exit {
     pub const LOCK_HELD: u8 = 3;
 }
 
-/// Writes one line to stdout; a closed pipe (`sentinel ... | head`) ends output quietly.
 /// Runs `work` on a rayon pool of `--jobs N` workers (default: one per core); `what` names the
 /// work in the error when the pool cannot start.
 fn with_jobs<T>(jobs: Option<usize>, what: &str, work: impl FnOnce() -> anyhow::Result<T> + Send) -> anyhow::Result<T>
@@ -152,6 +155,7 @@ where
     pool.install(work)
 }
 
+/// Writes one line to stdout; a closed pipe (`sentinel ... | head`) ends output quietly.
 pub fn emit(text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();

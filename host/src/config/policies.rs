@@ -121,7 +121,8 @@ pub fn require_signatures(reaches: Option<&str>, policies: Option<&PoliciesConfi
             format!(
                 "is required with {reaches}: outside the embedded default the sentinel runs only signed policies; \
                  put the components and their signed manifests in a directory (`sentinel policy sign`) and set \
-                 [policies] dir and public_key (a single `policy` file carries no signature)"
+                 [policies] dir and public_key (a single `policy` file carries no signature); \
+                 `sentinel init --signed DIR` writes a key pair, the signed 1.0.0 policy and a config that uses them"
             ),
         )),
         Some(p) if p.allow_unsigned => Err((

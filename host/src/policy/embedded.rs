@@ -16,6 +16,9 @@ pub const LABEL: &str = crate::config::EMBEDDED_POLICY_LABEL;
 /// The component's bytes.
 pub const BYTES: &[u8] = include_bytes!("../../embedded/capacity-policy-1.0.0.wasm");
 
+/// Its manifest, as `cargo policies` wrote it (`sentinel init --signed` signs a copy).
+pub const MANIFEST: &str = include_str!("../../embedded/capacity-policy-1.0.0.manifest.json");
+
 /// Compiles and instantiates the embedded component.
 pub fn open(runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>, PolicyError> {
     Ok(Box::new(ComponentPolicy::from_bytes(runtime, Path::new(LABEL), BYTES, None)?))
@@ -38,6 +41,12 @@ mod tests {
              copy it in with `cp target/policies/capacity-policy-1.0.0.* host/embedded/`",
             hex::encode(Sha256::digest(BYTES)),
             hex::encode(Sha256::digest(&bytes))
+        );
+        let manifest = built.with_file_name("capacity-policy-1.0.0.manifest.json");
+        assert_eq!(
+            std::fs::read_to_string(&manifest).unwrap(),
+            MANIFEST,
+            "host/embedded's manifest is not the one `cargo policies` wrote: copy it in with the component"
         );
         let runtime = Runtime::new(crate::policy::Limits::default()).unwrap();
         let policy = open(&runtime).unwrap();

@@ -1,0 +1,81 @@
+//! `sentinel init --signed DIR`: one command from the embedded default to a sentinel that
+//! publishes to a real Redis, which runs only signed policies; and the refusal that names it.
+
+use capacity_tests::paths::policies_dir;
+use capacity_tests::sentinel_bin::sentinel;
+use capacity_tests::servers::redis::Redis;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sentinel_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(sentinel()).current_dir(dir).env("RUST_LOG", "warn").args(args).output().expect("sentinel runs")
+}
+
+fn text(o: &[u8]) -> String {
+    String::from_utf8_lossy(o).into_owned()
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "sentinel failed\nstdout:\n{}\nstderr:\n{}", text(&o.stdout), text(&o.stderr));
+    text(&o.stdout)
+}
+
+#[test]
+fn init_writes_keys_signed_policies_and_a_config_that_publishes_to_redis() {
+    let redis = Redis::start();
+    let work = tempfile::tempdir().unwrap();
+    let built = policies_dir();
+    let said = ok(sentinel_in(work.path(), &["init", "--signed", "site", "--redis", &redis.url(), "--policies", built.to_str().unwrap()]));
+    assert!(said.contains("1.0.0, 1.1.0, 1.2.0, 2.0.0") && said.contains("sentinel run --config site/sentinel.toml"), "{said}");
+    let site = work.path().join("site");
+    let mode = |p: &str| std::fs::metadata(site.join(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("keys/policy.key"), 0o600, "the signing key is private");
+    for version in ["1.0.0", "1.2.0"] {
+        assert!(site.join(format!("policies/capacity-policy-{version}.manifest.sig")).is_file(), "{version} is signed");
+    }
+    assert!(!site.join("policies/capacity-admission-3.2.0.wasm").exists(), "the services' admission component is not a policy");
+    // The config passes the rule for servers (signed policies only) and reaches the real Redis.
+    let listed = ok(sentinel_in(work.path(), &["policy", "list", "--config", "site/sentinel.toml"]));
+    assert_eq!(listed.matches(" valid ").count(), 4, "{listed}");
+    ok(sentinel_in(work.path(), &["tick", "--config", "site/sentinel.toml"]));
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_connection().unwrap();
+    let stored: String = redis::cmd("GET").arg("capacity:state").query(&mut conn).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!((doc["policy"]["version"].as_str(), doc["sequence"].as_u64()), (Some("1.0.0"), Some(1)), "{doc}");
+    // A key the command did not write would not be trusted: the signatures are the new key's.
+    let tampered = site.join("policies/capacity-policy-1.2.0.manifest.json");
+    let manifest = std::fs::read_to_string(&tampered).unwrap().replace("\"critical\": 85.0", "\"critical\": 99.0");
+    std::fs::write(&tampered, manifest).unwrap();
+    let refused = sentinel_in(work.path(), &["policy", "verify", "--config", "site/sentinel.toml"]);
+    assert_eq!(refused.status.code(), Some(4), "{}", text(&refused.stdout));
+}
+
+#[test]
+fn init_never_writes_into_a_folder_that_holds_anything() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join("site")).unwrap();
+    std::fs::write(work.path().join("site/notes.txt"), "mine").unwrap();
+    let refused = sentinel_in(work.path(), &["init", "--signed", "site"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = text(&refused.stderr);
+    assert!(err.contains("site exists and is not empty") && err.contains("name another folder"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(work.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["site"], "no working folder left behind");
+    assert_eq!(std::fs::read_dir(work.path().join("site")).unwrap().count(), 1, "nothing written into it");
+    // An empty folder is taken.
+    std::fs::create_dir(work.path().join("empty")).unwrap();
+    ok(sentinel_in(work.path(), &["init", "--signed", "empty"]));
+    assert!(work.path().join("empty/sentinel.toml").is_file());
+}
+
+#[test]
+fn a_config_that_reaches_redis_without_signed_policies_names_init() {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("redis.toml"), "[publish.cache]\nkind = \"redis\"\nurl = \"redis://127.0.0.1:6379/0\"\n").unwrap();
+    let refused = sentinel_in(work.path(), &["check", "--config", "redis.toml"]);
+    assert_ne!(refused.status.code(), Some(0));
+    let err = text(&refused.stderr);
+    assert!(err.contains("policies: is required with") && err.contains("`sentinel init --signed DIR`"), "{err}");
+}
