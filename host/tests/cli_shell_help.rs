@@ -47,7 +47,9 @@ fn the_man_pages_cover_every_command_and_read_cleanly() {
     let mut pages: Vec<String> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     pages.sort();
-    for expected in ["sentinel.1", "sentinel-run.1", "sentinel-policy-tune.1", "sentinel-trace-import.1", "sentinel-init.1", "sentinel-completions.1"] {
+    for expected in
+        ["sentinel.1", "sentinel-run.1", "sentinel-policy-tune.1", "sentinel-trace-import.1", "sentinel-init.1", "sentinel-completions.1"]
+    {
         assert!(pages.iter().any(|p| p == expected), "{expected} in {pages:?}");
     }
     // Every page the first one refers to exists.

@@ -163,3 +163,23 @@ fn a_state_file_in_the_policy_directory_is_ignored_and_minimum_version_refuses_o
     assert_eq!(sb.ticks().last().unwrap().1["policy"]["version"], "2.0.0");
     assert!(ticked.stderr.contains("policy 1.0.0 refused"), "{}", ticked.stderr);
 }
+
+/// `policy keygen --out keys/policy` in a folder without `keys/` (the README's own command)
+/// makes the folder; before, it failed with a bare "No such file or directory (os error 2)".
+/// A key pair that exists already is never overwritten, and the error names it.
+#[test]
+fn keygen_makes_the_keys_folder_and_never_overwrites_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_sentinel");
+    let keygen =
+        || std::process::Command::new(bin).args(["policy", "keygen", "--out", "keys/policy"]).current_dir(dir.path()).output().unwrap();
+    let made = keygen();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let secret = std::fs::read_to_string(dir.path().join("keys/policy.key")).unwrap();
+    assert!(dir.path().join("keys/policy.pub").is_file());
+    let again = keygen();
+    assert_eq!(again.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("writing the key pair keys/policy.key and keys/policy.pub") && err.contains("exists; not overwriting"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("keys/policy.key")).unwrap(), secret, "the key is kept");
+}

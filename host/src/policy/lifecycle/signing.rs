@@ -137,6 +137,9 @@ pub fn keygen(prefix: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
     std::fs::File::open("/dev/urandom")?.read_exact(&mut seed)?;
     let key = SigningKey::from_bytes(&seed);
     let (secret, public) = (prefix.with_extension("key"), prefix.with_extension("pub"));
+    if let Some(folder) = prefix.parent().filter(|f| !f.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder)?;
+    }
     for p in [&secret, &public] {
         if p.exists() {
             return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, format!("{} exists; not overwriting", p.display())));
