@@ -34,6 +34,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -125,11 +126,19 @@ def run_block(block: Block, program: list, limit: int, cwd: Path, env: dict, log
     log_file = logs / f"{block.file.replace('/', '_')}-{block.line}.log"
     log.info("%s (%s): running in %s", where, block.language, cwd)
     with open(log_file, "w", encoding="utf-8") as out:
+        # Its own process group: a block that overruns is stopped with everything it started.
+        child = subprocess.Popen(program, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            done = subprocess.run(program, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=limit, check=False)
-            code = done.returncode
+            code = child.wait(timeout=limit)
         except subprocess.TimeoutExpired:
             code = None
+        finally:
+            if child.poll() is None or code is None:
+                try:
+                    os.killpg(child.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                child.wait()
     if code != 0:
         tail = "\n".join(log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-40:])
         why = f"did not finish in {limit} s" if code is None else f"exited {code}"
@@ -149,11 +158,19 @@ def main() -> int:
     if unknown:
         raise SystemExit("\n".join(f"{b.file}:{b.line - 1}: unknown readme-test comment {b.directive!r}" for b in unknown))
     logs = Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "readme-blocks"
+    stranded = logs / f"kept-{STATE_DIR}"
+    if stranded.exists():
+        raise SystemExit(f"{stranded} holds the {STATE_DIR}/ an interrupted run moved aside: move it back to {root / STATE_DIR} "
+                         "(or remove it), then run again")
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
     before = set(os.listdir(root))
     scratch = Path(tempfile.mkdtemp(prefix="readme-blocks-"))
-    kept = scratch / "kept-state"
+    # Beside the logs, on the repository's own file system (a move, never a copy), and put back
+    # first whatever happens; SIGTERM and SIGHUP end the run through the same path.
+    kept = logs / f"kept-{STATE_DIR}"
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, lambda number, _frame: sys.exit(f"stopped by signal {number}"))
     if (root / STATE_DIR).exists():
         log.info("moving the existing %s aside to %s for the run; it is put back afterwards", STATE_DIR, kept)
         shutil.move(str(root / STATE_DIR), kept)
@@ -186,9 +203,13 @@ def main() -> int:
         for name in sorted(set(os.listdir(root)) - before):
             path = root / name
             log.info("removing %s, which the blocks wrote", path)
-            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+            try:
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+            except OSError as e:
+                log.error("could not remove %s (%s): remove it by hand", path, e)
         if kept.exists():
             shutil.move(str(kept), root / STATE_DIR)
+            log.info("%s put back", STATE_DIR)
         shutil.rmtree(scratch, ignore_errors=True)
     log.info("%d blocks ran and passed, %d skipped (each with its reason above); logs in %s", ran, skipped, logs)
     return 0

@@ -64,6 +64,22 @@ fn init_never_writes_into_a_folder_that_holds_anything() {
     let left: Vec<_> = std::fs::read_dir(work.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, ["site"], "no working folder left behind");
     assert_eq!(std::fs::read_dir(work.path().join("site")).unwrap().count(), 1, "nothing written into it");
+    // A file, a dangling link and a Redis URL that does not parse are refused before anything is written.
+    std::fs::write(work.path().join("a-file"), "x").unwrap();
+    std::os::unix::fs::symlink("nowhere", work.path().join("a-link")).unwrap();
+    for (args, said) in [
+        (vec!["init", "--signed", "a-file"], "a-file is a file or a link, not a folder"),
+        (vec!["init", "--signed", "a-link"], "a-link is a file or a link, not a folder"),
+        (vec!["init", "--signed", "new", "--redis", "localhost:6379"], "--redis: the URL localhost:6379 does not parse"),
+    ] {
+        let refused = sentinel_in(work.path(), &args);
+        let err = text(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    let mut left: Vec<_> = std::fs::read_dir(work.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    left.sort();
+    assert_eq!(left, ["a-file", "a-link", "site"], "nothing written, no working folder left");
     // An empty folder is taken.
     std::fs::create_dir(work.path().join("empty")).unwrap();
     ok(sentinel_in(work.path(), &["init", "--signed", "empty"]));

@@ -6,6 +6,7 @@
 use crate::config::Config;
 use crate::policy::embedded;
 use crate::policy::lifecycle::{manifest, signing};
+use crate::redact::redact;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,20 +27,32 @@ pub struct InitArgs {
 
 pub fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.signed;
+    // Judged before anything is written: the Redis URL, and a target that is new or empty.
+    crate::config::redis_url::client(&args.redis, "capacity:state").map_err(|e| anyhow::anyhow!("--redis: {}", e.message))?;
+    let shown_redis = redact(&args.redis);
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => anyhow::bail!("reading {}: {e}", dir.display()),
+        Ok(m) if !m.is_dir() => anyhow::bail!(
+            "{} is a file or a link, not a folder: `sentinel init` writes a new folder; name one that does not exist",
+            dir.display()
+        ),
+        Ok(_) => {
+            let mut entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+            anyhow::ensure!(
+                entries.next().is_none(),
+                "{} exists and is not empty: `sentinel init` writes a new folder and changes nothing that exists; name another folder",
+                dir.display()
+            );
+        }
+    }
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    if dir.exists() {
-        let mut entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-        anyhow::ensure!(
-            entries.next().is_none(),
-            "{} exists and is not empty: `sentinel init` writes a new folder and changes nothing that exists; name another folder",
-            dir.display()
-        );
-    }
     std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
-    // Everything is written beside the target, then renamed into place: a failure leaves nothing.
+    // Everything is written beside the target, then renamed into place (over an empty folder,
+    // atomically): a failure leaves nothing, the working folder included.
     let work = tempfile::Builder::new()
         .prefix(".sentinel-init-")
         .tempdir_in(&parent)
@@ -48,21 +61,24 @@ pub fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
     // The config loads as `run` will load it: a mistake here is ours, and nothing is left behind.
     let config_path = work.path().join("sentinel.toml");
     Config::load(Some(&config_path)).context("the written sentinel.toml does not load (a bug in `sentinel init`: please report it)")?;
-    if dir.exists() {
-        std::fs::remove_dir(dir).with_context(|| format!("replacing the empty folder {}", dir.display()))?;
-    }
     let kept = work.keep();
-    std::fs::rename(&kept, dir).with_context(|| format!("moving {} to {}", kept.display(), dir.display()))?;
+    if let Err(e) = std::fs::rename(&kept, dir) {
+        let _ = std::fs::remove_dir_all(&kept);
+        anyhow::bail!("moving the new folder into place at {}: {e}; nothing was written there, name another folder", dir.display());
+    }
     let shown = dir.display();
     super::emit(&format!(
-        "wrote {shown}/: keys/policy.key (the signing key: keep it secret), keys/policy.pub, policies/ ({}, each manifest signed), sentinel.toml",
+        "wrote {shown}/: keys/policy.key (the signing key), keys/policy.pub, policies/ ({}, each manifest signed), sentinel.toml",
         versions.join(", ")
     ))?;
+    super::emit(
+        "keys/policy.key signs policies and a sentinel never reads it: outside a trial, keep it away from the machines \
+         that run one (whoever can read it can sign any version)",
+    )?;
     super::emit(&format!(
-        "next, with a Redis at {}:\n  sentinel check --config {shown}/sentinel.toml\n  sentinel run --config {shown}/sentinel.toml\n\
+        "next, with a Redis at {shown_redis}:\n  sentinel check --config {shown}/sentinel.toml\n  sentinel run --config {shown}/sentinel.toml\n\
          a new version: copy its .wasm and .manifest.json into {shown}/policies/, then\n  \
-         sentinel policy sign --key {shown}/keys/policy.key {shown}/policies/\n  sentinel policy activate VERSION --config {shown}/sentinel.toml",
-        args.redis
+         sentinel policy sign --key {shown}/keys/policy.key {shown}/policies/\n  sentinel policy activate VERSION --config {shown}/sentinel.toml"
     ))?;
     Ok(ExitCode::SUCCESS)
 }

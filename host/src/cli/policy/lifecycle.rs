@@ -92,7 +92,9 @@ pub fn list(config: &Path, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 pub fn keygen(out: &Path) -> anyhow::Result<ExitCode> {
-    let (secret, public) = signing::keygen(out).with_context(|| format!("writing the key pair {0}.key and {0}.pub", out.display()))?;
+    let (secret, public) = signing::keygen(out).with_context(|| {
+        format!("writing the key pair {} and {}", out.with_extension("key").display(), out.with_extension("pub").display())
+    })?;
     super::super::emit(&format!("signing key {} (keep it secret), public key {}", secret.display(), public.display()))?;
     Ok(ExitCode::SUCCESS)
 }

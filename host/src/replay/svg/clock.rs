@@ -44,18 +44,26 @@ impl Zone {
         Timestamp::from_second(at).map_or(0, |t| Instant::from(self.tz.to_offset(t).seconds()))
     }
 
-    /// How the zone is named under a timeline: `UTC`, or `Europe/Berlin (CET, UTC+01:00)` as
-    /// it stands at `at`.
-    pub fn describe(&self, at: Instant) -> String {
-        let Ok(t) = Timestamp::from_second(at) else { return self.name.clone() };
+    /// How the zone is named under a timeline from `from` to `to`: `UTC`, or `Europe/Berlin
+    /// (CET, UTC+01:00)`, with the offset after a clock change inside the window too
+    /// (`Europe/Berlin (CEST, UTC+02:00, then CET, UTC+01:00)`).
+    pub fn describe(&self, from: Instant, to: Instant) -> String {
         if self.tz == TimeZone::UTC {
             return "UTC".into();
         }
-        let info = self.tz.to_offset_info(t);
-        let seconds = info.offset().seconds();
-        let sign = if seconds < 0 { '-' } else { '+' };
-        let (h, m) = (seconds.unsigned_abs() / 3600, seconds.unsigned_abs() % 3600 / 60);
-        format!("{} ({}, UTC{sign}{h:02}:{m:02})", self.name, info.abbreviation())
+        let offset = |at: Instant| {
+            let t = Timestamp::from_second(at).ok()?;
+            let info = self.tz.to_offset_info(t);
+            let seconds = info.offset().seconds();
+            let sign = if seconds < 0 { '-' } else { '+' };
+            let (h, m) = (seconds.unsigned_abs() / 3600, seconds.unsigned_abs() % 3600 / 60);
+            Some(format!("{}, UTC{sign}{h:02}:{m:02}", info.abbreviation()))
+        };
+        match (offset(from), offset(to)) {
+            (Some(a), Some(b)) if a != b => format!("{} ({a}, then {b})", self.name),
+            (Some(a), _) => format!("{} ({a})", self.name),
+            _ => self.name.clone(),
+        }
     }
 
     /// `at` written as `format` on this zone's wall clock.
@@ -71,19 +79,27 @@ impl Zone {
         }
     }
 
-    /// Round times of this zone's wall clock for the axis, about ten over the range, and how
-    /// to write them.
-    pub fn ticks(&self, range: std::ops::Range<Instant>) -> (Vec<Instant>, Stamp) {
+    /// Round times of this zone's wall clock for the axis, at most `most` of them over the
+    /// range, and how to write them. They are stepped on the wall clock, so that across a
+    /// clock change midnight stays midnight; a round time the change skips is left out.
+    pub fn ticks(&self, range: std::ops::Range<Instant>, most: usize) -> (Vec<Instant>, Stamp) {
         const MINUTE: Instant = 60;
         const DAY: Instant = 86_400;
         let span = range.end - range.start;
+        let most = most.max(2) as Instant;
         let steps = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880, 7 * 1440, 14 * 1440, 28 * 1440, 56 * 1440, 91 * 1440];
-        let step = steps.iter().map(|m| m * MINUTE).find(|s| span / s <= 10).unwrap_or(182 * DAY);
-        // Rounded on the wall clock at the start: midnight is the zone's midnight.
-        let offset = self.offset(range.start);
-        let start = range.start + offset;
-        let first = start.div_euclid(step) * step + if start.rem_euclid(step) == 0 { 0 } else { step } - offset;
-        let ticks = (0..).map(|i| first + i * step).take_while(|t| *t <= range.end).collect();
+        let step = steps.iter().map(|m| m * MINUTE).find(|s| span / s < most).unwrap_or(182 * DAY);
+        // Wall-clock seconds: the zone's date and time read as if they were UTC.
+        let (from, to) = (range.start + self.offset(range.start), range.end + self.offset(range.end));
+        let first = from.div_euclid(step) * step + if from.rem_euclid(step) == 0 { 0 } else { step };
+        let mut ticks: Vec<Instant> = Vec::new();
+        for wall in (0..).map(|i| first + i * step).take_while(|w| *w <= to) {
+            if let Some(at) = self.instant_of_wall(wall).filter(|at| (range.start..=range.end).contains(at))
+                && ticks.last().is_none_or(|last| *last < at)
+            {
+                ticks.push(at);
+            }
+        }
         let format = if span <= DAY {
             Stamp::Time
         } else if step < DAY {
@@ -92,6 +108,17 @@ impl Zone {
             Stamp::Day
         };
         (ticks, format)
+    }
+
+    /// The instant this zone's wall clock reads `wall` (seconds as if UTC); none when a clock
+    /// change skips that time, the earlier when it repeats it.
+    fn instant_of_wall(&self, wall: Instant) -> Option<Instant> {
+        let civil = Timestamp::from_second(wall).ok()?.to_zoned(TimeZone::UTC).datetime();
+        let zoned = self.tz.to_ambiguous_zoned(civil);
+        if matches!(zoned.offset(), jiff::tz::AmbiguousOffset::Gap { .. }) {
+            return None;
+        }
+        Some(zoned.earlier().ok()?.timestamp().as_second())
     }
 }
 
@@ -115,17 +142,39 @@ mod tests {
         let berlin = Zone::named("Europe/Berlin").unwrap();
         assert_eq!(berlin.stamp(BEFORE_SPRING, Stamp::Full), "2026-03-29 01:30");
         assert_eq!(berlin.stamp(BEFORE_SPRING + 3600, Stamp::Full), "2026-03-29 03:30");
-        assert_eq!(berlin.describe(BEFORE_SPRING), "Europe/Berlin (CET, UTC+01:00)");
-        assert_eq!(berlin.describe(BEFORE_SPRING + 3600), "Europe/Berlin (CEST, UTC+02:00)");
+        assert_eq!(berlin.describe(BEFORE_SPRING, BEFORE_SPRING), "Europe/Berlin (CET, UTC+01:00)");
+        assert_eq!(berlin.describe(BEFORE_SPRING + 3600, BEFORE_SPRING + 7200), "Europe/Berlin (CEST, UTC+02:00)");
+        assert_eq!(berlin.describe(BEFORE_SPRING, BEFORE_SPRING + 3600), "Europe/Berlin (CET, UTC+01:00, then CEST, UTC+02:00)");
         assert_eq!(Zone::utc().stamp(BEFORE_SPRING, Stamp::Full), "2026-03-29 00:30");
     }
 
     #[test]
     fn ticks_fall_on_the_zones_round_times() {
         let india = Zone::named("Asia/Kolkata").unwrap();
-        let (ticks, format) = india.ticks(BEFORE_SPRING..BEFORE_SPRING + 6 * 3600);
+        let (ticks, format) = india.ticks(BEFORE_SPRING..BEFORE_SPRING + 6 * 3600, 10);
         assert_eq!(format, Stamp::Time);
         assert!(ticks.iter().all(|t| india.stamp(*t, Stamp::Time).ends_with(":00")), "{ticks:?}");
+        assert!(india.ticks(BEFORE_SPRING..BEFORE_SPRING + 6 * 3600, 3).0.len() <= 3, "a narrow drawing gets fewer");
+    }
+
+    /// A week across Berlin's autumn change (2026-10-25): every day's tick is that day's
+    /// midnight; before, the offset at the start was kept, and after the change the ticks fell
+    /// at 23:00 with the day before's date.
+    #[test]
+    fn daily_ticks_stay_at_midnight_across_a_clock_change() {
+        let berlin = Zone::named("Europe/Berlin").unwrap();
+        let from = 1_792_620_000; // 2026-10-22 00:00 in Berlin (22:00 UTC the day before)
+        let (ticks, format) = berlin.ticks(from..from + 7 * 86_400, 10);
+        assert_eq!(format, Stamp::Day);
+        let stamps: Vec<String> = ticks.iter().map(|t| berlin.stamp(*t, Stamp::Full)).collect();
+        assert_eq!(stamps.len(), 7, "{stamps:?}");
+        assert!(stamps.iter().all(|s| s.ends_with(" 00:00")), "{stamps:?}");
+        assert_eq!(stamps[3], "2026-10-25 00:00");
+        assert_eq!(stamps[4], "2026-10-26 00:00");
+        // Hourly across the spring change: 02:00 does not exist that night and is left out.
+        let (hours, _) = berlin.ticks(BEFORE_SPRING - 1800..BEFORE_SPRING + 3 * 3600, 4);
+        let stamps: Vec<String> = hours.iter().map(|t| berlin.stamp(*t, Stamp::Time)).collect();
+        assert_eq!(stamps, ["01:00", "03:00", "04:00", "05:00"]);
     }
 
     #[test]

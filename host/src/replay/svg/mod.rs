@@ -112,7 +112,7 @@ fn render(frame: &Frame, labels: &[String], timelines: &[&Timeline], thresholds:
             "{} to {}, times in {}, {} ticks",
             frame.zone.stamp(whole.start, Stamp::Full),
             frame.zone.stamp(last.at, Stamp::Full),
-            frame.zone.describe(last.at),
+            frame.zone.describe(whole.start, last.at),
             points[0].len()
         );
         top.draw_text(&period, &font(15, HPos::Left, VPos::Center), (left, title as i32 - 14)).map_err(|e| fail(e.into()))?;
@@ -288,7 +288,8 @@ fn time_grid<Y: plotters::coord::ranged1d::Ranged<ValueType = f64>>(
     range: Range,
     y: std::ops::Range<f64>,
 ) -> Result<(), Failure> {
-    let (ticks, format) = d.zone.ticks(range);
+    // A label is about 90 pixels wide at most: no more of them than fit, and ten at the most.
+    let (ticks, format) = d.zone.ticks(range, (d.columns / 90).clamp(3, 10));
     for at in ticks {
         let (x, top) = chart.backend_coord(&(at, y.end));
         let (_, bottom) = chart.backend_coord(&(at, y.start));
