@@ -120,7 +120,15 @@ async fn the_timeline_draws_the_stored_ticks_of_the_last_hours() {
     let head = &local[..local.len().min(600)];
     assert!(local.starts_with("<svg width=\"900\""), "{head}");
     assert!(local.contains("2026-10-20 10:00 to 2026-10-20 10:02, times in America/New_York (EDT, UTC-04:00), 3 ticks"), "{head}");
-    for bad in ["zone=Mars/Olympus", "width=639", "width=2401", "width=x"] {
+    // A zone this machine lacks draws in UTC and says so (a 400 would leave the reader without a timeline).
+    let unknown = h.call(get("/v1/timeline.svg?zone=Mars/Olympus", Some(VIEWER))).await;
+    assert_eq!(unknown.status, StatusCode::OK);
+    assert!(
+        unknown.text().contains("times in UTC (the time zone &quot;Mars/Olympus&quot; is not known here), 3 ticks"),
+        "{}",
+        unknown.text()
+    );
+    for bad in ["width=639", "width=2401", "width=x"] {
         let problem = h.call(get(&format!("/v1/timeline.svg?{bad}"), Some(VIEWER))).await.problem(StatusCode::BAD_REQUEST);
         let detail = problem["detail"].as_str().unwrap_or_default().to_owned();
         assert!(detail.contains(bad.split('=').next().unwrap_or_default()), "{bad}: {detail}");

@@ -11,6 +11,8 @@ pub struct Zone {
     tz: TimeZone,
     /// The IANA name, `UTC` for UTC.
     name: String,
+    /// A name asked for that the database does not hold (the drawing is then in UTC and says so).
+    unknown: Option<String>,
 }
 
 /// A zone name the time zone database does not hold.
@@ -22,7 +24,7 @@ pub struct UnknownZone {
 
 impl Zone {
     pub fn utc() -> Self {
-        Zone { tz: TimeZone::UTC, name: "UTC".into() }
+        Zone { tz: TimeZone::UTC, name: "UTC".into(), unknown: None }
     }
 
     /// The zone of an IANA name (`Europe/Berlin`), from the system's zoneinfo or the copy
@@ -32,7 +34,13 @@ impl Zone {
             return Ok(Zone::utc());
         }
         let tz = TimeZone::get(name).map_err(|_| UnknownZone { name: name.into() })?;
-        Ok(Zone { tz, name: name.into() })
+        Ok(Zone { tz, name: name.into(), unknown: None })
+    }
+
+    /// The zone of `name`, else UTC with the reason said under the drawing: a reader whose
+    /// zone this machine lacks still gets the timeline, in a zone it names.
+    pub fn named_or_utc(name: &str) -> Self {
+        Zone::named(name).unwrap_or_else(|e| Zone { unknown: Some(e.name), ..Zone::utc() })
     }
 
     pub fn name(&self) -> &str {
@@ -48,6 +56,12 @@ impl Zone {
     /// (CET, UTC+01:00)`, with the offset after a clock change inside the window too
     /// (`Europe/Berlin (CEST, UTC+02:00, then CET, UTC+01:00)`).
     pub fn describe(&self, from: Instant, to: Instant) -> String {
+        if let Some(name) = &self.unknown {
+            // Only a name of IANA characters is repeated into the drawing.
+            let plain = name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "/_+-".contains(c));
+            let asked = if plain { format!("\"{name}\"") } else { "asked for".into() };
+            return format!("UTC (the time zone {asked} is not known here)");
+        }
         if self.tz == TimeZone::UTC {
             return "UTC".into();
         }
@@ -178,8 +192,13 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_zone_is_refused_with_what_to_give() {
+    fn an_unknown_zone_is_refused_with_what_to_give_or_drawn_in_utc_saying_so() {
         let e = Zone::named("Mars/Olympus").unwrap_err().to_string();
         assert!(e.contains("Mars/Olympus") && e.contains("IANA"), "{e}");
+        let utc = Zone::named_or_utc("Mars/Olympus");
+        assert_eq!(utc.stamp(BEFORE_SPRING, Stamp::Full), "2026-03-29 00:30");
+        assert_eq!(utc.describe(BEFORE_SPRING, BEFORE_SPRING), "UTC (the time zone \"Mars/Olympus\" is not known here)");
+        let odd = Zone::named_or_utc("<b>\r");
+        assert_eq!(odd.describe(BEFORE_SPRING, BEFORE_SPRING), "UTC (the time zone asked for is not known here)");
     }
 }

@@ -223,10 +223,8 @@
     const inner = $('timeline-section').clientWidth - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight);
     const width = String(Math.min(2400, Math.max(640, Math.floor(inner))));
     const query = new URLSearchParams({ hours: '24', zone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC', width });
-    const get = (q) => api('/v1/timeline.svg?' + q.toString(), { accept: 'image/svg+xml' });
-    // A zone the server's time zone data lacks: drawn in UTC (the drawing names its zone) rather than not at all.
-    const res = await get(query).catch((err) => { if (!isStatus(err, 400)) throw err; query.delete('zone'); return get(query); });
-    const blob = await res.blob();
+    // A zone the server's time zone data lacks is drawn in UTC, and the drawing says so.
+    const blob = await (await api('/v1/timeline.svg?' + query.toString(), { accept: 'image/svg+xml' })).blob();
     const url = URL.createObjectURL(blob.type.startsWith('image/svg+xml') ? blob : new Blob([blob], { type: 'image/svg+xml' }));
     if (session.timelineUrl) URL.revokeObjectURL(session.timelineUrl); // the image shown stays decoded
     $('timeline').src = session.timelineUrl = url;
