@@ -6,6 +6,7 @@ use crate::adapters::api_gateway_stages::ApiGatewayStages;
 use crate::adapters::file_publisher::{FilePublisher, StdoutPublisher};
 use crate::adapters::log_stages::LogStageController;
 use crate::adapters::postgres::{PostgresLeadership, PostgresStore};
+use crate::adapters::prometheus_history::PrometheusHistory;
 use crate::adapters::prometheus_metrics::PrometheusMetrics;
 use crate::adapters::redis_publisher::RedisPublisher;
 use crate::adapters::sqlite::{SqliteLock, SqliteStore};
@@ -19,6 +20,7 @@ use crate::policy::active::{ActivePolicy, SharedPolicy};
 use crate::policy::lifecycle::{self, Lifecycle};
 use crate::policy::{self, Limits, Runtime};
 use crate::ports::baselines::BaselineStore;
+use crate::ports::history::MetricsHistory;
 use crate::ports::leadership::Leadership;
 use crate::ports::memory::MemoryStore;
 use crate::ports::metrics::MetricsSource;
@@ -128,6 +130,26 @@ pub fn metrics_source(config: &Config, now: vocabulary::Instant) -> anyhow::Resu
             Box::new(PrometheusMetrics::new((**source).clone(), config.read_timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?)
         }
     })
+}
+
+/// The configuration's metrics source as history (`sentinel trace fetch`), each request
+/// bounded by `timeout`; a source that has no history is refused saying what does.
+pub fn metrics_history(config: &Config, timeout: std::time::Duration) -> anyhow::Result<Box<dyn MetricsHistory>> {
+    match &config.metrics {
+        MetricsConfig::Prometheus(source) => {
+            Ok(Box::new(PrometheusHistory::new((**source).clone(), timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?))
+        }
+        MetricsConfig::Synthetic => anyhow::bail!(
+            "{}: [metrics] kind = \"synthetic\" has no history to fetch: point --config at the live configuration, whose \
+             [metrics] is kind = \"prometheus\"",
+            config.source
+        ),
+        MetricsConfig::Trace { path } => anyhow::bail!(
+            "{}: [metrics] kind = \"trace\" reads {}, which is already a trace: give it to `policy tune` or `replay` as it is",
+            config.source,
+            path.display()
+        ),
+    }
 }
 
 /// What the configuration names on this machine, checked before the store is opened (or

@@ -54,4 +54,5 @@ mod stage_ledger;
 mod stage_throttles_kill;
 mod stage_throttles_live;
 mod test_servers;
+mod trace_fetch;
 mod tune_progress;

@@ -8,7 +8,10 @@ pub mod aws_client;
 pub mod file_publisher;
 pub mod log_stages;
 pub mod postgres;
+pub mod prometheus_history;
+mod prometheus_http;
 pub mod prometheus_metrics;
+mod prometheus_reading;
 pub mod redis_publisher;
 pub mod sqlite;
 #[cfg(feature = "aws")]

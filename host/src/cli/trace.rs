@@ -1,11 +1,15 @@
 //! `sentinel trace import`: a `timestamp,value` CSV into a trace with one reading a minute.
+//! `sentinel trace fetch`: a window of history from the configured metrics source.
 
+use crate::config::Config;
+use crate::trace::fetch::{Destination, FetchOptions, Window, fetch};
 use crate::trace::{ImportSignal, RepeatedTimestamps, import_csv, write_event};
 use anyhow::Context;
 use clap::Subcommand;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
@@ -24,10 +28,61 @@ pub enum TraceCommand {
         /// The CSV file (header `timestamp,value`).
         file: PathBuf,
     },
+    /// Fetch a window of history from the configured metrics source (Prometheus) into one
+    /// trace, a step a line, as the live sentinel would have read each minute.
+    Fetch {
+        /// The live configuration: its [metrics] source and queries are asked.
+        #[arg(long)]
+        config: PathBuf,
+        /// The start: a duration before --until (30d, 12h) or an RFC 3339 time.
+        #[arg(long)]
+        since: String,
+        /// The end, not included: an RFC 3339 time (default: the current minute).
+        #[arg(long)]
+        until: Option<String>,
+        /// One reading every STEP (the live sentinel reads once a minute).
+        #[arg(long, default_value = "1m", value_parser = humantime::parse_duration)]
+        step: Duration,
+        /// Write here (through FILE.partial: a fetch that stops goes on when run again)
+        /// instead of stdout.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        /// How many times a request that fails (timeout, server down) is asked again.
+        #[arg(long, default_value_t = 5)]
+        retries: u32,
+        /// Each request's timeout (a day of history takes longer than a live read).
+        #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+        timeout: Duration,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 pub fn run(cmd: TraceCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        TraceCommand::Fetch { config, since, until, step, output, retries, timeout, quiet } => {
+            let config = Config::load(Some(&config))?;
+            let window = Window::new(&since, until.as_deref(), step, crate::clock::now_seconds()).map_err(anyhow::Error::msg)?;
+            let history = crate::setup::metrics_history(&config, timeout)?;
+            let destination = output.clone().map_or(Destination::Stdout, Destination::File);
+            let options = FetchOptions { retries, first_wait: Duration::from_secs(1), progress: !quiet };
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let fetched = runtime.block_on(fetch(history.as_ref(), &window, &destination, &options))?;
+            let into = output.map_or_else(|| "stdout".to_string(), |p| p.display().to_string());
+            tracing::info!(
+                steps = fetched.steps,
+                readings = fetched.readings,
+                failed_reads = fetched.failed_reads,
+                retried = fetched.retried,
+                "fetched {} into {into}: {} steps ({} kept from an earlier run), {} failed reads among the newly fetched",
+                window.describe(),
+                fetched.steps,
+                fetched.kept,
+                fetched.failed_reads
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         TraceCommand::Import { signal, repeated_timestamps, output, file } => {
             let reader = std::fs::File::open(&file).with_context(|| format!("opening {}", file.display()))?;
             let events = import_csv(&file.display().to_string(), reader, &signal, repeated_timestamps)?;

@@ -52,6 +52,7 @@ impl Default for PrometheusQueries {
 #[derive(Clone, PartialEq)]
 pub struct PrometheusSource {
     endpoint: Url,
+    range_endpoint: Url,
     shown: String,
     queries: PrometheusQueries,
 }
@@ -80,7 +81,8 @@ impl PrometheusSource {
             return Err(url_error(&"a base URL has no query or fragment"));
         }
         let shown = redact(base.as_str()).trim_end_matches('/').to_string();
-        let endpoint = Url::parse(&format!("{}/api/v1/query", base.as_str().trim_end_matches('/'))).map_err(|e| url_error(&e))?;
+        let api = |path: &str| Url::parse(&format!("{}/api/v1/{path}", base.as_str().trim_end_matches('/'))).map_err(|e| url_error(&e));
+        let (endpoint, range_endpoint) = (api("query")?, api("query_range")?);
         let set = [
             ("cpu_pct", &queries.cpu_pct),
             ("connections_pct", &queries.connections_pct),
@@ -101,12 +103,17 @@ impl PrometheusSource {
         if queries.latency_label.trim().is_empty() {
             return Err(refuse("metrics.queries.latency_label", "is empty; name the label that holds the API (default \"api\")".into()));
         }
-        Ok(PrometheusSource { endpoint, shown, queries })
+        Ok(PrometheusSource { endpoint, range_endpoint, shown, queries })
     }
 
     /// `<base>/api/v1/query`.
     pub fn endpoint(&self) -> &Url {
         &self.endpoint
+    }
+
+    /// `<base>/api/v1/query_range`: history (`sentinel trace fetch`).
+    pub fn range_endpoint(&self) -> &Url {
+        &self.range_endpoint
     }
 
     /// The base URL without its password, for messages and logs.

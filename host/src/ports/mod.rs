@@ -2,6 +2,7 @@
 //! to these; `adapters/` holds one implementation per real system (and the embedded defaults).
 
 pub mod baselines;
+pub mod history;
 pub mod leadership;
 pub mod memory;
 pub mod metrics;

@@ -5,6 +5,7 @@
 use super::Ports;
 use crate::policy::active::ActivePolicy;
 use crate::ports::baselines::BaselineStore;
+use crate::ports::metrics::check_reading;
 use crate::ports::stage_ledger::StageRecord;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -68,36 +69,6 @@ pub async fn gather(p: &Ports, policy: &ActivePolicy, limit: Duration, now: Inst
         }
     };
     Gathered { memory, stage_records, pin, signal, samples, notes }
-}
-
-/// A reading with a non-finite or out-of-range value is a failed read, never a crash.
-pub fn check_reading(r: &Reading) -> Result<(), String> {
-    let pct = |name: &str, v: Option<f64>| match v {
-        Some(v) if !(v.is_finite() && (0.0..=100.0).contains(&v)) => {
-            Err(format!("malformed metric {name}: {} is not a percentage within 0..100", shown(v)))
-        }
-        _ => Ok(()),
-    };
-    pct("cpu_pct", r.cpu_pct)?;
-    pct("connections_pct", r.connections_pct)?;
-    for l in &r.latency {
-        if l.api.trim().is_empty() {
-            return Err("malformed metric latency: an API without a name".into());
-        }
-        for (name, v) in [("p95_ms", l.p95_ms), ("baseline_ms", l.baseline_ms)] {
-            if let Some(v) = v
-                && !(v.is_finite() && v >= 0.0)
-            {
-                return Err(format!("malformed metric latency[{}].{name}: {} is not a non-negative number", l.api, shown(v)));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A value for a message: huge ones in exponent form (1e300, not 301 digits).
-fn shown(v: f64) -> String {
-    if v.is_finite() && v.abs() >= 1e15 { format!("{v:e}") } else { v.to_string() }
 }
 
 fn samples_of(r: &Reading, now: Instant) -> Vec<(String, LatencySample)> {

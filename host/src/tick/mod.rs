@@ -12,7 +12,6 @@ mod publish;
 mod republish;
 mod stages;
 
-pub use gather::check_reading;
 pub use publish::recorded_document;
 pub use stages::{StageStep, plan_stages};
 

@@ -13,6 +13,9 @@
 //! exact field; [`write_event`] writes the same format back. [`import`] turns `timestamp,value`
 //! CSV exports into traces with one reading a minute.
 
+pub mod fetch;
+mod fetch_partial;
+mod fetch_window;
 pub mod import;
 mod parse;
 mod parse_fast;

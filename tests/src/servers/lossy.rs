@@ -51,7 +51,12 @@ impl LossyProxy {
                     Ok((client, _)) if downing.load(Ordering::SeqCst) => drop(client),
                     Ok((client, _)) => {
                         client.set_nonblocking(false).expect("blocking client socket");
-                        let server = TcpStream::connect(("127.0.0.1", upstream)).expect("the proxy reaches its server");
+                        // A server that is not there (stopped, restarting): the client's
+                        // connection is closed, as a proxy in front of a stopped server does.
+                        let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                            drop(client);
+                            continue;
+                        };
                         // Set when this connection carried the armed request: its answers are lost.
                         let swallow = Arc::new(AtomicBool::new(false));
                         // Set by a slow request: how long to hold its answer back.

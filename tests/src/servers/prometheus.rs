@@ -38,6 +38,26 @@ impl Prometheus {
         Prometheus { process, dir }
     }
 
+    /// A Prometheus holding `openmetrics` (samples with their own timestamps, ending `# EOF`),
+    /// written into blocks by `promtool tsdb create-blocks-from openmetrics` before it starts,
+    /// kept however old (retention 100 years) and scraping nothing.
+    pub fn backfilled(openmetrics: &str) -> Prometheus {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let input = dir.path().join("history.om");
+        std::fs::write(&input, openmetrics).expect("writing the OpenMetrics file");
+        let promtool = binary("promtool", "apt-get install prometheus");
+        let out = Command::new(promtool)
+            .args(["tsdb", "create-blocks-from", "openmetrics", "--quiet"])
+            .arg(&input)
+            .arg(dir.path().join("data"))
+            .output()
+            .expect("running promtool");
+        assert!(out.status.success(), "promtool create-blocks-from failed: {}", String::from_utf8_lossy(&out.stderr));
+        std::fs::write(dir.path().join("prometheus.yml"), "global:\n  scrape_interval: 15s\n").expect("writing prometheus.yml");
+        let process = Prometheus::spawn(dir.path(), free_port());
+        Prometheus { process, dir }
+    }
+
     /// Starts the server and waits until it is ready to answer queries (`/-/ready`): it
     /// listens before its storage is open, and answers 503 until then.
     fn spawn(dir: &std::path::Path, port: u16) -> ServerProcess {
@@ -45,6 +65,8 @@ impl Prometheus {
         cmd.arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
             .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            // Backfilled history is older than the default 15 days: keep it.
+            .arg("--storage.tsdb.retention.time=100y")
             .current_dir(dir);
         let process = ServerProcess::spawn("prometheus", cmd, port, dir, Duration::from_secs(30));
         let deadline = std::time::Instant::now() + Duration::from_secs(30);

@@ -1,0 +1,194 @@
+//! A fetch written to a file goes first into `OUT.partial`, one whole request at a time, each
+//! synced to disk, beside `OUT.partial.json`, which says what is being fetched (the source's
+//! fingerprint and the window). The same command run again after a failure goes on after the
+//! last step kept; a partial file of another fetch is started over. When the window is done the
+//! partial file is renamed to `OUT`, so `OUT` is only ever a whole trace.
+
+use super::fetch_window::Window;
+use crate::instants::format_rfc3339;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use vocabulary::Instant;
+
+/// A file operation that failed, naming the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {error} (check that the folder exists, is writable and has space)")]
+pub struct PartialIoError {
+    pub path: String,
+    pub error: std::io::Error,
+}
+
+/// What `OUT.partial.json` records.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Fetching {
+    source: String,
+    from: String,
+    until: String,
+    step_seconds: u32,
+}
+
+/// The partial file being written.
+#[derive(Debug)]
+pub struct Partial {
+    out: PathBuf,
+    partial: PathBuf,
+    state: PathBuf,
+    file: File,
+    /// The first step not yet written.
+    pub next: Instant,
+    /// Steps kept from an earlier run of the same fetch.
+    pub kept: u64,
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> PartialIoError + '_ {
+    move |error| PartialIoError { path: path.display().to_string(), error }
+}
+
+fn beside(out: &Path, suffix: &str) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+impl Partial {
+    /// Opens the partial file of the fetch of `window` from the source with `fingerprint` into
+    /// `out`: going on after what an earlier run of the same fetch kept, or starting afresh.
+    pub fn open(out: &Path, window: &Window, fingerprint: &str) -> Result<Partial, PartialIoError> {
+        let (partial, state) = (beside(out, ".partial"), beside(out, ".partial.json"));
+        let fetching = Fetching {
+            source: fingerprint.to_string(),
+            from: format_rfc3339(window.from),
+            until: format_rfc3339(window.until),
+            step_seconds: window.step,
+        };
+        match Partial::resume(&partial, &state, window, &fetching) {
+            Ok(Some((file, next, kept))) => {
+                tracing::info!(
+                    kept,
+                    from = %format_rfc3339(next),
+                    "going on with the fetch kept in {} ({kept} steps were fetched before)",
+                    partial.display()
+                );
+                return Ok(Partial { out: out.to_path_buf(), partial, state, file, next, kept });
+            }
+            Ok(None) => {}
+            Err(why) => tracing::warn!("starting {} over: {why}", partial.display()),
+        }
+        let file = File::create(&partial).map_err(io(&partial))?;
+        let text = serde_json::to_string_pretty(&fetching).unwrap_or_default();
+        std::fs::write(&state, format!("{text}\n")).map_err(io(&state))?;
+        Ok(Partial { out: out.to_path_buf(), partial, state, file, next: window.from, kept: 0 })
+    }
+
+    /// The earlier run's file, cut after its last whole line, and the step after that line;
+    /// `None` when there is none, an error saying why it cannot be used.
+    fn resume(partial: &Path, state: &Path, window: &Window, fetching: &Fetching) -> Result<Option<(File, Instant, u64)>, String> {
+        let Ok(recorded) = std::fs::read_to_string(state) else {
+            return if partial.exists() { Err(format!("{} is missing", state.display())) } else { Ok(None) };
+        };
+        let recorded: Fetching = serde_json::from_str(&recorded).map_err(|e| format!("{} is unreadable ({e})", state.display()))?;
+        if &recorded != fetching {
+            return Err(format!(
+                "it holds another fetch ({} to {} every {}s from {})",
+                recorded.from, recorded.until, recorded.step_seconds, recorded.source
+            ));
+        }
+        let text = std::fs::read(partial).map_err(|e| format!("{}: {e}", partial.display()))?;
+        let whole = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let kept = text[..whole].iter().filter(|b| **b == b'\n').count() as u64;
+        let next = if whole == 0 {
+            window.from
+        } else {
+            let last_start = text[..whole - 1].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let line = String::from_utf8_lossy(&text[last_start..whole]);
+            let events = super::parse_trace("partial", &line).map_err(|e| format!("its last whole line does not parse ({e})"))?;
+            let at = events.events.first().map(|e| e.at()).ok_or("its last whole line holds no step")?;
+            let on_grid = (at - window.from) % Instant::from(window.step) == 0;
+            if at < window.from || at >= window.until || !on_grid || kept != ((at - window.from) / Instant::from(window.step) + 1) as u64 {
+                return Err(format!("its steps do not match the window (the last is at {})", format_rfc3339(at)));
+            }
+            at + Instant::from(window.step)
+        };
+        let file = OpenOptions::new().append(true).open(partial).map_err(|e| format!("{}: {e}", partial.display()))?;
+        file.set_len(whole as u64).map_err(|e| format!("{}: {e}", partial.display()))?;
+        Ok(Some((file, next, kept)))
+    }
+
+    /// Where the steps go until the fetch is done.
+    pub fn path(&self) -> &Path {
+        &self.partial
+    }
+
+    /// Appends the lines of one request, on disk before this returns; `next` is the step after.
+    pub fn append(&mut self, lines: &str, next: Instant) -> Result<(), PartialIoError> {
+        let mut file = &self.file;
+        file.write_all(lines.as_bytes()).map_err(io(&self.partial))?;
+        self.file.sync_data().map_err(io(&self.partial))?;
+        self.next = next;
+        Ok(())
+    }
+
+    /// The window is whole: the partial file becomes `OUT` and the record goes.
+    pub fn finish(self) -> Result<(), PartialIoError> {
+        self.file.sync_all().map_err(io(&self.partial))?;
+        std::fs::rename(&self.partial, &self.out).map_err(io(&self.out))?;
+        std::fs::remove_file(&self.state).map_err(io(&self.state))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WINDOW: Window = Window { from: 1_789_948_800, until: 1_789_948_800 + 600, step: 60 };
+
+    fn line(at: Instant) -> String {
+        format!("{{\"at\":\"{}\",\"reading\":{{\"cpu_pct\":50}}}}\n", format_rfc3339(at))
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_and_the_fetch_goes_on_after_the_last_whole_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("history.jsonl");
+        let mut partial = Partial::open(&out, &WINDOW, "source A").unwrap();
+        assert_eq!((partial.next, partial.kept), (WINDOW.from, 0));
+        partial.append(&(line(WINDOW.from) + &line(WINDOW.from + 60)), WINDOW.from + 120).unwrap();
+        drop(partial);
+        // A crash in the middle of the next write.
+        let torn = dir.path().join("history.jsonl.partial");
+        std::fs::write(&torn, std::fs::read_to_string(&torn).unwrap() + "{\"at\":\"2026-09-21T00:0").unwrap();
+
+        let mut partial = Partial::open(&out, &WINDOW, "source A").unwrap();
+        assert_eq!((partial.next, partial.kept), (WINDOW.from + 120, 2));
+        let rest: String = (2..10).map(|i| line(WINDOW.from + i * 60)).collect();
+        partial.append(&rest, WINDOW.until).unwrap();
+        partial.finish().unwrap();
+        let whole: String = (0..10).map(|i| line(WINDOW.from + i * 60)).collect();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), whole);
+        assert!(!torn.exists() && !dir.path().join("history.jsonl.partial.json").exists());
+    }
+
+    #[test]
+    fn a_partial_file_of_another_fetch_or_without_its_record_is_started_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("history.jsonl");
+        let mut partial = Partial::open(&out, &WINDOW, "source A").unwrap();
+        partial.append(&line(WINDOW.from), WINDOW.from + 60).unwrap();
+        drop(partial);
+        for (source, window) in [("source B", WINDOW), ("source A", Window { step: 120, ..WINDOW })] {
+            let partial = Partial::open(&out, &window, source).unwrap();
+            assert_eq!((partial.next, partial.kept), (window.from, 0), "{source} {window:?}");
+            assert_eq!(std::fs::metadata(partial.path()).unwrap().len(), 0);
+        }
+        // Steps that do not fall on the window's grid are not gone on from.
+        std::fs::write(dir.path().join("history.jsonl.partial"), line(WINDOW.from + 30)).unwrap();
+        let window = Window { step: 120, ..WINDOW };
+        assert_eq!(Partial::open(&out, &window, "source A").unwrap().kept, 0);
+        std::fs::remove_file(dir.path().join("history.jsonl.partial.json")).unwrap();
+        std::fs::write(dir.path().join("history.jsonl.partial"), line(WINDOW.from)).unwrap();
+        assert_eq!(Partial::open(&out, &WINDOW, "source A").unwrap().kept, 0);
+    }
+}
