@@ -129,6 +129,12 @@ pub fn metrics_source(config: &Config, now: vocabulary::Instant) -> anyhow::Resu
         MetricsConfig::Prometheus(source) => {
             Box::new(PrometheusMetrics::new((**source).clone(), config.read_timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?)
         }
+        #[cfg(feature = "aws")]
+        MetricsConfig::CloudWatch(source) => {
+            Box::new(crate::adapters::cloudwatch_metrics::CloudWatchMetrics::new((**source).clone(), config.read_timeout))
+        }
+        #[cfg(not(feature = "aws"))]
+        MetricsConfig::CloudWatch(_) => anyhow::bail!("metrics: {}", crate::config::features::aws_missing("kind = \"cloudwatch\"")),
     })
 }
 
@@ -139,9 +145,15 @@ pub fn metrics_history(config: &Config, timeout: std::time::Duration) -> anyhow:
         MetricsConfig::Prometheus(source) => {
             Ok(Box::new(PrometheusHistory::new((**source).clone(), timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?))
         }
+        #[cfg(feature = "aws")]
+        MetricsConfig::CloudWatch(source) => {
+            Ok(Box::new(crate::adapters::cloudwatch_metrics::CloudWatchMetrics::new((**source).clone(), timeout)))
+        }
+        #[cfg(not(feature = "aws"))]
+        MetricsConfig::CloudWatch(_) => anyhow::bail!("metrics: {}", crate::config::features::aws_missing("kind = \"cloudwatch\"")),
         MetricsConfig::Synthetic => anyhow::bail!(
             "{}: [metrics] kind = \"synthetic\" has no history to fetch: point --config at the live configuration, whose \
-             [metrics] is kind = \"prometheus\"",
+             [metrics] is kind = \"prometheus\" or \"cloudwatch\"",
             config.source
         ),
         MetricsConfig::Trace { path } => anyhow::bail!(

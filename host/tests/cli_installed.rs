@@ -54,7 +54,7 @@ fn a_copied_binary_ticks_on_the_embedded_default_in_an_empty_folder() {
 /// before anything is created. `tests/run` builds the host alone for this test.
 #[cfg(not(feature = "aws"))]
 #[test]
-fn a_sentinel_without_the_aws_feature_refuses_ssm_and_api_gateway_naming_the_install() {
+fn a_sentinel_without_the_aws_feature_refuses_ssm_api_gateway_and_cloudwatch_naming_the_install() {
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("sentinel.toml"), "[publish.parameter]\nkind = \"ssm\"\nname = \"/capacity/state\"\n").unwrap();
     for command in [&["check", "--config", "sentinel.toml"][..], &["run", "--config", "sentinel.toml", "--ticks", "1"]] {
@@ -75,5 +75,15 @@ fn a_sentinel_without_the_aws_feature_refuses_ssm_and_api_gateway_naming_the_ins
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("stages.controller: kind = \"api-gateway\" needs the AWS adapters"), "{stderr}");
     assert!(stderr.contains("cargo install --locked --path host --features aws --profile production"), "{stderr}");
+    assert!(!work.path().join("sentinel-state").exists(), "nothing is created for a refused configuration");
+    // CloudWatch metrics likewise, for the live sentinel and for `trace fetch`.
+    let metrics = "[metrics]\nkind = \"cloudwatch\"\ndb_instance = \"orders\"\n";
+    std::fs::write(work.path().join("cloudwatch.toml"), metrics).unwrap();
+    for command in [&["check", "--config", "cloudwatch.toml"][..], &["trace", "fetch", "--config", "cloudwatch.toml", "--since", "1h"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sentinel")).args(command).current_dir(work.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{command:?}: {stderr}");
+        assert!(stderr.contains("metrics.kind: kind = \"cloudwatch\" needs the AWS adapters"), "{command:?}: {stderr}");
+    }
     assert!(!work.path().join("sentinel-state").exists(), "nothing is created for a refused configuration");
 }

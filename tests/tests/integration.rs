@@ -25,6 +25,7 @@ mod batch_replay;
 mod channel_names;
 mod cli;
 mod cloudwatch;
+mod cloudwatch_source;
 mod component_vs_native;
 mod conformance_vectors;
 mod consumers_follow;

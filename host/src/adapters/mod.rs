@@ -4,6 +4,10 @@
 pub mod api_gateway_stages;
 #[cfg(feature = "aws")]
 pub mod aws_client;
+#[cfg(feature = "aws")]
+mod cloudwatch_data;
+#[cfg(feature = "aws")]
+pub mod cloudwatch_metrics;
 
 pub mod file_publisher;
 pub mod log_stages;

@@ -63,7 +63,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             }
         },
         "metrics": metrics.describe(),
-        "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace", MetricsConfig::Prometheus(_) => "prometheus" },
+        "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace", MetricsConfig::Prometheus(_) => "prometheus", MetricsConfig::CloudWatch(_) => "cloudwatch" },
         "stage_controller": config.stage_controller.kind(),
         "read_timeout": humantime::format_duration(config.read_timeout).to_string(),
         "publish": { "cache": channel(&config.cache), "parameter": channel(&config.parameter),

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod bounds;
+pub mod cloudwatch;
 pub mod features;
 pub mod oidc;
 pub mod policies;
@@ -41,6 +42,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(20);
 pub enum MetricsConfig {
     Synthetic,
     Prometheus(Box<prometheus::PrometheusSource>),
+    CloudWatch(Box<cloudwatch::CloudWatchSource>),
     Trace { path: PathBuf },
 }
 
@@ -220,6 +222,12 @@ impl Config {
             None => (MetricsConfig::Synthetic, None),
             Some(RawMetrics::Synthetic { timeout }) => (MetricsConfig::Synthetic, timeout),
             Some(RawMetrics::Trace { path, timeout }) => (MetricsConfig::Trace { path: resolve(path) }, timeout),
+            Some(RawMetrics::CloudWatch(raw)) => {
+                features::aws_adapters("kind = \"cloudwatch\"").map_err(|e| invalid("metrics.kind", e))?;
+                let timeout = raw.timeout;
+                let source = cloudwatch::CloudWatchSource::new(raw).map_err(|e| invalid(&e.key, e.message))?;
+                (MetricsConfig::CloudWatch(Box::new(source)), timeout)
+            }
             Some(RawMetrics::Prometheus { url, queries, timeout }) => {
                 let source = prometheus::PrometheusSource::new(&secret_override("SENTINEL_PROMETHEUS_URL", url), queries)
                     .map_err(|e| invalid(&e.key, e.message))?;
@@ -339,8 +347,10 @@ fn reaches_servers(
     if let StoreConfig::Postgres { .. } = store {
         what.push("store.kind = \"postgres\"".to_string());
     }
-    if let MetricsConfig::Prometheus(_) = metrics {
-        what.push("metrics.kind = \"prometheus\"".to_string());
+    match metrics {
+        MetricsConfig::Prometheus(_) => what.push("metrics.kind = \"prometheus\"".to_string()),
+        MetricsConfig::CloudWatch(_) => what.push("metrics.kind = \"cloudwatch\"".to_string()),
+        MetricsConfig::Synthetic | MetricsConfig::Trace { .. } => {}
     }
     if !api.address.ip().is_loopback() {
         what.push(format!("api.address = \"{}\" (not loopback)", api.address));

@@ -71,6 +71,9 @@ pub enum RawMetrics {
         #[serde(default, with = "humantime_serde::option")]
         timeout: Option<Duration>,
     },
+    /// CloudWatch: RDS/Aurora CPU and connections, API Gateway latency (the `aws` feature).
+    #[serde(rename = "cloudwatch")]
+    CloudWatch(super::cloudwatch::RawCloudWatch),
     /// Readings from a trace file (docs/behaviour.md §10.7), by minute.
     Trace {
         path: PathBuf,

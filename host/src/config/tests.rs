@@ -170,3 +170,19 @@ fn a_toml_error_on_a_url_line_never_shows_its_password() {
         assert!(!err.contains("hunter2"), "{err}");
     }
 }
+
+#[test]
+fn a_cloudwatch_source_is_read_checked_naming_the_key_and_needs_signed_policies() {
+    let metrics = "[metrics]\nkind = \"cloudwatch\"\ndb_cluster = \"orders\"\nmax_connections = 1000\napis = [\"crm\"]\ntimeout = \"3s\"\n";
+    let signed = "[policies]\ndir = \"/opt/sentinel/policies\"\npublic_key = \"/opt/sentinel/keys/policy.pub\"\n";
+    let c = parse(&format!("{metrics}{signed}")).unwrap();
+    assert!(matches!(&c.metrics, MetricsConfig::CloudWatch(source)
+            if source.database.dimension() == ("DBClusterIdentifier", "orders") && source.latency_statistic == "p95"));
+    assert_eq!(c.read_timeout, Duration::from_secs(3));
+    let unsigned = parse(metrics).unwrap_err().to_string();
+    assert!(unsigned.contains("metrics.kind = \"cloudwatch\""), "{unsigned}");
+    let unknown = parse(&format!("{}queries = {{}}\n{signed}", metrics)).unwrap_err().to_string();
+    assert!(unknown.contains("queries"), "{unknown}");
+    let no_database = parse(&format!("[metrics]\nkind = \"cloudwatch\"\n{signed}")).unwrap_err().to_string();
+    assert!(no_database.contains("metrics.db_instance: is required"), "{no_database}");
+}
