@@ -30,3 +30,4 @@ mod policy_faults_live;
 mod policy_lifecycle;
 mod replay_cache;
 mod replay_from_store;
+mod shadow_promotion;

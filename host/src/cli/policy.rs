@@ -2,6 +2,8 @@
 //! commands manage the policy directory of a `[policies]` config (see `lifecycle`).
 
 mod lifecycle;
+mod promote;
+mod shadow_evidence;
 
 use crate::policy::{Limits, Runtime, inspect_component};
 use anyhow::Context;
@@ -60,15 +62,36 @@ pub enum PolicyCommand {
         #[arg(long)]
         config: PathBuf,
     },
-    /// Summarizes how the shadow version's decisions diverged from the active one's.
+    /// Summarizes how the shadow version's decisions diverged from the active one's, and
+    /// scores its shadow period against the active version (flaps, capacity, protection delay,
+    /// invariants), judged by --gate.
     ShadowReport {
         #[arg(long)]
         config: PathBuf,
         /// Default: the configured shadow.
         #[arg(long)]
         version: Option<String>,
+        /// A gate file (policies/gate.toml is an example) that judges the scorecard.
+        #[arg(long)]
+        gate: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+    },
+    /// Activates the shadow VERSION when its shadow evidence passes the gate (exit 1 when it
+    /// does not); recorded in promotions.jsonl in the policy state directory.
+    Promote {
+        version: String,
+        #[arg(long)]
+        config: PathBuf,
+        /// The gate file that judges the shadow's scorecard.
+        #[arg(long)]
+        gate: PathBuf,
+        /// Promote even when the evidence fails the gate (needs --reason).
+        #[arg(long)]
+        force: bool,
+        /// Why a promotion past the gate is made: recorded with it.
+        #[arg(long)]
+        reason: Option<String>,
     },
     /// Chooses thresholds on recorded evidence: replays every candidate of a search space over
     /// the traces, validates on a hold-out, writes report.md, report.json and pareto.svg, and
@@ -94,7 +117,12 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
         PolicyCommand::Verify { config, public_key, paths } => lifecycle::verify(config.as_deref(), public_key.as_deref(), &paths),
         PolicyCommand::Activate { version, config } => lifecycle::activate(&config, &version),
         PolicyCommand::Rollback { config } => lifecycle::rollback(&config),
-        PolicyCommand::ShadowReport { config, version, json } => lifecycle::shadow_report(&config, version.as_deref(), json),
+        PolicyCommand::ShadowReport { config, version, gate, json } => {
+            lifecycle::shadow_report(&config, version.as_deref(), gate.as_deref(), json)
+        }
+        PolicyCommand::Promote { version, config, gate, force, reason } => {
+            promote::promote(&config, &version, &gate, force, reason.as_deref())
+        }
         PolicyCommand::ExportTrace { config, since, out } => lifecycle::export_trace(&config, since, out.as_deref()),
         PolicyCommand::Tune(args) => super::tune::run(*args),
         PolicyCommand::Info { files } => {

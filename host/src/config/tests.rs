@@ -171,6 +171,7 @@ fn a_toml_error_on_a_url_line_never_shows_its_password() {
     }
 }
 
+#[cfg(feature = "aws")]
 #[test]
 fn a_cloudwatch_source_is_read_checked_naming_the_key_and_needs_signed_policies() {
     let metrics = "[metrics]\nkind = \"cloudwatch\"\ndb_cluster = \"orders\"\nmax_connections = 1000\napis = [\"crm\"]\ntimeout = \"3s\"\n";

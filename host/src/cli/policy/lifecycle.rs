@@ -210,6 +210,11 @@ pub fn activate(config: &Path, version: &str) -> anyhow::Result<ExitCode> {
     switch_to(&Config::load(Some(config))?, |_| Ok(version.to_string()), "activated")
 }
 
+/// `version` activated as `policy activate` does, saying `why` (`promoted`).
+pub fn activate_loaded(config: &Config, version: &str, why: &str) -> anyhow::Result<ExitCode> {
+    switch_to(config, |_| Ok(version.to_string()), why)
+}
+
 pub fn rollback(config: &Path) -> anyhow::Result<ExitCode> {
     switch_to(
         &Config::load(Some(config))?,
@@ -218,12 +223,26 @@ pub fn rollback(config: &Path) -> anyhow::Result<ExitCode> {
     )
 }
 
-pub fn shadow_report(config: &Path, version: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
-    let p = policies(&Config::load(Some(config))?)?;
+pub fn shadow_report(config: &Path, version: Option<&str>, gate: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
+    let config = Config::load(Some(config))?;
+    let p = policies(&config)?;
     let version = version.map(str::to_string).or(p.shadow.clone()).context("no shadow configured; name a --version")?;
     let r = shadow::report(&p.state_dir, &version)?;
+    // The divergence stands on the log alone; the scorecard needs the store and both versions.
+    let scorecard = super::shadow_evidence::evidence(&config, &version, gate);
     if json {
-        super::super::emit(&serde_json::to_string_pretty(&r)?)?;
+        let card = match &scorecard {
+            Ok(card) => serde_json::json!({
+                "active_version": card.active_version,
+                "period": [card.period.0, card.period.1],
+                "ticks": card.ticks,
+                "live_record": card.agreement.is_ok(),
+                "passes": card.passes(),
+                "report": card.report,
+            }),
+            Err(e) => serde_json::json!({ "error": format!("{e:#}") }),
+        };
+        super::super::emit(&serde_json::to_string_pretty(&serde_json::json!({ "divergence": r, "scorecard": card }))?)?;
         return Ok(ExitCode::SUCCESS);
     }
     super::super::emit(&format!(
@@ -243,6 +262,10 @@ pub fn shadow_report(config: &Path, version: Option<&str>, json: bool) -> anyhow
     }
     if let (Some(a), Some(b)) = (&r.first_divergence, &r.last_divergence) {
         super::super::emit(&format!("  first divergence {a}, last {b}"))?;
+    }
+    match scorecard {
+        Ok(card) => super::super::emit(&card.text())?,
+        Err(e) => super::super::emit(&format!("no scorecard: {e:#}"))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -129,8 +129,8 @@ pub struct ShadowReport {
     pub active_versions: Vec<String>,
 }
 
-/// Summarizes a shadow's log in `state_dir`.
-pub fn report(state_dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
+/// The lines of a shadow's log in `state_dir`, oldest first.
+pub fn lines(state_dir: &Path, version: &str) -> anyhow::Result<Vec<ShadowLine>> {
     let path = log_path(state_dir, version);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         anyhow::anyhow!(
@@ -138,10 +138,45 @@ pub fn report(state_dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
             path.display()
         )
     })?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, line)| serde_json::from_str(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1)))
+        .collect()
+}
+
+/// What the shadow did live, counted as a replay counts it: state changes, and minutes in
+/// normal, constrained, critical and emergency.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveCounts {
+    pub transitions: u64,
+    pub minutes: [u64; 4],
+}
+
+impl LiveCounts {
+    pub fn of(lines: &[ShadowLine]) -> LiveCounts {
+        let mut counts = LiveCounts { transitions: 0, minutes: [0; 4] };
+        let mut previous: Option<&str> = None;
+        for line in lines {
+            let rank = ["normal", "constrained", "critical", "emergency"].iter().position(|s| *s == line.shadow_state);
+            if let Some(rank) = rank {
+                counts.minutes[rank] += 1;
+            }
+            // A replay starts in normal: the first tick changes state unless it stays there.
+            if line.shadow_state != previous.unwrap_or("normal") {
+                counts.transitions += 1;
+            }
+            previous = Some(&line.shadow_state);
+        }
+        counts
+    }
+}
+
+/// Summarizes a shadow's log in `state_dir`.
+pub fn report(state_dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
     let mut r = ShadowReport { shadow_version: version.into(), ..ShadowReport::default() };
     let mut run = 0;
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let line: ShadowLine = serde_json::from_str(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1))?;
+    for line in lines(state_dir, version)? {
         r.ticks += 1;
         if !r.active_versions.contains(&line.active_version) {
             r.active_versions.push(line.active_version.clone());

@@ -1,0 +1,111 @@
+//! The shadow's evidence and promotion on it (docs/behaviour.md §11.9): a sentinel ticks with
+//! 1.0.0 and 1.1.0 side by side over readings where they differ (CPU at 75 %, where 1.0.0
+//! constrains and 1.1.0 does not), `policy shadow-report --gate` scores the shadow's live
+//! decisions against the active ones, and `policy promote` activates the shadow only when that
+//! evidence passes the gate.
+
+use crate::support;
+
+use support::{Metrics, Sandbox, cpu, t};
+
+const MINUTES: i64 = 60;
+
+/// Calm, then CPU at 75 % twice for a quarter of an hour.
+fn readings() -> Vec<String> {
+    (0..MINUTES).map(|m| cpu(t(m), if (5..20).contains(&m) || (35..50).contains(&m) { 75.0 } else { 40.0 })).collect()
+}
+
+/// A sandbox with `active` deciding and `shadow` beside it, ticked over every minute.
+fn ticked(active: &str, shadow: &str) -> Sandbox {
+    let sb = Sandbox::new(Metrics::Trace(readings()));
+    sb.with_shadow_policies("");
+    if (active, shadow) != ("1.0.0", "1.1.0") {
+        sb.edit_config(|text| {
+            text.replace("active = \"1.0.0\"\nshadow = \"1.1.0\"", &format!("active = \"{active}\"\nshadow = \"{shadow}\""))
+        });
+    }
+    for m in 0..MINUTES {
+        sb.tick_ok(t(m));
+    }
+    sb
+}
+
+fn gate() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/gate.toml").display().to_string()
+}
+
+fn promotions(sb: &Sandbox) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(sb.path("sentinel-state/promotions.jsonl")).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn active_version(sb: &Sandbox) -> String {
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sb.path("sentinel-state/policy-state.json")).unwrap()).unwrap();
+    state["active"].as_str().unwrap_or_default().to_string()
+}
+
+#[test]
+fn a_shadow_that_passes_the_gate_on_its_live_record_is_promoted_and_recorded() {
+    let sb = ticked("1.0.0", "1.1.0");
+    let report = sb.sentinel(&["policy", "shadow-report", "--gate", &gate()]).success();
+    let out = &report.stdout;
+    assert!(out.contains(&format!("scorecard of shadow 1.1.0 against active 1.0.0 over {MINUTES} ticks")), "{out}");
+    assert!(out.contains("the replay decided as the shadow did live"), "{out}");
+    assert!(out.contains("gate passed: 1.1.0 against 1.0.0"), "{out}");
+    // 1.0.0 constrained twice (four changes); 1.1.0 never left normal.
+    let transitions = out.lines().find(|l| l.trim_start().starts_with("transitions")).unwrap();
+    assert_eq!(transitions.split_whitespace().collect::<Vec<_>>(), ["transitions", "4", "0"], "{out}");
+
+    let promoted = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate()]).success();
+    assert!(promoted.stdout.contains("promoted 1.1.0"), "{}", promoted.stdout);
+    assert_eq!(active_version(&sb), "1.1.0");
+    let records = promotions(&sb);
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!((r["version"].as_str(), r["replaced"].as_str()), (Some("1.1.0"), Some("1.0.0")));
+    assert_eq!((r["gate_passed"].as_bool(), r["forced"].as_bool(), r["live_record"].as_bool()), (Some(true), Some(false), Some(true)));
+}
+
+#[test]
+fn a_shadow_that_fails_the_gate_is_refused_and_promoted_only_by_force_with_a_reason() {
+    // 1.0.0 in shadow of 1.1.0: it constrains where 1.1.0 does not, and loses bulk capacity.
+    let sb = ticked("1.1.0", "1.0.0");
+    let refused = sb.sentinel(&["policy", "promote", "1.0.0", "--gate", &gate()]);
+    assert_eq!(refused.status.code(), Some(1), "{}", refused.stderr);
+    assert!(refused.stdout.contains("gate failed: 1.0.0 regressed against 1.1.0"), "{}", refused.stdout);
+    assert!(refused.stdout.contains("max_bulk_capacity_loss_pct"), "{}", refused.stdout);
+    assert!(refused.stderr.contains("1.0.0 is not promoted: its shadow evidence does not pass"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("`--force --reason TEXT` promotes it anyway"), "{}", refused.stderr);
+    assert_eq!(active_version(&sb), "1.1.0", "a refused promotion changes nothing");
+    assert!(promotions(&sb).is_empty());
+
+    let no_reason = sb.sentinel(&["policy", "promote", "1.0.0", "--gate", &gate(), "--force"]);
+    assert_eq!(no_reason.status.code(), Some(2));
+    assert!(no_reason.stderr.contains("--force needs --reason TEXT"), "{}", no_reason.stderr);
+    assert_eq!(active_version(&sb), "1.1.0");
+
+    let forced = sb.sentinel(&["policy", "promote", "1.0.0", "--gate", &gate(), "--force", "--reason", "audit asks for 1.0.0"]).success();
+    assert!(forced.stdout.contains("promoted past the gate 1.0.0"), "{}", forced.stdout);
+    assert_eq!(active_version(&sb), "1.0.0");
+    let records = promotions(&sb);
+    assert_eq!(records.len(), 1);
+    assert_eq!((records[0]["forced"].as_bool(), records[0]["gate_passed"].as_bool()), (Some(true), Some(false)));
+    assert_eq!(records[0]["reason"].as_str(), Some("audit asks for 1.0.0"));
+}
+
+#[test]
+fn a_scorecard_that_is_not_the_shadows_live_record_does_not_promote() {
+    let sb = ticked("1.0.0", "1.1.0");
+    // The log says the shadow constrained for a minute; a replay of the records never does.
+    let log = sb.path("sentinel-state/shadow/1.1.0.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let changed = text.replacen("\"shadow_state\":\"normal\"", "\"shadow_state\":\"constrained\"", 1);
+    assert_ne!(changed, text);
+    std::fs::write(&log, changed).unwrap();
+    let report = sb.sentinel(&["policy", "shadow-report", "--gate", &gate()]).success();
+    assert!(report.stdout.contains("NOT the shadow's live record: live 2 transitions"), "{}", report.stdout);
+    let refused = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate()]);
+    assert_eq!(refused.status.code(), Some(1), "{}", refused.stderr);
+    assert_eq!(active_version(&sb), "1.0.0");
+}
