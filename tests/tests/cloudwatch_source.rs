@@ -145,6 +145,26 @@ fn history_from_cloudwatch_holds_the_datapoints_put_there_as_a_live_read_would_t
     assert_eq!(failed, 4);
     let again = sentinel_with(&moto.endpoint(), &[&args[..], &["--quiet"]].concat());
     assert_eq!(again.stdout, std::fs::read(&file).unwrap(), "the same window fetched twice differs");
+
+    // policy tune takes it as it is: the hot half and the calm half as two series.
+    for (name, from, until) in [("first", 0, 20), ("second", 20, MINUTES)] {
+        let window = ["--since", &rfc3339(T0 + from * 60), "--until", &rfc3339(T0 + until * 60)];
+        let out_file = dir.path().join(format!("{name}.jsonl"));
+        let half = ["trace", "fetch", "--config", config.to_str().unwrap(), "-o", out_file.to_str().unwrap()];
+        let out = sentinel_with(&moto.endpoint(), &[&half[..], &window[..]].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::write(dir.path().join("space.toml"), "[thresholds]\ncpu_pct.constrained = [70, 80]\n").unwrap();
+    let tune = Command::new(sentinel())
+        .current_dir(dir.path())
+        .args(["policy", "tune", "--base"])
+        .arg(workspace().join("policies/1.0.0"))
+        .args(["--space", "space.toml", "--out", "tuned", "first.jsonl", "second.jsonl"])
+        .output()
+        .unwrap();
+    assert!(tune.status.success(), "{}", String::from_utf8_lossy(&tune.stderr));
+    let report = std::fs::read_to_string(dir.path().join("tuned/report.md")).unwrap();
+    assert!(report.contains("first") && report.contains("second"), "the report names both series:\n{report}");
 }
 
 /// The published state and the reason of the last tick's decision, from its log line.
