@@ -236,26 +236,33 @@ fn first_request_written(out: &Path) {
     }
 }
 
+/// A fetch through a proxy that holds each of Prometheus's answers back 300 ms (so that a test
+/// can act mid-fetch), into `dir`, with `more` arguments, started in the background.
+fn slow_fetch(prom: &Prometheus, dir: &Path, more: &[&str]) -> (LossyProxy, PathBuf, PathBuf, std::process::Child) {
+    let proxy = LossyProxy::start(prom.process.port);
+    proxy.slow_answers_to("GET ", Duration::from_millis(300));
+    let config = live_config(dir, &format!("http://127.0.0.1:{}", proxy.port), "db_cpu_percent");
+    let out = dir.join("history.jsonl");
+    let child = Command::new(sentinel())
+        .args(["trace", "fetch", "--config"])
+        .arg(&config)
+        .args(["--since", FROM, "--until", UNTIL, "-o", out.to_str().unwrap()])
+        .args(more)
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    (proxy, config, out, child)
+}
+
 #[test]
 fn a_server_restarted_mid_fetch_is_asked_again_and_the_trace_is_the_same() {
     let mut prom = Prometheus::backfilled(&openmetrics());
     let dir = tempfile::tempdir().unwrap();
     let want = reference(&live_config(dir.path(), &prom.url(), "db_cpu_percent"), dir.path());
 
-    // Through a proxy that holds each answer back 300 ms, so the restart falls mid-fetch.
-    let proxy = LossyProxy::start(prom.process.port);
-    proxy.slow_answers_to("GET ", Duration::from_millis(300));
     let slow = tempfile::tempdir().unwrap();
-    let config = live_config(slow.path(), &format!("http://127.0.0.1:{}", proxy.port), "db_cpu_percent");
-    let out = slow.path().join("history.jsonl");
-    let child = Command::new(sentinel())
-        .args(["trace", "fetch", "--config"])
-        .arg(&config)
-        .args(["--since", FROM, "--until", UNTIL, "-o", out.to_str().unwrap()])
-        .env("RUST_LOG", "info")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (_proxy, _config, out, child) = slow_fetch(&prom, slow.path(), &[]);
     first_request_written(&out);
     // Down for 2.5 s (the fetch meets refused connections), then up again with its data.
     prom.process.kill();
@@ -274,20 +281,8 @@ fn a_fetch_that_stops_goes_on_where_it_stopped_when_run_again() {
     let dir = tempfile::tempdir().unwrap();
     let want = reference(&live_config(dir.path(), &prom.url(), "db_cpu_percent"), dir.path());
 
-    let proxy = LossyProxy::start(prom.process.port);
-    proxy.slow_answers_to("GET ", Duration::from_millis(300));
     let stopped = tempfile::tempdir().unwrap();
-    let config = live_config(stopped.path(), &format!("http://127.0.0.1:{}", proxy.port), "db_cpu_percent");
-    let out = stopped.path().join("history.jsonl");
-    let args = ["--since", FROM, "--until", UNTIL, "--retries", "0", "-o", out.to_str().unwrap()];
-    let child = Command::new(sentinel())
-        .args(["trace", "fetch", "--config"])
-        .arg(&config)
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (proxy, config, out, child) = slow_fetch(&prom, stopped.path(), &["--retries", "0"]);
     first_request_written(&out);
     proxy.set_down(true);
     let failed = child.wait_with_output().unwrap();
@@ -304,6 +299,7 @@ fn a_fetch_that_stops_goes_on_where_it_stopped_when_run_again() {
     assert!(kept > 0 && kept % 1440 == 0 && (kept as i64) < MINUTES, "whole requests are kept: {kept} lines");
 
     proxy.set_down(false);
+    let args = ["--since", FROM, "--until", UNTIL, "--retries", "0", "-o", out.to_str().unwrap()];
     let resumed = ok(fetch(&config, &args));
     assert!(stderr(&resumed).contains(&format!("({kept} steps were fetched before)")), "{}", stderr(&resumed));
     assert_eq!(std::fs::read(&out).unwrap(), want, "the resumed trace differs from one fetched at once");
