@@ -57,9 +57,24 @@ fn a_shadow_that_passes_the_gate_on_its_live_record_is_promoted_and_recorded() {
     let transitions = out.lines().find(|l| l.trim_start().starts_with("transitions")).unwrap();
     assert_eq!(transitions.split_whitespace().collect::<Vec<_>>(), ["transitions", "4", "0"], "{out}");
 
-    let promoted = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate()]).success();
+    // An hour is not the default week of evidence.
+    let short = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate()]);
+    assert_eq!(short.status.code(), Some(1), "{}", short.stderr);
+    assert!(short.stderr.contains("its shadow period is 60 ticks (1h), shorter than --min-period 7days"), "{}", short.stderr);
+    assert_eq!(active_version(&sb), "1.0.0");
+
+    // The shadow turned off and the sentinel ticking on: the evidence is still the period's.
+    sb.edit_config(|text| text.replace("shadow = \"1.1.0\"\n", ""));
+    for m in MINUTES..MINUTES + 30 {
+        sb.tick_ok(t(m));
+    }
+    let promoted = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate(), "--min-period", "1h"]).success();
+    assert!(promoted.stdout.contains(&format!("over {MINUTES} ticks")), "{}", promoted.stdout);
     assert!(promoted.stdout.contains("promoted 1.1.0"), "{}", promoted.stdout);
     assert_eq!(active_version(&sb), "1.1.0");
+    let again = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate(), "--min-period", "1h"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(again.stderr.contains("1.1.0 is already the active version"), "{}", again.stderr);
     let records = promotions(&sb);
     assert_eq!(records.len(), 1);
     let r = &records[0];
@@ -71,7 +86,7 @@ fn a_shadow_that_passes_the_gate_on_its_live_record_is_promoted_and_recorded() {
 fn a_shadow_that_fails_the_gate_is_refused_and_promoted_only_by_force_with_a_reason() {
     // 1.0.0 in shadow of 1.1.0: it constrains where 1.1.0 does not, and loses bulk capacity.
     let sb = ticked("1.1.0", "1.0.0");
-    let refused = sb.sentinel(&["policy", "promote", "1.0.0", "--gate", &gate()]);
+    let refused = sb.sentinel(&["policy", "promote", "1.0.0", "--gate", &gate(), "--min-period", "1h"]);
     assert_eq!(refused.status.code(), Some(1), "{}", refused.stderr);
     assert!(refused.stdout.contains("gate failed: 1.0.0 regressed against 1.1.0"), "{}", refused.stdout);
     assert!(refused.stdout.contains("max_bulk_capacity_loss_pct"), "{}", refused.stdout);
@@ -80,12 +95,14 @@ fn a_shadow_that_fails_the_gate_is_refused_and_promoted_only_by_force_with_a_rea
     assert_eq!(active_version(&sb), "1.1.0", "a refused promotion changes nothing");
     assert!(promotions(&sb).is_empty());
 
-    let no_reason = sb.sentinel(&["policy", "promote", "1.0.0", "--gate", &gate(), "--force"]);
+    let no_reason = sb.sentinel(&["policy", "promote", "1.0.0", "--gate", &gate(), "--min-period", "1h", "--force"]);
     assert_eq!(no_reason.status.code(), Some(2));
     assert!(no_reason.stderr.contains("--force needs --reason TEXT"), "{}", no_reason.stderr);
     assert_eq!(active_version(&sb), "1.1.0");
 
-    let forced = sb.sentinel(&["policy", "promote", "1.0.0", "--gate", &gate(), "--force", "--reason", "audit asks for 1.0.0"]).success();
+    let forced = sb
+        .sentinel(&["policy", "promote", "1.0.0", "--gate", &gate(), "--min-period", "1h", "--force", "--reason", "audit asks for 1.0.0"])
+        .success();
     assert!(forced.stdout.contains("promoted past the gate 1.0.0"), "{}", forced.stdout);
     assert_eq!(active_version(&sb), "1.0.0");
     let records = promotions(&sb);
@@ -105,7 +122,14 @@ fn a_scorecard_that_is_not_the_shadows_live_record_does_not_promote() {
     std::fs::write(&log, changed).unwrap();
     let report = sb.sentinel(&["policy", "shadow-report", "--gate", &gate()]).success();
     assert!(report.stdout.contains("NOT the shadow's live record: live 2 transitions"), "{}", report.stdout);
-    let refused = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate()]);
+    let refused = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate(), "--min-period", "1h"]);
     assert_eq!(refused.status.code(), Some(1), "{}", refused.stderr);
+    assert!(refused.stdout.contains("gate passed: 1.1.0 against 1.0.0"), "the gate alone would pass: {}", refused.stdout);
+    assert!(
+        refused.stderr.contains("1.1.0 is not promoted: its scorecard is not the shadow's live record (live 2 transitions"),
+        "{}",
+        refused.stderr
+    );
     assert_eq!(active_version(&sb), "1.0.0");
+    assert!(promotions(&sb).is_empty(), "a refused promotion is not recorded");
 }

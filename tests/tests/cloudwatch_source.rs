@@ -154,6 +154,11 @@ fn history_from_cloudwatch_holds_the_datapoints_put_there_as_a_live_read_would_t
         let out = sentinel_with(&moto.endpoint(), &[&half[..], &window[..]].concat());
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
+    // The second window starts mid-history: its first minutes reach back into the first window's
+    // datapoints, and read exactly what the whole window read there.
+    let whole = std::fs::read_to_string(&file).unwrap();
+    let second = std::fs::read_to_string(dir.path().join("second.jsonl")).unwrap();
+    assert_eq!(second.lines().collect::<Vec<_>>(), whole.lines().skip(20).collect::<Vec<_>>(), "a window cut in two reads the same");
     std::fs::write(dir.path().join("space.toml"), "[thresholds]\ncpu_pct.constrained = [70, 80]\n").unwrap();
     let tune = Command::new(sentinel())
         .current_dir(dir.path())
@@ -215,7 +220,7 @@ fn source() -> sentinel::config::cloudwatch::CloudWatchSource {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_live_read_equals_the_fetched_minute_and_a_down_or_hung_endpoint_fails_in_time_naming_the_call() {
+async fn a_live_read_takes_the_newest_datapoint_before_its_minute_and_a_down_or_hung_endpoint_fails_in_time_naming_the_call() {
     use sentinel::adapters::cloudwatch_metrics::CloudWatchMetrics;
     use sentinel::ports::metrics::{MetricsError, MetricsSource};
     let moto = tokio::task::spawn_blocking(Moto::start).await.unwrap();

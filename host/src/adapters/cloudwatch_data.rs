@@ -100,6 +100,9 @@ pub async fn datapoints(
                             || s.raw().status().as_u16() == 429
                             || s.err().code().is_some_and(|c| c.contains("Throttl"))
                     }
+                    // A connection refused or timed out may pass; a request that cannot be
+                    // sent for another reason (no credentials, no region) will not.
+                    SdkError::DispatchFailure(f) => f.is_io() || f.is_timeout(),
                     SdkError::ConstructionFailure(_) => false,
                     _ => true,
                 };
@@ -142,6 +145,19 @@ impl Datapoints {
     pub fn reading_at(&self, source: &CloudWatchSource, at: Instant) -> Result<Reading, MetricsError> {
         let cpu_pct = self.latest("cpu", at);
         let connections_pct = source.max_connections.and_then(|max| self.latest("connections", at).map(|c| c / f64::from(max) * 100.0));
+        if let (Some(share), Some(max)) = (connections_pct, source.max_connections)
+            && share > 100.0
+        {
+            return Err(MetricsError::Malformed {
+                field: "connections_pct".into(),
+                message: format!(
+                    "DatabaseConnections is {} at {}, more than max_connections = {max}: set [metrics] max_connections to the \
+                     database's max_connections",
+                    share * f64::from(max) / 100.0,
+                    format_rfc3339(at)
+                ),
+            });
+        }
         let latency: Vec<ApiLatency> = source
             .apis
             .iter()

@@ -86,7 +86,10 @@ pub enum PolicyCommand {
         /// The gate file that judges the shadow's scorecard.
         #[arg(long)]
         gate: PathBuf,
-        /// Promote even when the evidence fails the gate (needs --reason).
+        /// The shortest shadow period (one tick a minute) that counts as evidence.
+        #[arg(long, default_value = "7d", value_parser = humantime::parse_duration)]
+        min_period: Duration,
+        /// Promote even when the evidence fails the gate or is too short (needs --reason).
         #[arg(long)]
         force: bool,
         /// Why a promotion past the gate is made: recorded with it.
@@ -120,8 +123,9 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
         PolicyCommand::ShadowReport { config, version, gate, json } => {
             lifecycle::shadow_report(&config, version.as_deref(), gate.as_deref(), json)
         }
-        PolicyCommand::Promote { version, config, gate, force, reason } => {
-            promote::promote(&config, &version, &gate, force, reason.as_deref())
+        PolicyCommand::Promote { version, config, gate, min_period, force, reason } => {
+            let args = promote::PromoteArgs { version: &version, gate: &gate, min_period, force, reason: reason.as_deref() };
+            promote::promote(&config, args)
         }
         PolicyCommand::ExportTrace { config, since, out } => lifecycle::export_trace(&config, since, out.as_deref()),
         PolicyCommand::Tune(args) => super::tune::run(*args),

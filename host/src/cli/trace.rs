@@ -28,7 +28,7 @@ pub enum TraceCommand {
         /// The CSV file (header `timestamp,value`).
         file: PathBuf,
     },
-    /// Fetch a window of history from the configured metrics source (Prometheus) into one
+    /// Fetch a window of history from the configured metrics source (Prometheus, CloudWatch) into one
     /// trace, a step a line, as the live sentinel would have read each minute.
     Fetch {
         /// The live configuration: its [metrics] source and queries are asked.

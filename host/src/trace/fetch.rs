@@ -11,7 +11,7 @@
 //! the same trace, byte for byte, however it was cut or resumed.
 
 use super::fetch_partial::Partial;
-pub use super::fetch_partial::PartialIoError;
+pub use super::fetch_partial::PartialError;
 pub use super::fetch_window::Window;
 use super::write_event;
 use crate::instants::format_rfc3339;
@@ -61,7 +61,7 @@ pub struct Fetched {
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     #[error(transparent)]
-    File(#[from] PartialIoError),
+    File(#[from] PartialError),
     #[error("writing the trace to stdout: {0}")]
     Stdout(std::io::Error),
     /// A request failed for good, or its retries ran out; `then` says what to do.

@@ -1,8 +1,10 @@
 //! A fetch written to a file goes first into `OUT.partial`, one whole request at a time, each
 //! synced to disk, beside `OUT.partial.json`, which says what is being fetched (the source's
 //! fingerprint and the window). The same command run again after a failure goes on after the
-//! last step kept; a partial file of another fetch is started over. When the window is done the
-//! partial file is renamed to `OUT`, so `OUT` is only ever a whole trace.
+//! last step kept. A partial file of another fetch (another source, step or window: a window
+//! given as a duration moves with the clock) is refused, saying the command that goes on with it
+//! and what to remove to start over: nothing fetched is thrown away unasked. When the window is
+//! done the partial file is renamed to `OUT`, so `OUT` is only ever a whole trace.
 
 use super::fetch_window::Window;
 use crate::instants::format_rfc3339;
@@ -12,16 +14,22 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use vocabulary::Instant;
 
-/// A file operation that failed, naming the file.
+/// Why the partial file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {error} (check that the folder exists, is writable and has space)")]
-pub struct PartialIoError {
-    pub path: String,
-    pub error: std::io::Error,
+pub enum PartialError {
+    /// A file operation failed, naming the file.
+    #[error("{path}: {error} (check that the folder exists, is writable and has space)")]
+    Io { path: String, error: std::io::Error },
+    /// The partial file holds something this fetch cannot go on with.
+    #[error(
+        "{partial} holds a stopped fetch this one cannot go on with: {why}. To go on with it, run the command with {again}; to \
+         start over, remove {partial} and {record}"
+    )]
+    Another { partial: String, record: String, why: String, again: String },
 }
 
 /// What `OUT.partial.json` records.
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Fetching {
     source: String,
     from: String,
@@ -42,8 +50,8 @@ pub struct Partial {
     pub kept: u64,
 }
 
-fn io(path: &Path) -> impl Fn(std::io::Error) -> PartialIoError + '_ {
-    move |error| PartialIoError { path: path.display().to_string(), error }
+fn io(path: &Path) -> impl Fn(std::io::Error) -> PartialError + '_ {
+    move |error| PartialError::Io { path: path.display().to_string(), error }
 }
 
 fn beside(out: &Path, suffix: &str) -> PathBuf {
@@ -55,7 +63,7 @@ fn beside(out: &Path, suffix: &str) -> PathBuf {
 impl Partial {
     /// Opens the partial file of the fetch of `window` from the source with `fingerprint` into
     /// `out`: going on after what an earlier run of the same fetch kept, or starting afresh.
-    pub fn open(out: &Path, window: &Window, fingerprint: &str) -> Result<Partial, PartialIoError> {
+    pub fn open(out: &Path, window: &Window, fingerprint: &str) -> Result<Partial, PartialError> {
         let (partial, state) = (beside(out, ".partial"), beside(out, ".partial.json"));
         let fetching = Fetching {
             source: fingerprint.to_string(),
@@ -74,7 +82,14 @@ impl Partial {
                 return Ok(Partial { out: out.to_path_buf(), partial, state, file, next, kept });
             }
             Ok(None) => {}
-            Err(why) => tracing::warn!("starting {} over: {why}", partial.display()),
+            Err((why, recorded)) => {
+                let again = recorded.map_or_else(
+                    || "the window it was started with".to_string(),
+                    |r| format!("--since {} --until {} --step {}s", r.from, r.until, r.step_seconds),
+                );
+                let (partial, record) = (partial.display().to_string(), state.display().to_string());
+                return Err(PartialError::Another { partial, record, why, again });
+            }
         }
         let file = File::create(&partial).map_err(io(&partial))?;
         let text = serde_json::to_string_pretty(&fetching).unwrap_or_default();
@@ -83,19 +98,32 @@ impl Partial {
     }
 
     /// The earlier run's file, cut after its last whole line, and the step after that line;
-    /// `None` when there is none, an error saying why it cannot be used.
-    fn resume(partial: &Path, state: &Path, window: &Window, fetching: &Fetching) -> Result<Option<(File, Instant, u64)>, String> {
+    /// `None` when there is none; why it cannot be used otherwise, with what it records.
+    #[allow(clippy::type_complexity)]
+    fn resume(
+        partial: &Path,
+        state: &Path,
+        window: &Window,
+        fetching: &Fetching,
+    ) -> Result<Option<(File, Instant, u64)>, (String, Option<Fetching>)> {
         let Ok(recorded) = std::fs::read_to_string(state) else {
-            return if partial.exists() { Err(format!("{} is missing", state.display())) } else { Ok(None) };
+            return if partial.exists() { Err((format!("{} is missing", state.display()), None)) } else { Ok(None) };
         };
-        let recorded: Fetching = serde_json::from_str(&recorded).map_err(|e| format!("{} is unreadable ({e})", state.display()))?;
+        let recorded: Fetching = serde_json::from_str(&recorded).map_err(|e| (format!("{} is unreadable ({e})", state.display()), None))?;
         if &recorded != fetching {
-            return Err(format!(
-                "it holds another fetch ({} to {} every {}s from {})",
-                recorded.from, recorded.until, recorded.step_seconds, recorded.source
-            ));
+            let why = if recorded.source != fetching.source {
+                format!("it was fetched from another source or with other queries ({})", recorded.source)
+            } else {
+                format!(
+                    "it is of the window {} to {} every {}s, this one {} to {} every {}s",
+                    recorded.from, recorded.until, recorded.step_seconds, fetching.from, fetching.until, fetching.step_seconds
+                )
+            };
+            return Err((why, Some(recorded)));
         }
-        let text = std::fs::read(partial).map_err(|e| format!("{}: {e}", partial.display()))?;
+        let recorded = Some(recorded);
+        let fail = |why: String| (why, recorded.clone());
+        let text = std::fs::read(partial).map_err(|e| fail(format!("{}: {e}", partial.display())))?;
         let whole = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         let kept = text[..whole].iter().filter(|b| **b == b'\n').count() as u64;
         let next = if whole == 0 {
@@ -103,16 +131,16 @@ impl Partial {
         } else {
             let last_start = text[..whole - 1].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
             let line = String::from_utf8_lossy(&text[last_start..whole]);
-            let events = super::parse_trace("partial", &line).map_err(|e| format!("its last whole line does not parse ({e})"))?;
-            let at = events.events.first().map(|e| e.at()).ok_or("its last whole line holds no step")?;
+            let events = super::parse_trace("partial", &line).map_err(|e| fail(format!("its last whole line does not parse ({e})")))?;
+            let at = events.events.first().map(|e| e.at()).ok_or_else(|| fail("its last whole line holds no step".into()))?;
             let on_grid = (at - window.from) % Instant::from(window.step) == 0;
             if at < window.from || at >= window.until || !on_grid || kept != ((at - window.from) / Instant::from(window.step) + 1) as u64 {
-                return Err(format!("its steps do not match the window (the last is at {})", format_rfc3339(at)));
+                return Err(fail(format!("its steps do not match the window (the last is at {})", format_rfc3339(at))));
             }
             at + Instant::from(window.step)
         };
-        let file = OpenOptions::new().append(true).open(partial).map_err(|e| format!("{}: {e}", partial.display()))?;
-        file.set_len(whole as u64).map_err(|e| format!("{}: {e}", partial.display()))?;
+        let file = OpenOptions::new().append(true).open(partial).map_err(|e| fail(format!("{}: {e}", partial.display())))?;
+        file.set_len(whole as u64).map_err(|e| fail(format!("{}: {e}", partial.display())))?;
         Ok(Some((file, next, kept)))
     }
 
@@ -122,7 +150,7 @@ impl Partial {
     }
 
     /// Appends the lines of one request, on disk before this returns; `next` is the step after.
-    pub fn append(&mut self, lines: &str, next: Instant) -> Result<(), PartialIoError> {
+    pub fn append(&mut self, lines: &str, next: Instant) -> Result<(), PartialError> {
         let mut file = &self.file;
         file.write_all(lines.as_bytes()).map_err(io(&self.partial))?;
         self.file.sync_data().map_err(io(&self.partial))?;
@@ -131,7 +159,7 @@ impl Partial {
     }
 
     /// The window is whole: the partial file becomes `OUT` and the record goes.
-    pub fn finish(self) -> Result<(), PartialIoError> {
+    pub fn finish(self) -> Result<(), PartialError> {
         self.file.sync_all().map_err(io(&self.partial))?;
         std::fs::rename(&self.partial, &self.out).map_err(io(&self.out))?;
         std::fs::remove_file(&self.state).map_err(io(&self.state))?;
@@ -172,23 +200,29 @@ mod tests {
     }
 
     #[test]
-    fn a_partial_file_of_another_fetch_or_without_its_record_is_started_over() {
+    fn a_partial_file_of_another_fetch_or_without_its_record_is_refused_saying_how_to_go_on() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("history.jsonl");
         let mut partial = Partial::open(&out, &WINDOW, "source A").unwrap();
         partial.append(&line(WINDOW.from), WINDOW.from + 60).unwrap();
         drop(partial);
-        for (source, window) in [("source B", WINDOW), ("source A", Window { step: 120, ..WINDOW })] {
-            let partial = Partial::open(&out, &window, source).unwrap();
-            assert_eq!((partial.next, partial.kept), (window.from, 0), "{source} {window:?}");
-            assert_eq!(std::fs::metadata(partial.path()).unwrap().len(), 0);
-        }
-        // Steps that do not fall on the window's grid are not gone on from.
+        let kept = std::fs::read(dir.path().join("history.jsonl.partial")).unwrap();
+        let moved = Window { from: WINDOW.from + 60, until: WINDOW.until + 60, ..WINDOW };
+        let err = Partial::open(&out, &moved, "source A").unwrap_err().to_string();
+        assert!(err.contains("it is of the window 2026-09-21T00:00:00Z to 2026-09-21T00:10:00Z every 60s"), "{err}");
+        assert!(err.contains("run the command with --since 2026-09-21T00:00:00Z --until 2026-09-21T00:10:00Z --step 60s"), "{err}");
+        assert!(err.contains("to start over, remove"), "{err}");
+        let err = Partial::open(&out, &WINDOW, "source B").unwrap_err().to_string();
+        assert!(err.contains("fetched from another source or with other queries (source A)"), "{err}");
+        assert_eq!(std::fs::read(dir.path().join("history.jsonl.partial")).unwrap(), kept, "nothing kept is thrown away");
+        // Steps that do not fall on the window's grid, or a partial file without its record.
         std::fs::write(dir.path().join("history.jsonl.partial"), line(WINDOW.from + 30)).unwrap();
-        let window = Window { step: 120, ..WINDOW };
-        assert_eq!(Partial::open(&out, &window, "source A").unwrap().kept, 0);
+        assert!(Partial::open(&out, &WINDOW, "source A").unwrap_err().to_string().contains("do not match the window"));
         std::fs::remove_file(dir.path().join("history.jsonl.partial.json")).unwrap();
-        std::fs::write(dir.path().join("history.jsonl.partial"), line(WINDOW.from)).unwrap();
+        let err = Partial::open(&out, &WINDOW, "source A").unwrap_err().to_string();
+        assert!(err.contains("history.jsonl.partial.json is missing") && err.contains("the window it was started with"), "{err}");
+        // Nothing there: a fresh start.
+        std::fs::remove_file(dir.path().join("history.jsonl.partial")).unwrap();
         assert_eq!(Partial::open(&out, &WINDOW, "source A").unwrap().kept, 0);
     }
 }

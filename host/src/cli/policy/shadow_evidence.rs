@@ -111,10 +111,17 @@ pub fn evidence(config: &Config, version: &str, gate: Option<&Path>) -> anyhow::
         _ => anyhow::bail!("the shadow log of {version} is empty: has the sentinel ticked with shadow = \"{version}\"?"),
     };
     let active_version = last.active_version.clone();
+    // A period scored against one baseline: a log that names several active versions (an
+    // activation during the shadow period) is not one comparison.
+    let mut baselines: Vec<&str> = lines.iter().map(|l| l.active_version.as_str()).collect();
+    baselines.dedup();
     let (from, to) = (parse_rfc3339(&first.at).map_err(anyhow::Error::msg)?, parse_rfc3339(&last.at).map_err(anyhow::Error::msg)?);
     let records = tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
         let stores = crate::setup::open_store(config).await?;
-        let since = std::time::Duration::from_secs(u64::try_from(to - from).unwrap_or(0) + 60);
+        // `recent` counts back from the newest record, which may be well after the shadow
+        // period ended (the shadow turned off, promote run days later): reach back to its start.
+        let back = (crate::clock::now_seconds() - from).max(to - from);
+        let since = std::time::Duration::from_secs(u64::try_from(back).unwrap_or(0) + 60);
         anyhow::Ok(crate::trace::recorded::recent(stores.memory.as_ref(), since).await?)
     })?;
     let records: Vec<_> = records.into_iter().filter(|r| (from..=to).contains(&r.at)).collect();
@@ -139,7 +146,12 @@ pub fn evidence(config: &Config, version: &str, gate: Option<&Path>) -> anyhow::
     let report = Report::build(&identities, summaries, gate.as_ref().map(|(name, g)| (name.as_str(), g)));
     let live = shadow::LiveCounts::of(&lines);
     let replayed_shadow = &report.traces[0].summaries[1];
-    let agreement = if live.transitions == replayed_shadow.transitions && live.minutes == replayed_shadow.minutes {
+    let agreement = if baselines.len() > 1 {
+        Err(format!(
+            "the active version changed during the shadow period ({}): let the shadow run beside one active version",
+            baselines.join(" -> ")
+        ))
+    } else if live.transitions == replayed_shadow.transitions && live.minutes == replayed_shadow.minutes {
         Ok(())
     } else {
         Err(format!(
