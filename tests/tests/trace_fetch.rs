@@ -326,3 +326,32 @@ fn a_query_prometheus_refuses_is_not_asked_again_and_a_source_without_history_is
     let out = fetch(&config, &["--since", "yesterday"]);
     assert!(stderr(&out).contains("--since \"yesterday\": expected a duration"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_server_that_finds_a_day_too_many_samples_is_asked_in_smaller_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = ["--since", FROM, "--until", "2026-09-22T00:00:00Z"];
+    let normal = Prometheus::backfilled(&openmetrics());
+    let want_file = dir.path().join("want.jsonl");
+    ok(fetch(&live_config(dir.path(), &normal.url(), "db_cpu_percent"), &[&day[..], &["-o", want_file.to_str().unwrap()]].concat()));
+    drop(normal);
+
+    // A server that loads at most 1,000 samples for a query: a day of one series is 1,440.
+    let small = Prometheus::backfilled_with(&openmetrics(), &["--query.max-samples=1000"]);
+    let other = tempfile::tempdir().unwrap();
+    let config = live_config(other.path(), &small.url(), "db_cpu_percent");
+    let file = other.path().join("day.jsonl");
+    let refused = fetch(&config, &[&day[..], &["-o", file.to_str().unwrap()]].concat());
+    let log = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{log}");
+    assert!(
+        log.contains("too many samples") && log.contains("ask for fewer steps a request with --request-steps N (this one was 1440)"),
+        "{log}"
+    );
+    assert!(!log.contains("asking again in"), "{log}");
+    std::fs::remove_file(format!("{}.partial", file.display())).unwrap();
+    std::fs::remove_file(format!("{}.partial.json", file.display())).unwrap();
+    let smaller = ok(fetch(&config, &[&day[..], &["--request-steps", "400", "-o", file.to_str().unwrap()]].concat()));
+    assert!(stderr(&smaller).contains("in 4 requests of at most 400 steps"), "{}", stderr(&smaller));
+    assert_eq!(std::fs::read(&file).unwrap(), std::fs::read(&want_file).unwrap(), "smaller requests, the same trace");
+}

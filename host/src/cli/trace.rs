@@ -50,6 +50,10 @@ pub enum TraceCommand {
         /// How many times a request that fails (timeout, server down) is asked again.
         #[arg(long, default_value_t = 5)]
         retries: u32,
+        /// At most N steps a request (default: a day's, within the server's limit); fewer when
+        /// the server refuses a day as too many samples.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        request_steps: Option<u64>,
         /// Each request's timeout (a day of history takes longer than a live read).
         #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
         timeout: Duration,
@@ -61,12 +65,12 @@ pub enum TraceCommand {
 
 pub fn run(cmd: TraceCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        TraceCommand::Fetch { config, since, until, step, output, retries, timeout, quiet } => {
+        TraceCommand::Fetch { config, since, until, step, output, retries, request_steps, timeout, quiet } => {
             let config = Config::load(Some(&config))?;
             let window = Window::new(&since, until.as_deref(), step, crate::clock::now_seconds()).map_err(anyhow::Error::msg)?;
             let history = crate::setup::metrics_history(&config, timeout)?;
             let destination = output.clone().map_or(Destination::Stdout, Destination::File);
-            let options = FetchOptions { retries, first_wait: Duration::from_secs(1), progress: !quiet };
+            let options = FetchOptions { retries, first_wait: Duration::from_secs(1), progress: !quiet, request_steps };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let fetched = runtime.block_on(fetch(history.as_ref(), &window, &destination, &options))?;
             let into = output.map_or_else(|| "stdout".to_string(), |p| p.display().to_string());

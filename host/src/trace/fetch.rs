@@ -44,6 +44,8 @@ pub struct FetchOptions {
     pub first_wait: Duration,
     /// Draw a progress bar (when stderr is a terminal).
     pub progress: bool,
+    /// At most this many steps a request (never more than a day's, nor the server's limit).
+    pub request_steps: Option<u64>,
 }
 
 /// What a finished fetch wrote.
@@ -82,7 +84,11 @@ pub async fn fetch(
     };
     let first = partial.as_ref().map_or(window.from, |p| p.next);
     let kept = partial.as_ref().map_or(0, |p| p.kept);
-    let per_request = history.max_steps().min(STEPS_PER_DAY_AT_ONE_A_MINUTE * 60 / u64::from(window.step)).max(1);
+    let per_request = history
+        .max_steps()
+        .min(STEPS_PER_DAY_AT_ONE_A_MINUTE * 60 / u64::from(window.step))
+        .min(options.request_steps.unwrap_or(u64::MAX))
+        .max(1);
     let requests = window.requests(first, per_request);
     tracing::info!(
         source = %history.describe(),
@@ -161,6 +167,7 @@ async fn ask(
         Some(_) => format!("nothing was fetched yet: run the command again with {again} once the server answers"),
         None => "nothing was kept: write to a file (-o FILE) to be able to go on where a fetch stops".to_string(),
     };
+    let steps_in = |a: Instant, b: Instant| (b - a) / Instant::from(window.step) + 1;
     loop {
         match history.steps(start, end, window.step).await {
             Ok(steps) => {
@@ -173,7 +180,12 @@ async fn ask(
                 return Ok(steps);
             }
             Err(HistoryError::Refused(why)) => {
-                let then = format!("asking again will not help: check [metrics] in the configuration; {}", resume());
+                // A request the server finds too large is the one refusal a smaller one mends.
+                let then = if why.contains("too many samples") {
+                    format!("ask for fewer steps a request with --request-steps N (this one was {}); {}", steps_in(start, end), resume())
+                } else {
+                    format!("asking again will not help: check [metrics] in the configuration; {}", resume())
+                };
                 return Err(failed(String::new(), why, then));
             }
             Err(HistoryError::Transient(why)) if attempt <= options.retries => {

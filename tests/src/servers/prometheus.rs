@@ -42,6 +42,11 @@ impl Prometheus {
     /// written into blocks by `promtool tsdb create-blocks-from openmetrics` before it starts,
     /// kept however old (retention 100 years) and scraping nothing.
     pub fn backfilled(openmetrics: &str) -> Prometheus {
+        Prometheus::backfilled_with(openmetrics, &[])
+    }
+
+    /// The same, with more command-line flags (`--query.max-samples=...`).
+    pub fn backfilled_with(openmetrics: &str, flags: &[&str]) -> Prometheus {
         let dir = tempfile::tempdir().expect("temp dir");
         let input = dir.path().join("history.om");
         std::fs::write(&input, openmetrics).expect("writing the OpenMetrics file");
@@ -54,6 +59,7 @@ impl Prometheus {
             .expect("running promtool");
         assert!(out.status.success(), "promtool create-blocks-from failed: {}", String::from_utf8_lossy(&out.stderr));
         std::fs::write(dir.path().join("prometheus.yml"), "global:\n  scrape_interval: 15s\n").expect("writing prometheus.yml");
+        std::fs::write(dir.path().join("flags"), flags.join("\n")).expect("writing the flags");
         let process = Prometheus::spawn(dir.path(), free_port());
         Prometheus { process, dir }
     }
@@ -67,6 +73,8 @@ impl Prometheus {
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
             // Backfilled history is older than the default 15 days: keep it.
             .arg("--storage.tsdb.retention.time=100y")
+            // A backfilled server's own flags, kept for its restarts.
+            .args(std::fs::read_to_string(dir.join("flags")).unwrap_or_default().lines().filter(|l| !l.is_empty()))
             .current_dir(dir);
         let process = ServerProcess::spawn("prometheus", cmd, port, dir, Duration::from_secs(30));
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
