@@ -48,8 +48,18 @@ viewer_hash=$(printf %s "$viewer_token" | sha256sum | cut -d' ' -f1)
 issuer="https://login.browser-test.invalid/realms/ops"
 oidc_jwt=$(python3 tests/browser/make_jwt.py --jwks "$dir/jwks.json" --issuer "$issuer" --audience capacity-sentinel)
 
+# The active version and the one in shadow, unsigned (the server listens on loopback only).
+mkdir -p "$dir/policies"
+for version in 1.0.0 1.1.0; do
+  cp "$(dirname "$policy")/capacity-policy-$version.wasm" "$(dirname "$policy")/capacity-policy-$version.manifest.json" "$dir/policies/"
+done
 cat >"$dir/sentinel.toml" <<EOF
-policy = "$policy"
+[policies]
+dir = "policies"
+allow_unsigned = true
+active = "1.0.0"
+shadow = "1.1.0"
+state_dir = "private"
 [store]
 kind = "sqlite"
 path = "state/sentinel.db"
@@ -96,6 +106,12 @@ EOF
   exit 1
 }
 
+(cd "$dir" && "$sentinel" policy shadow-report --config sentinel.toml --json >shadow-report.json 2>>run.log) || {
+  cat "$dir/run.log" >&2
+  echo "browser.sh: sentinel policy shadow-report failed" >&2
+  exit 1
+}
+
 start_serve browser.sh "$dir"
 
 echo "browser.sh: driving the console at $url/ in $chromium; screenshots in $artifacts"
@@ -104,6 +120,7 @@ SENTINEL_URL="$url" \
   VIEWER_TOKEN="$viewer_token" \
   OIDC_STAFF_JWT="$oidc_jwt" \
   DB_PATH="$dir/state/sentinel.db" \
+  SHADOW_REPORT="$dir/shadow-report.json" \
   ARTIFACTS="$artifacts" \
   CHROMIUM="$chromium" \
   python3 -m pytest -q -p no:cacheprovider tests/browser/test_console.py "$@"

@@ -34,9 +34,15 @@ use anyhow::Context;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The limits every policy instance of `config` runs under (`policy_deadline`,
+/// `policy_memory_bytes`).
+pub fn policy_limits(config: &Config) -> Limits {
+    Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes }
+}
+
 /// Loads the configured single policy file (a config without `[policies]`).
 fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
-    let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
+    let runtime = Runtime::new(policy_limits(config))?;
     let policy = match &config.policy {
         PolicyChoice::Embedded => policy::embedded::open(&runtime).context("loading the embedded default policy")?,
         PolicyChoice::File(path) => {
@@ -56,7 +62,7 @@ fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
 /// single `policy` file.
 pub async fn active_policy(config: &Config) -> anyhow::Result<ActivePolicy> {
     let Some(policies) = &config.policies else { return Ok(ActivePolicy::fixed(load_policy_file(config)?)) };
-    let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
+    let runtime = Runtime::new(policy_limits(config))?;
     let lifecycle = Lifecycle::start(policies.clone(), runtime, None, Arc::new(Telemetry::default()), lifecycle::Role::Follower).await?;
     Ok(ActivePolicy::managed(lifecycle))
 }
@@ -208,7 +214,7 @@ pub async fn sentinel(config: &Config, now: vocabulary::Instant, lock_wait: Opti
         (_, Some(policy)) => ActivePolicy::fixed(policy),
         (None, None) => unreachable!("a plain policy is loaded without [policies]"),
         (Some(policies), None) => {
-            let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
+            let runtime = Runtime::new(policy_limits(config))?;
             let lifecycle =
                 Lifecycle::start(policies.clone(), runtime, Some(stores.memory.clone()), telemetry.clone(), lifecycle::Role::Leader)
                     .await?;

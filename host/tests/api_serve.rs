@@ -13,13 +13,13 @@ use std::time::Duration;
 use support::{Background, Metrics, Sandbox, cpu, eventually, minute_of, rfc, wall_now};
 
 const STAFF: &str = "staff-token-7f3a9c";
-const VIEWER: &str = "viewer-token-0b12e4";
+pub(crate) const VIEWER: &str = "viewer-token-0b12e4";
 
 fn hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-fn tokens_toml() -> String {
+pub(crate) fn tokens_toml() -> String {
     format!(
         "tokens = [\n  {{ name = \"alice\", role = \"staff\", sha256 = \"{}\" }},\n  {{ name = \"dash\", role = \"viewer\", sha256 = \"{}\" }},\n]\n",
         hash(STAFF),
@@ -36,7 +36,7 @@ fn sandbox(api_table: &str) -> (Sandbox, i64) {
 }
 
 /// Starts `sentinel serve` on a free port and returns it with its base URL.
-fn serve(sb: &Sandbox, env: &[(&str, String)], name: &str) -> (Background, String) {
+pub(crate) fn serve(sb: &Sandbox, env: &[(&str, String)], name: &str) -> (Background, String) {
     let log = sb.path(&format!("{name}.stderr"));
     let mut cmd = sb.command(&["serve", "--addr", "127.0.0.1:0"]);
     for (k, v) in env {
@@ -53,13 +53,13 @@ fn serve(sb: &Sandbox, env: &[(&str, String)], name: &str) -> (Background, Strin
     (server, url.unwrap())
 }
 
-struct Api {
+pub(crate) struct Api {
     client: reqwest::Client,
     url: String,
 }
 
 impl Api {
-    fn new(url: &str) -> Api {
+    pub(crate) fn new(url: &str) -> Api {
         Api {
             client: capacity_sentinel::adapters::tls::http_client().unwrap().timeout(Duration::from_secs(10)).build().unwrap(),
             url: url.into(),
@@ -82,7 +82,7 @@ impl Api {
         (status, content_type, body)
     }
 
-    async fn get(&self, path: &str, token: Option<&str>) -> (u16, String, Value) {
+    pub(crate) async fn get(&self, path: &str, token: Option<&str>) -> (u16, String, Value) {
         self.send(reqwest::Method::GET, path, token, None).await
     }
 }

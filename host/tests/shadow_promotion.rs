@@ -2,7 +2,7 @@
 //! 1.0.0 and 1.1.0 side by side over readings where they differ (CPU at 75 %, where 1.0.0
 //! constrains and 1.1.0 does not), `policy shadow-report --gate` scores the shadow's live
 //! decisions against the active ones, and `policy promote` activates the shadow only when that
-//! evidence passes the gate.
+//! evidence passes the gate. `sentinel serve` shows the same scorecard to the console.
 
 use crate::support;
 
@@ -132,4 +132,51 @@ fn a_scorecard_that_is_not_the_shadows_live_record_does_not_promote() {
     );
     assert_eq!(active_version(&sb), "1.0.0");
     assert!(promotions(&sb).is_empty(), "a refused promotion is not recorded");
+}
+
+#[tokio::test]
+async fn the_console_is_served_the_scorecard_shadow_report_prints_scored_in_the_background() {
+    use crate::api_serve::{Api, VIEWER, serve, tokens_toml};
+    let sb = tokio::task::spawn_blocking(|| ticked("1.0.0", "1.1.0")).await.unwrap();
+    sb.edit_config(|text| format!("{text}[api]\naddress = \"127.0.0.1:1\"\n{}", tokens_toml()));
+    let printed = sb.sentinel(&["policy", "shadow-report", "--json"]).success();
+    let printed: serde_json::Value = serde_json::from_str(&printed.stdout).unwrap();
+    let (server, url) = serve(&sb, &[], "serve");
+    let api = Api::new(&url);
+    let path = "/v1/policies/shadow/scorecard";
+    let (status, _, first) = api.get(path, None).await;
+    assert_eq!(status, 401, "{first}");
+    // The first answer does not wait for the replays: it starts them.
+    let (status, _, first) = api.get(path, Some(VIEWER)).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!((first["status"].as_str(), first["refreshing"].as_bool()), (Some("computing"), Some(true)), "{first}");
+    assert_eq!(first["shadow_version"], "1.1.0");
+    let mut ready = serde_json::Value::Null;
+    for _ in 0..200 {
+        ready = api.get(path, Some(VIEWER)).await.2;
+        if ready["status"] != "computing" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(ready["status"], "ready", "{ready}");
+    let card = &ready["card"];
+    assert_eq!((card["active_version"].as_str(), card["ticks"].as_u64()), (Some("1.0.0"), Some(MINUTES as u64)), "{card}");
+    assert_eq!((card["live_record"].as_bool(), card["live_record_problem"].is_null()), (Some(true), true), "{card}");
+    // The measures are the ones `policy shadow-report` prints: 1.0.0 constrained twice, 1.1.0 never.
+    let summaries = &printed["scorecard"]["report"]["traces"][0]["summaries"];
+    for (side, n) in [("active", 0), ("shadow", 1)] {
+        let (served, replayed) = (&card[side], &summaries[n]);
+        for measure in ["transitions", "bulk_capacity_minutes", "minutes_to_protect", "over_protection_minutes"] {
+            assert_eq!(served[measure], replayed[measure], "{side} {measure}: {card} against {replayed}");
+        }
+    }
+    assert_eq!((card["active"]["transitions"].as_u64(), card["shadow"]["transitions"].as_u64()), (Some(4), Some(0)));
+    assert!(card["shadow"]["bulk_capacity_minutes"].as_f64() > card["active"]["bulk_capacity_minutes"].as_f64(), "{card}");
+    // Another tick grows the log, but the scorecard is younger than five minutes: not scored again.
+    sb.tick_ok(t(MINUTES));
+    let again = api.get(path, Some(VIEWER)).await.2;
+    assert_eq!((&again["computed_at"], again["refreshing"].as_bool()), (&ready["computed_at"], Some(false)), "{again}");
+    assert!(server.stderr().contains("the shadow's scorecard is computed again"), "{}", server.stderr());
+    drop(server);
 }

@@ -6,6 +6,9 @@ signed out, a refused token, a viewer, an OpenID Connect staff member setting a 
 a valid pin and clearing it, a static staff token surviving a reload, a phone-sized screen. A
 full-page screenshot of each step is kept in ARTIFACTS. Any console error or CSP violation, on
 any step, fails the run; so does a token in any URL.
+
+Longer than 400 lines: one session of one page driven in order, each step relying on the state
+the one before left (signed in, a pin set, an audit page), so its steps stay in one module.
 """
 
 import datetime as dt
@@ -241,6 +244,35 @@ def test_04b_the_timeline_is_in_local_time_and_read_at_its_size(page, watch):
     texts = re.findall(r'font-size="([\d.]+)"[^>]*>\s*([^<]*?)\s*<', svg)
     size, text = min((float(size), text) for size, text in texts if text)
     assert size * shown / natural >= 11.5, f"the timeline's smallest text, {text!r}, is {size * shown / natural:.1f} px on screen"
+
+
+def test_04c_the_policies_section_shows_the_shadows_scorecard(page):
+    """1.1.0 runs in shadow of 1.0.0: the policies section shows the shadow's scorecard, scored
+    in the background, with the numbers `sentinel policy shadow-report` prints for the period."""
+    card = json.loads(Path(env("SHADOW_REPORT")).read_text())["scorecard"]
+    assert "error" not in card, card
+    active, shadow = card["report"]["traces"][0]["summaries"]
+    # The first answer starts the scoring; a later refresh (every 10 s) shows it.
+    expect(page.locator("#scorecard-table")).to_be_visible(timeout=30_000)
+    expect(page.locator("#scorecard-status")).to_contain_text(f"Shadow 1.1.0 against active 1.0.0 over {card['ticks']} ticks")
+    expect(page.locator("#scorecard-status time")).to_have_count(3)  # the period's ends, when it was scored
+    expect(page.locator("#scorecard-active-heading")).to_have_text("1.0.0 (active)")
+    expect(page.locator("#scorecard-shadow-heading")).to_have_text("1.1.0 (shadow)")
+    days = max(card["ticks"] / 1440, 1.0)
+    expected = {
+        "flaps_per_day": lambda s: f"{s['flaps'] / days:.2f}",
+        "transitions": lambda s: str(s["transitions"]),
+        "bulk_capacity_minutes": lambda s: f"{s['bulk_capacity_minutes']:.1f}",
+        "over_protection_minutes": lambda s: str(s["over_protection_minutes"]),
+        "invariant_violations": lambda s: str(len(s["violations"])),
+    }
+    for measure, shown in expected.items():
+        cells = page.locator(f'#scorecard-table tr[data-measure="{measure}"] td')
+        expect(cells).to_have_text([shown(active), shown(shadow)])
+    assert active["transitions"] != shadow["transitions"] or active["bulk_capacity_minutes"] != shadow["bulk_capacity_minutes"], \
+        "the two versions decide alike on this trace: the card shows nothing to tell them apart"
+    expect(page.locator("#scorecard-live")).to_contain_text("The replay decided as the shadow did live")
+    shot(page, "02c-scorecard.png")
 
 
 def test_05_staff_signs_in_with_an_openid_connect_token(page):

@@ -15,6 +15,7 @@ pub mod openapi;
 pub mod problem;
 pub mod refusals;
 pub mod routes;
+pub mod scorecard_cache;
 pub mod server;
 #[cfg(test)]
 mod tests;
@@ -49,6 +50,10 @@ pub struct ApiState {
     pub timeline: Arc<routes::timeline::TimelineCache>,
     /// `[policies]`, for the versions the console lists (none: the embedded default).
     pub policies: Option<crate::config::policies::PoliciesConfig>,
+    /// The limits the shadow's scorecard replays its versions under (the config's).
+    pub policy_limits: crate::policy::Limits,
+    /// The shadow's last scorecard, computed in the background.
+    pub scorecards: Arc<scorecard_cache::ScorecardCache>,
     pub clock: Clock,
     /// The OpenAPI document, serialized once.
     pub openapi: Arc<Vec<u8>>,
@@ -81,6 +86,8 @@ impl ApiState {
             refusals: Arc::default(),
             timeline: Arc::default(),
             policies: None,
+            policy_limits: crate::policy::Limits::default(),
+            scorecards: Arc::default(),
             clock: Arc::new(wall_clock),
             openapi: Arc::new(openapi),
         })
@@ -101,9 +108,11 @@ impl ApiState {
         Ok((identity, description.thresholds))
     }
 
-    /// The same state listing the versions of a `[policies]` directory.
-    pub fn with_policies(mut self, policies: Option<crate::config::policies::PoliciesConfig>) -> ApiState {
+    /// The same state listing the versions of a `[policies]` directory, its shadow scored with
+    /// the versions under `limits`.
+    pub fn with_policies(mut self, policies: Option<crate::config::policies::PoliciesConfig>, limits: crate::policy::Limits) -> ApiState {
         self.policies = policies;
+        self.policy_limits = limits;
         self
     }
 
@@ -120,10 +129,11 @@ fn wall_clock() -> Instant {
 
 /// Every route, with problem+json for unknown paths and methods, and request metrics.
 pub fn router(state: ApiState) -> Router {
-    use routes::{audit, ops, overview, pin, state as st, timeline};
+    use routes::{audit, ops, overview, pin, scorecard, state as st, timeline};
     Router::new()
         .route("/", get(console::index))
         .route("/console.js", get(console::script))
+        .route("/console/{module}", get(console::module))
         .route("/console.css", get(console::style))
         .route("/v1/session", get(overview::get_session))
         .route("/v1/overview", get(overview::get_overview))
@@ -131,6 +141,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/v1/state", get(st::get_state))
         .route("/v1/pin", get(pin::get_pin).put(pin::put_pin).delete(pin::delete_pin))
         .route("/v1/pin/audit", get(audit::get_audit))
+        .route("/v1/policies/shadow/scorecard", get(scorecard::get_scorecard))
         .route("/metrics", get(ops::metrics))
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))

@@ -22,6 +22,7 @@ use vocabulary::Thresholds;
         routes::overview::get_session,
         routes::overview::get_overview,
         routes::timeline::get_timeline,
+        routes::scorecard::get_scorecard,
         routes::pin::get_pin,
         routes::pin::put_pin,
         routes::pin::delete_pin,
@@ -49,7 +50,7 @@ use vocabulary::Thresholds;
     tags(
         (name = "state", description = "The published state"),
         (name = "pins", description = "The staff pin and its audit trail"),
-        (name = "console", description = "What the staff console at / shows: the caller, an overview, the recent timeline"),
+        (name = "console", description = "What the staff console at / shows: the caller, an overview, the recent timeline, the shadow's scorecard"),
         (name = "operations", description = "Probes, metrics and this document"),
     )
 )]

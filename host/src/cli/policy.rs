@@ -5,6 +5,8 @@ mod lifecycle;
 mod promote;
 mod shadow_evidence;
 
+use crate::config::Config;
+use crate::config::policies::PoliciesConfig;
 use crate::policy::{Limits, Runtime, inspect_component};
 use anyhow::Context;
 use clap::Subcommand;
@@ -140,4 +142,14 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The `[policies]` table every directory command needs, or an error naming the config.
+fn policies(config: &Config) -> anyhow::Result<PoliciesConfig> {
+    config.policies.clone().with_context(|| format!("{} has no [policies] table (the policy directory)", config.source))
+}
+
+/// Runs a store call of a directory command to its end.
+fn block_on<T>(f: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(f)
 }

@@ -44,7 +44,7 @@ async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitC
     let stores = crate::setup::open_store(&config).await?;
     let state = ApiState::new(stores.memory, stores.pins, policy.shared(), &config.api.tokens)
         .map_err(|e| anyhow::anyhow!("the policy does not describe itself: {e}"))?
-        .with_policies(config.policies.clone());
+        .with_policies(config.policies.clone(), crate::setup::policy_limits(&config));
     let state = match &config.api.oidc {
         Some(oidc) => {
             let verifier = crate::api::oidc::Verifier::new(oidc.clone()).map_err(|e| anyhow::anyhow!("api.oidc: {e}"))?;

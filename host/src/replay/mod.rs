@@ -24,6 +24,7 @@ pub mod parallel;
 mod per_tick;
 mod progress;
 pub mod report;
+pub mod shadow_score;
 mod stream;
 pub mod svg;
 pub mod timeline;

@@ -4,6 +4,7 @@ pub mod audit;
 pub mod ops;
 pub mod overview;
 pub mod pin;
+pub mod scorecard;
 pub mod state;
 pub mod timeline;
 pub mod versions;

@@ -16,9 +16,11 @@ fn newest_audit(entries: &Value) -> &Value {
 #[tokio::test]
 async fn the_page_and_its_assets_need_no_token_and_carry_the_security_headers() {
     let h = Harness::new();
-    for (path, content_type) in
-        [("/", "text/html; charset=utf-8"), ("/console.js", "text/javascript; charset=utf-8"), ("/console.css", "text/css; charset=utf-8")]
-    {
+    let modules = crate::api::console::MODULES.map(|(file, _)| (format!("/console/{file}"), "text/javascript; charset=utf-8"));
+    let pages =
+        [("/", "text/html; charset=utf-8"), ("/console.js", "text/javascript; charset=utf-8"), ("/console.css", "text/css; charset=utf-8")];
+    for (path, content_type) in pages.iter().map(|(p, c)| (p.to_string(), *c)).chain(modules) {
+        let path = path.as_str();
         let reply = h.call(get(path, None)).await;
         assert_eq!(reply.status, StatusCode::OK, "{path}");
         assert_eq!(reply.content_type(), content_type, "{path}");
@@ -34,8 +36,18 @@ async fn the_page_and_its_assets_need_no_token_and_carry_the_security_headers() 
     assert!(!csp.contains("unsafe"), "{csp}");
     // The page keeps to that policy: no inline script or style, no handler attributes.
     let page = h.call(get("/", None)).await.text();
-    assert!(page.contains("<script src=\"/console.js\""), "{page}");
-    assert_eq!(page.matches("<script").count(), page.matches("<script src=").count(), "an inline script");
+    assert!(page.contains("<script type=\"module\" src=\"/console.js\""), "{page}");
+    assert_eq!(page.matches("<script").count(), page.matches("<script type=\"module\" src=").count(), "an inline script");
+    // Every module a script imports is served, and nothing else is.
+    let scripts = std::iter::once(("console.js", include_str!("../console/assets/console.js"))).chain(crate::api::console::MODULES);
+    for (file, text) in scripts {
+        for line in text.lines().filter(|l| l.starts_with("import ")) {
+            let target = line.rsplit_once(" from '").map(|(_, t)| t.trim_end_matches("';")).unwrap_or_else(|| panic!("{file}: {line}"));
+            let path = format!("/console/{}", target.trim_start_matches("/console/").trim_start_matches("./"));
+            assert_eq!(h.call(get(&path, None)).await.status, StatusCode::OK, "{file} imports {target}");
+        }
+    }
+    h.call(get("/console/missing.js", None)).await.problem(StatusCode::NOT_FOUND);
     for forbidden in ["<style", " style=", " onclick=", " onload=", " onsubmit=", "http://", "https://"] {
         assert!(!page.contains(forbidden), "the page has {forbidden:?}");
     }
@@ -227,4 +239,14 @@ async fn one_caller_hammering_the_api_gets_ten_audited_refusals_a_minute_and_the
     let audit = h.call(get("/v1/pin/audit?limit=100", Some(STAFF))).await.ok_json(StatusCode::OK);
     let actors: Vec<&str> = audit["entries"].as_array().unwrap().iter().take(2).map(|e| e["actor"].as_str().unwrap()).collect();
     assert_eq!(actors, ["dash", "alice"]);
+}
+
+#[tokio::test]
+async fn without_a_shadow_version_the_scorecard_says_none_and_needs_a_token() {
+    let h = Harness::new();
+    h.call(get("/v1/policies/shadow/scorecard", None)).await.problem(StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        h.call(get("/v1/policies/shadow/scorecard", Some(VIEWER))).await.ok_json(StatusCode::OK),
+        serde_json::json!({"status": "none", "shadow_version": null, "computed_at": null, "refreshing": false, "card": null, "problem": null})
+    );
 }

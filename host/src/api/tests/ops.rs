@@ -68,12 +68,13 @@ async fn the_openapi_document_is_generated_and_complete() {
         ("/v1/session", &["get"]),
         ("/v1/overview", &["get"]),
         ("/v1/timeline.svg", &["get"]),
+        ("/v1/policies/shadow/scorecard", &["get"]),
     ] {
         for m in methods {
             assert!(paths[path][m].is_object(), "{m} {path} is documented");
         }
     }
-    assert_eq!(paths.len(), 10, "nothing undocumented or extra: {:?}", paths.keys());
+    assert_eq!(paths.len(), 11, "nothing undocumented or extra: {:?}", paths.keys());
     assert_eq!(
         doc["components"]["securitySchemes"]["bearer"],
         serde_json::json!({

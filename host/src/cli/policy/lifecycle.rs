@@ -1,23 +1,16 @@
 //! `sentinel policy list | keygen | sign | verify | activate | rollback | shadow-report |
 //! export-trace`: the policy directory of a `[policies]` config.
 
+use super::{block_on, policies};
 use crate::config::Config;
-use crate::config::policies::PoliciesConfig;
+use crate::policy::Runtime;
 use crate::policy::lifecycle::{self, catalog, manifest, shadow, signing, state::PolicyState};
-use crate::policy::{Limits, Runtime};
+use crate::replay::shadow_score::ShadowPeriod;
 use crate::trace::write_event;
 use anyhow::Context;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-fn policies(config: &Config) -> anyhow::Result<PoliciesConfig> {
-    config.policies.clone().with_context(|| format!("{} has no [policies] table (the policy directory)", config.source))
-}
-
-fn block_on<T>(f: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
-    tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(f)
-}
 
 #[derive(Debug, Serialize)]
 struct Row {
@@ -167,7 +160,7 @@ pub fn verify(config: Option<&Path>, public_key: Option<&Path>, paths: &[PathBuf
 fn switch_to(config: &Config, target: impl FnOnce(&PolicyState) -> anyhow::Result<String>, why: &str) -> anyhow::Result<ExitCode> {
     let p = policies(config)?;
     let version = target(&PolicyState::load(&p.state_dir)?)?;
-    let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
+    let runtime = Runtime::new(crate::setup::policy_limits(config))?;
     let preparer = lifecycle::preparer(&p, runtime, lifecycle::Role::Leader)?;
     // Refused before the store is opened: a version below the minimum never runs.
     if let Err(e) = preparer.at_least_minimum(&version) {
@@ -227,9 +220,10 @@ pub fn shadow_report(config: &Path, version: Option<&str>, gate: Option<&Path>, 
     let config = Config::load(Some(config))?;
     let p = policies(&config)?;
     let version = version.map(str::to_string).or(p.shadow.clone()).context("no shadow configured; name a --version")?;
-    let r = shadow::report(&p.state_dir, &version)?;
+    let period = ShadowPeriod::read(&p.state_dir, &version)?;
+    let r = shadow::report(&version, &period.lines);
     // The divergence stands on the log alone; the scorecard needs the store and both versions.
-    let scorecard = super::shadow_evidence::evidence(&config, &version, gate);
+    let scorecard = super::shadow_evidence::evidence(&config, &period, gate);
     if json {
         let card = match &scorecard {
             Ok(card) => serde_json::json!({

@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::config::policies::Selection;
 use crate::instants::format_rfc3339;
 use crate::policy::lifecycle::state::PolicyState;
+use crate::replay::shadow_score::ShadowPeriod;
 use anyhow::Context;
 use serde::Serialize;
 use std::io::Write;
@@ -52,7 +53,7 @@ pub fn promote(config: &Path, args: PromoteArgs<'_>) -> anyhow::Result<ExitCode>
     if force && reason.is_none() {
         anyhow::bail!("--force needs --reason TEXT: a promotion past the gate is recorded with why");
     }
-    let p = config.policies.clone().with_context(|| format!("{} has no [policies] table (the policy directory)", config.source))?;
+    let p = super::policies(&config)?;
     // The persisted choice, else the configuration's (`latest` names none: not checked).
     let active_now = PolicyState::load(&p.state_dir)?.active.or(match &p.active {
         Selection::Version(v) => Some(v.clone()),
@@ -61,7 +62,8 @@ pub fn promote(config: &Path, args: PromoteArgs<'_>) -> anyhow::Result<ExitCode>
     if active_now.as_deref() == Some(version) {
         anyhow::bail!("{version} is already the active version: there is nothing to promote");
     }
-    let evidence = evidence(&config, version, Some(gate))?;
+    let period = ShadowPeriod::read(&p.state_dir, version)?;
+    let evidence = evidence(&config, &period, Some(gate))?;
     super::super::emit(&evidence.text())?;
     if let Some(active) = active_now.as_deref().filter(|a| *a != evidence.active_version) {
         eprintln!(

@@ -1,171 +1,20 @@
-//! The shadow's evidence (docs/behaviour.md §11.9): what the shadow version decided live over
-//! its shadow period, scored with the A/B comparison's and the tuner's measures (flaps per day,
-//! bulk capacity lost, protection delay, invariants) against the active version, and judged by
-//! a gate file. `policy shadow-report` prints it; `policy promote` activates a version only when
-//! it passes.
-//!
-//! The store's tick records of the shadow period (the readings as the sentinel saw them, pins,
-//! the switch) are replayed through both versions, each loaded from the policy directory only
-//! after its manifest and signature hold. The replayed shadow must agree with the shadow's live
-//! log (its transitions and its minutes in each state): then the scorecard is the score of what
-//! the shadow did live; when it does not, the evidence says so and does not count.
+//! The shadow's evidence for `policy shadow-report` and `policy promote`: the shadow log and the
+//! store's records of its period, scored by [`crate::replay::shadow_score`].
 
 use crate::config::Config;
-use crate::config::policies::PoliciesConfig;
-use crate::instants::parse_rfc3339;
-use crate::policy::lifecycle::{self, manifest, shadow};
-use crate::policy::source::PolicySource;
-use crate::policy::{Limits, Runtime};
-use crate::replay::compare::Summary;
 use crate::replay::gate::Gate;
-use crate::replay::job::{self, Job};
-use crate::replay::lane::Options;
-use crate::replay::report::Report;
-use crate::trace::Trace;
-use anyhow::Context;
+use crate::replay::shadow_score::{self, Evidence, ShadowPeriod};
 use std::path::Path;
 
-/// The scorecard of one shadow period.
-pub struct Evidence {
-    pub shadow_version: String,
-    pub active_version: String,
-    /// First and last tick of the shadow period, as the log writes them.
-    pub period: (String, String),
-    pub ticks: u64,
-    /// Active (baseline) and shadow (candidate), over the shadow period.
-    pub report: Report,
-    /// Whether the replayed shadow decided as the live shadow did; why not, when it did not.
-    pub agreement: Result<(), String>,
-}
-
-impl Evidence {
-    /// The gate passed and the scorecard is the shadow's live behaviour.
-    pub fn passes(&self) -> bool {
-        self.agreement.is_ok() && self.report.gate.as_ref().is_some_and(|g| g.passed)
-    }
-
-    /// The candidate's and the baseline's summaries.
-    fn summaries(&self) -> (&Summary, &Summary) {
-        let runs = &self.report.traces[0].summaries;
-        (&runs[1], &runs[0])
-    }
-
-    /// What a person reads: the period, the measures side by side, the agreement, the verdict.
-    pub fn text(&self) -> String {
-        let (shadow, active) = self.summaries();
-        let days = (self.ticks as f64 / 1440.0).max(1.0);
-        let mut out = format!(
-            "scorecard of shadow {} against active {} over {} ticks ({} to {}):\n",
-            self.shadow_version, self.active_version, self.ticks, self.period.0, self.period.1
-        );
-        let row = |name: &str, a: String, s: String| format!("  {name:<28} {a:>12} {s:>12}\n");
-        out.push_str(&row("", self.active_version.clone(), self.shadow_version.clone()));
-        out.push_str(&row("flaps per day", fmt(active.flaps as f64 / days), fmt(shadow.flaps as f64 / days)));
-        out.push_str(&row("transitions", active.transitions.to_string(), shadow.transitions.to_string()));
-        out.push_str(&row("bulk capacity-minutes", fmt(active.bulk_capacity_minutes), fmt(shadow.bulk_capacity_minutes)));
-        out.push_str(&row("minutes to protect", minutes(active.minutes_to_protect), minutes(shadow.minutes_to_protect)));
-        out.push_str(&row(
-            "over-protection minutes",
-            active.over_protection_minutes.to_string(),
-            shadow.over_protection_minutes.to_string(),
-        ));
-        out.push_str(&row("invariant violations", active.violations.len().to_string(), shadow.violations.len().to_string()));
-        match &self.agreement {
-            Ok(()) => out.push_str("  the replay decided as the shadow did live: this is the shadow's own record\n"),
-            Err(why) => out.push_str(&format!("  NOT the shadow's live record: {why}\n")),
-        }
-        match (self.report.gate_message(), &self.report.gate) {
-            (Some(message), Some(_)) => out.push_str(&message),
-            _ => out.push_str("  no gate given (--gate GATE.toml judges it)\n"),
-        }
-        out
-    }
-}
-
-fn fmt(v: f64) -> String {
-    format!("{v:.2}")
-}
-
-fn minutes(v: Option<i64>) -> String {
-    v.map_or_else(|| "-".into(), |m| m.to_string())
-}
-
-/// The component of `version` in the policy directory, its manifest and signature checked.
-fn verified(p: &PoliciesConfig, version: &str) -> anyhow::Result<std::path::PathBuf> {
-    let trust = lifecycle::trust(p)?;
-    let (entries, _) = manifest::scan(&p.dir);
-    let entry = entries
-        .into_iter()
-        .find(|e| e.manifest.version == version)
-        .with_context(|| format!("{} holds no manifest of version {version}", p.dir.display()))?;
-    manifest::verify(&entry, &trust).map_err(|e| anyhow::anyhow!("{version} is refused: {e}"))?;
-    Ok(entry.component_path)
-}
-
 /// Scores the shadow `version`'s log against the active version, judged by `gate` (a file).
-pub fn evidence(config: &Config, version: &str, gate: Option<&Path>) -> anyhow::Result<Evidence> {
-    let p = config.policies.clone().with_context(|| format!("{} has no [policies] table (the policy directory)", config.source))?;
-    let lines = shadow::lines(&p.state_dir, version)?;
-    let (first, last) = match (lines.first(), lines.last()) {
-        (Some(f), Some(l)) => (f.clone(), l.clone()),
-        _ => anyhow::bail!("the shadow log of {version} is empty: has the sentinel ticked with shadow = \"{version}\"?"),
-    };
-    let active_version = last.active_version.clone();
-    // A period scored against one baseline: a log that names several active versions (an
-    // activation during the shadow period) is not one comparison.
-    let mut baselines: Vec<&str> = lines.iter().map(|l| l.active_version.as_str()).collect();
-    baselines.dedup();
-    let (from, to) = (parse_rfc3339(&first.at).map_err(anyhow::Error::msg)?, parse_rfc3339(&last.at).map_err(anyhow::Error::msg)?);
-    let records = tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+pub fn evidence(config: &Config, period: &ShadowPeriod, gate: Option<&Path>) -> anyhow::Result<Evidence> {
+    let p = super::policies(config)?;
+    let since = period.reach_back(crate::clock::now_seconds());
+    let records = super::block_on(async {
         let stores = crate::setup::open_store(config).await?;
-        // `recent` counts back from the newest record, which may be well after the shadow
-        // period ended (the shadow turned off, promote run days later): reach back to its start.
-        let back = (crate::clock::now_seconds() - from).max(to - from);
-        let since = std::time::Duration::from_secs(u64::try_from(back).unwrap_or(0) + 60);
         anyhow::Ok(crate::trace::recorded::recent(stores.memory.as_ref(), since).await?)
     })?;
-    let records: Vec<_> = records.into_iter().filter(|r| (from..=to).contains(&r.at)).collect();
-    anyhow::ensure!(!records.is_empty(), "the store holds no tick record of the shadow period ({} to {})", first.at, last.at);
     let gate = gate.map(|path| Gate::load(path).map(|g| (path.display().to_string(), g))).transpose()?;
-    let runtime = Runtime::new(Limits { deadline: config.policy_deadline, memory_bytes: config.policy_memory_bytes })?;
-    let mut sources = Vec::new();
-    for v in [&active_version, &version.to_string()] {
-        let path = verified(&p, v)?;
-        sources.push(PolicySource::open(&format!("{v}={}", path.display()), &runtime).with_context(|| format!("loading {v}"))?);
-    }
-    let trace = Trace { name: format!("shadow-{version}"), events: crate::trace::recorded::events(&records) };
-    let options = Options {
-        throttles: records.first().is_some_and(|r| r.throttles_enabled),
-        floors: gate.as_ref().map(|(_, g)| g.invariants).unwrap_or_default(),
-        timelines: false,
-        progress: false,
-    };
-    let replayed = job::replay(Job { files: &[], recorded: Some(trace), sources: &sources, options }, None)?;
-    let summaries: Vec<Vec<Summary>> = replayed.into_iter().map(|(_, runs)| runs.into_iter().map(|r| r.summary).collect()).collect();
-    let identities: Vec<_> = sources.iter().map(|s| s.identity().clone()).collect();
-    let report = Report::build(&identities, summaries, gate.as_ref().map(|(name, g)| (name.as_str(), g)));
-    let live = shadow::LiveCounts::of(&lines);
-    let replayed_shadow = &report.traces[0].summaries[1];
-    let agreement = if baselines.len() > 1 {
-        Err(format!(
-            "the active version changed during the shadow period ({}): let the shadow run beside one active version",
-            baselines.join(" -> ")
-        ))
-    } else if live.transitions == replayed_shadow.transitions && live.minutes == replayed_shadow.minutes {
-        Ok(())
-    } else {
-        Err(format!(
-            "live {} transitions and minutes per state {:?}, replayed {} and {:?} (were ticks recorded while the shadow \
-             was off, or its memory reset?)",
-            live.transitions, live.minutes, replayed_shadow.transitions, replayed_shadow.minutes
-        ))
-    };
-    Ok(Evidence {
-        shadow_version: version.to_string(),
-        active_version,
-        period: (first.at, last.at),
-        ticks: records.len() as u64,
-        report,
-        agreement,
-    })
+    let limits = crate::setup::policy_limits(config);
+    shadow_score::score(&p, limits, period, records, gate)
 }

@@ -172,11 +172,11 @@ impl LiveCounts {
     }
 }
 
-/// Summarizes a shadow's log in `state_dir`.
-pub fn report(state_dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
+/// Summarizes the `lines` of a shadow's log ([`lines`]).
+pub fn report(version: &str, lines: &[ShadowLine]) -> ShadowReport {
     let mut r = ShadowReport { shadow_version: version.into(), ..ShadowReport::default() };
     let mut run = 0;
-    for line in lines(state_dir, version)? {
+    for line in lines {
         r.ticks += 1;
         if !r.active_versions.contains(&line.active_version) {
             r.active_versions.push(line.active_version.clone());
@@ -198,7 +198,7 @@ pub fn report(state_dir: &Path, version: &str) -> anyhow::Result<ShadowReport> {
         }
     }
     r.divergence_ratio = if r.ticks == 0 { 0.0 } else { r.divergent_ticks as f64 / r.ticks as f64 };
-    Ok(r)
+    r
 }
 
 #[cfg(test)]

@@ -344,7 +344,7 @@ async fn a_shadow_version_decides_every_tick_unpublished_and_its_divergence_is_c
     sentinel.policy.lifecycle().unwrap().settle().await;
     assert_eq!(sentinel.telemetry.shadow_decisions.get(), 6);
     let state_dir = dir.path().join("sentinel-state");
-    let report = super::shadow::report(&state_dir, "9.0.0").unwrap();
+    let report = super::shadow::report("9.0.0", &super::shadow::lines(&state_dir, "9.0.0").unwrap());
     assert_eq!(report.ticks, 6);
     assert!(report.divergent_ticks > 0 && sentinel.telemetry.shadow_divergences.get() == report.divergent_ticks as u64);
     assert!(report.by_field.contains_key("state"), "{report:?}");

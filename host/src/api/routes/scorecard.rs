@@ -1,0 +1,143 @@
+//! `GET /v1/policies/shadow/scorecard`: the shadow version's scorecard (docs/behaviour.md §11.9)
+//! as the console's policies section shows it, the measures `policy shadow-report` prints.
+//!
+//! Scoring replays the shadow period through both versions, which takes a while on weeks of
+//! ticks: it never runs on the request. A request answers with the last scorecard at once and,
+//! when that one is out of date, starts one scoring in the background
+//! ([`crate::api::scorecard_cache`]); the console asks again on its next refresh.
+
+use crate::api::ApiState;
+use crate::api::auth::Caller;
+use crate::api::scorecard_cache::{Answer, ScoreInputs};
+use crate::instants::format_rfc3339;
+use crate::replay::compare::Summary;
+use crate::replay::shadow_score::Evidence;
+use axum::Json;
+use axum::extract::State;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The shadow's scorecard, or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ShadowScorecard {
+    /// `none`: no shadow version is configured; `computing`: it is being scored for the first
+    /// time (ask again in a few seconds); `ready`: `card` holds it; `failed`: `problem` says why.
+    #[schema(example = "ready")]
+    pub status: String,
+    #[schema(required)]
+    pub shadow_version: Option<String>,
+    /// When the scorecard shown was computed. It is computed again once the shadow log has
+    /// grown, at most every five minutes.
+    #[schema(required, format = DateTime)]
+    pub computed_at: Option<String>,
+    /// A newer scoring runs now.
+    pub refreshing: bool,
+    #[schema(required)]
+    pub card: Option<ScorecardCard>,
+    /// Why there is no scorecard (`failed`).
+    #[schema(required)]
+    pub problem: Option<String>,
+}
+
+/// The shadow period scored against the version active through it.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ScorecardCard {
+    pub active_version: String,
+    #[schema(format = DateTime)]
+    pub period_from: String,
+    #[schema(format = DateTime)]
+    pub period_to: String,
+    /// The recorded ticks of the period, replayed through both versions.
+    pub ticks: u64,
+    /// The replayed shadow decided as the shadow did live: the measures are its own record.
+    pub live_record: bool,
+    /// Why the replay is not the live record.
+    #[schema(required)]
+    pub live_record_problem: Option<String>,
+    pub active: Measures,
+    pub shadow: Measures,
+}
+
+/// One version's measures over the period (the A/B comparison's).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct Measures {
+    pub flaps_per_day: f64,
+    pub transitions: u64,
+    /// The bulk factor summed over the ticks: the background work admitted.
+    pub bulk_capacity_minutes: f64,
+    /// From the first critical reading to protection; null when none was critical.
+    #[schema(required)]
+    pub minutes_to_protect: Option<i64>,
+    pub over_protection_minutes: u64,
+    pub invariant_violations: u64,
+}
+
+impl ScorecardCard {
+    pub fn of(evidence: &Evidence) -> ScorecardCard {
+        let (active, shadow) = evidence.summaries();
+        let days = evidence.days();
+        let measures = |s: &Summary| Measures {
+            flaps_per_day: s.flaps as f64 / days,
+            transitions: s.transitions,
+            bulk_capacity_minutes: s.bulk_capacity_minutes,
+            minutes_to_protect: s.minutes_to_protect,
+            over_protection_minutes: s.over_protection_minutes,
+            invariant_violations: s.violations.len() as u64,
+        };
+        ScorecardCard {
+            active_version: evidence.active_version.clone(),
+            period_from: evidence.period.0.clone(),
+            period_to: evidence.period.1.clone(),
+            ticks: evidence.ticks,
+            live_record: evidence.agreement.is_ok(),
+            live_record_problem: evidence.agreement.clone().err(),
+            active: measures(active),
+            shadow: measures(shadow),
+        }
+    }
+}
+
+/// The shadow's scorecard.
+///
+/// The shadow version's live decisions over its shadow period, replayed and scored against the
+/// active version's with the A/B comparison's measures. Computed in the background: the first
+/// answer may be `computing`.
+#[utoipa::path(
+    get,
+    path = "/v1/policies/shadow/scorecard",
+    tag = "console",
+    operation_id = "getShadowScorecard",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The scorecard, or why there is none", body = ShadowScorecard),
+        (status = 401, response = crate::api::problem::Unauthenticated),
+    )
+)]
+pub async fn get_scorecard(_caller: Caller, State(s): State<ApiState>) -> Json<ShadowScorecard> {
+    let Some(policies) = s.policies.clone() else { return Json(none()) };
+    let Some(version) = policies.shadow.clone() else { return Json(none()) };
+    let inputs = ScoreInputs { policies, limits: s.policy_limits, memory: s.memory.clone(), clock: s.clock.clone(), version };
+    Json(view(s.scorecards.answer(inputs)))
+}
+
+fn none() -> ShadowScorecard {
+    ShadowScorecard { status: "none".into(), shadow_version: None, computed_at: None, refreshing: false, card: None, problem: None }
+}
+
+fn view(answer: Answer) -> ShadowScorecard {
+    let (status, card, problem, computed_at) = match answer.scored {
+        None => ("computing", None, None, None),
+        Some(scored) => match scored.outcome {
+            Ok(evidence) => ("ready", Some(ScorecardCard::of(&evidence)), None, Some(scored.computed_at)),
+            Err(why) => ("failed", None, Some(why), Some(scored.computed_at)),
+        },
+    };
+    ShadowScorecard {
+        status: status.into(),
+        shadow_version: Some(answer.version),
+        computed_at: computed_at.map(format_rfc3339),
+        refreshing: answer.refreshing,
+        card,
+        problem,
+    }
+}

@@ -1,0 +1,139 @@
+//! The shadow's last scorecard, shared by every tab of the console, and the one scoring that may
+//! run in the background (`GET /v1/policies/shadow/scorecard`, docs/behaviour.md §11.9).
+//!
+//! A scorecard is out of date once the shadow log has grown (a tick a minute) and it is more
+//! than [`REFRESH_SECONDS`] old, or when another version is in shadow. Then the request that
+//! finds it so starts one scoring and is answered with what is there; no request waits for a
+//! replay, and no two scorings run at once.
+
+use crate::api::Clock;
+use crate::config::policies::PoliciesConfig;
+use crate::policy::Limits;
+use crate::policy::lifecycle::shadow;
+use crate::ports::memory::MemoryStore;
+use crate::replay::shadow_score::{self, Evidence, ShadowPeriod};
+use std::sync::{Arc, Mutex, MutexGuard};
+use vocabulary::Instant;
+
+/// The least age at which a scorecard of a grown log is scored again.
+pub const REFRESH_SECONDS: i64 = 300;
+
+/// What a scoring needs.
+pub struct ScoreInputs {
+    pub policies: PoliciesConfig,
+    pub limits: Limits,
+    pub memory: Arc<dyn MemoryStore>,
+    pub clock: Clock,
+    /// The shadow version.
+    pub version: String,
+}
+
+/// One finished scoring.
+#[derive(Clone)]
+pub struct Scored {
+    pub version: String,
+    /// The length of the shadow log it scored.
+    log_length: u64,
+    pub computed_at: Instant,
+    /// The evidence, or why there is none (for a person).
+    pub outcome: Result<Arc<Evidence>, String>,
+}
+
+/// What a request is answered with.
+pub struct Answer {
+    pub version: String,
+    /// The last scoring of this version; none before the first has finished.
+    pub scored: Option<Scored>,
+    /// A scoring runs now.
+    pub refreshing: bool,
+}
+
+#[derive(Default)]
+struct Inner {
+    scored: Option<Scored>,
+    running: bool,
+}
+
+#[derive(Default)]
+pub struct ScorecardCache {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for ScorecardCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScorecardCache").finish_non_exhaustive()
+    }
+}
+
+impl ScorecardCache {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The last scorecard of `inputs.version` at once, and one scoring started when it is out
+    /// of date and none runs.
+    pub fn answer(self: &Arc<Self>, inputs: ScoreInputs) -> Answer {
+        let log_length = std::fs::metadata(shadow::log_path(&inputs.policies.state_dir, &inputs.version)).map_or(0, |m| m.len());
+        let now = (inputs.clock)();
+        let version = inputs.version.clone();
+        let mut inner = self.lock();
+        let scored = inner.scored.clone().filter(|s| s.version == version);
+        let current = scored.as_ref().is_some_and(|s| s.log_length == log_length || now.saturating_sub(s.computed_at) < REFRESH_SECONDS);
+        if !current && !inner.running {
+            inner.running = true;
+            drop(inner);
+            self.start(inputs, log_length);
+            return Answer { version, scored, refreshing: true };
+        }
+        Answer { version, scored, refreshing: inner.running }
+    }
+
+    fn start(self: &Arc<Self>, inputs: ScoreInputs, log_length: u64) {
+        let running = Running(self.clone());
+        tokio::spawn(async move {
+            let version = inputs.version.clone();
+            let outcome = score(&inputs).await;
+            match &outcome {
+                Ok(evidence) => tracing::info!(
+                    version,
+                    active = %evidence.active_version,
+                    ticks = evidence.ticks,
+                    live_record = evidence.agreement.is_ok(),
+                    "the shadow's scorecard is computed again"
+                ),
+                Err(why) => tracing::warn!(version, "the shadow's scorecard could not be computed: {why}"),
+            }
+            let scored = Scored { version, log_length, computed_at: (inputs.clock)(), outcome };
+            running.0.lock().scored = Some(scored);
+            drop(running);
+        });
+    }
+}
+
+/// Marks the scoring ended however its task ends (a panic included).
+struct Running(Arc<ScorecardCache>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.lock().running = false;
+    }
+}
+
+/// The log read and the replays run on blocking threads, the records read from the store.
+async fn score(inputs: &ScoreInputs) -> Result<Arc<Evidence>, String> {
+    let (state_dir, version) = (inputs.policies.state_dir.clone(), inputs.version.clone());
+    let period = tokio::task::spawn_blocking(move || ShadowPeriod::read(&state_dir, &version))
+        .await
+        .map_err(|e| format!("reading the shadow log failed: {e}"))?
+        .map_err(|e| format!("{e:#}"))?;
+    let since = period.reach_back((inputs.clock)());
+    let records = crate::trace::recorded::recent(inputs.memory.as_ref(), since)
+        .await
+        .map_err(|e| format!("reading the store's tick records failed: {e}"))?;
+    let (policies, limits) = (inputs.policies.clone(), inputs.limits);
+    tokio::task::spawn_blocking(move || shadow_score::score(&policies, limits, &period, records, None))
+        .await
+        .map_err(|e| format!("scoring the shadow failed: {e}"))?
+        .map(Arc::new)
+        .map_err(|e| format!("{e:#}"))
+}
