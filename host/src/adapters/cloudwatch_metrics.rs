@@ -12,7 +12,7 @@
 use super::aws_client::{self, AwsOverrides};
 use super::cloudwatch_data::{LOOKBACK, datapoints, query_count};
 use crate::config::cloudwatch::CloudWatchSource;
-use crate::ports::history::{HistoryError, HistoryStep, MetricsHistory};
+use crate::ports::history::{HistoryError, HistoryStep, MetricsHistory, step_times};
 use crate::ports::metrics::{MetricsError, MetricsSource};
 use std::time::Duration;
 use tokio::sync::OnceCell;
@@ -93,13 +93,7 @@ impl MetricsHistory for CloudWatchMetrics {
         let points = datapoints(client, &self.source, location, self.timeout, start - LOOKBACK, end)
             .await
             .map_err(|f| if f.transient { HistoryError::Transient(f.message) } else { HistoryError::Refused(f.message) })?;
-        let mut out = Vec::new();
-        let mut at = start;
-        while at <= end {
-            out.push((at, points.reading_at(&self.source, at)));
-            at += Instant::from(step);
-        }
-        Ok(out)
+        Ok(step_times(start, end, step).map(|at| (at, points.reading_at(&self.source, at))).collect())
     }
 }
 

@@ -5,11 +5,11 @@
 //! reading as the live source makes one ([`super::prometheus_reading`]): a step where no query
 //! has a sample is a failed read with the live text, never an invented value.
 
-use super::prometheus_http::{PrometheusHttp, QueryFailure, RangeSeries, Sample, Sig};
+use super::prometheus_http::{Again, PrometheusHttp, QueryFailure, RangeSeries, Sample, Sig};
 use super::prometheus_metrics::describe;
 use super::prometheus_reading::{Answers, assemble};
 use crate::config::prometheus::PrometheusSource;
-use crate::ports::history::{HistoryError, HistoryStep, MetricsHistory};
+use crate::ports::history::{HistoryError, HistoryStep, MetricsHistory, step_times};
 use crate::ports::metrics::MetricsError;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -89,20 +89,18 @@ impl MetricsHistory for PrometheusHistory {
         for answer in [cpu, connections, scaling, latency] {
             matrices.push(match answer.transpose() {
                 Ok(matrix) => matrix.map(by_step),
-                Err(QueryFailure { error, transient: true }) => return Err(HistoryError::Transient(error.to_string())),
-                Err(QueryFailure { error, transient: false }) => return Err(HistoryError::Refused(error.to_string())),
+                Err(QueryFailure { error, again: Again::Later }) => return Err(HistoryError::Transient(error.to_string())),
+                Err(QueryFailure { error, again: Again::Smaller }) => return Err(HistoryError::TooLarge(error.to_string())),
+                Err(QueryFailure { error, again: Again::Never }) => return Err(HistoryError::Refused(error.to_string())),
             });
         }
-        let mut out = Vec::new();
-        let mut at = start;
-        while at <= end {
+        let at_step = |at: Instant| {
             let mut answers: Answers = Default::default();
             for (answer, matrix) in answers.iter_mut().zip(matrices.iter_mut()) {
                 *answer = matrix.as_mut().map(|steps| steps.remove(&at).unwrap_or_default());
             }
-            out.push((at, assemble(&self.http.source, answers)));
-            at += Instant::from(step);
-        }
-        Ok(out)
+            (at, assemble(&self.http.source, answers))
+        };
+        Ok(step_times(start, end, step).map(at_step).collect())
     }
 }

@@ -64,11 +64,22 @@ pub(crate) struct RangeSeries {
     pub points: Vec<(Instant, String)>,
 }
 
-/// A failed query: what failed, and whether the same request may succeed later.
+/// A failed query: what failed, and whether asking again may succeed.
 #[derive(Debug)]
 pub(crate) struct QueryFailure {
     pub error: MetricsError,
-    pub transient: bool,
+    pub again: Again,
+}
+
+/// Whether a failed query may succeed when asked again, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Again {
+    /// Later, as it is: a timeout, a refused connection, a server error, too many requests.
+    Later,
+    /// Over fewer steps: the server refuses this many samples at once.
+    Smaller,
+    /// Never: the server refuses the query, or its answer is not one.
+    Never,
 }
 
 #[derive(Deserialize)]
@@ -197,7 +208,7 @@ impl PrometheusHttp {
     fn malformed(&self, sig: Sig, query: &str, why: String) -> QueryFailure {
         QueryFailure {
             error: MetricsError::Malformed { field: sig.field().into(), message: format!("query `{query}`: {why}") },
-            transient: false,
+            again: Again::Never,
         }
     }
 
@@ -209,20 +220,20 @@ impl PrometheusHttp {
         query: &str,
         params: &[(&str, String)],
     ) -> Result<(String, serde_json::Value), QueryFailure> {
-        let unavailable = |why: String, transient: bool| QueryFailure {
+        let unavailable = |why: String, again: Again| QueryFailure {
             error: MetricsError::Unavailable(format!("prometheus {} query `{query}`: {why}", sig.field())),
-            transient,
+            again,
         };
         let failed = |e: reqwest::Error| {
             // The URL repeats the query, URL-encoded: the message names it once, as written.
             // The URL may carry the password too: it is never shown but as `shown`.
             let e = e.without_url();
             if e.is_timeout() {
-                QueryFailure { error: MetricsError::Timeout(self.timeout), transient: true }
+                QueryFailure { error: MetricsError::Timeout(self.timeout), again: Again::Later }
             } else if e.is_connect() {
-                unavailable(format!("cannot connect to {}: {}", self.source.shown(), redact(&chain(&e))), true)
+                unavailable(format!("cannot connect to {}: {}", self.source.shown(), redact(&chain(&e))), Again::Later)
             } else {
-                unavailable(format!("{} ({})", redact(&chain(&e)), self.not_prometheus()), true)
+                unavailable(format!("{} ({})", redact(&chain(&e)), self.not_prometheus()), Again::Later)
             }
         };
         let mut response = self.client.get(url.clone()).query(params).send().await.map_err(failed)?;
@@ -243,9 +254,17 @@ impl PrometheusHttp {
                 // Not Prometheus's own error: perhaps not Prometheus at all.
                 _ => format!("{} ({})", excerpt(&body), self.not_prometheus()),
             };
-            // A server error or too many requests may pass; a refused query will not.
-            let transient = status.is_server_error() || status.as_u16() == 429;
-            return Err(unavailable(format!("HTTP {status}: {why}"), transient));
+            // A server error or too many requests may pass; a refused query will not, but for
+            // Prometheus's "query processing would load too many samples into memory" (422,
+            // `--query.max-samples`), which a request over fewer steps passes.
+            let again = if status.is_server_error() || status.as_u16() == 429 {
+                Again::Later
+            } else if status.as_u16() == 422 && why.contains("too many samples") {
+                Again::Smaller
+            } else {
+                Again::Never
+            };
+            return Err(unavailable(format!("HTTP {status}: {why}"), again));
         }
         let envelope = envelope.map_err(|e| {
             self.malformed(sig, query, format!("the response is not Prometheus JSON ({e}): {} ({})", excerpt(&body), self.not_prometheus()))
@@ -253,7 +272,7 @@ impl PrometheusHttp {
         if envelope.status != "success" {
             let error_type = envelope.error_type.as_deref().unwrap_or("error");
             let error = envelope.error.as_deref().unwrap_or("no reason given");
-            return Err(unavailable(format!("status {:?}: {error_type}: {error}", envelope.status), false));
+            return Err(unavailable(format!("status {:?}: {error_type}: {error}", envelope.status), Again::Never));
         }
         let data = envelope.data.ok_or_else(|| self.malformed(sig, query, "a success without data".into()))?;
         Ok((data.result_type, data.result))

@@ -13,9 +13,18 @@ pub enum HistoryError {
     /// Asking again later may succeed: a timeout, a refused connection, a server error.
     #[error("{0}")]
     Transient(String),
+    /// The server refuses a request this large: one over fewer steps may pass.
+    #[error("{0}")]
+    TooLarge(String),
     /// Asking again will not help: the server refuses the query, or its answer is not one.
     #[error("{0}")]
     Refused(String),
+}
+
+/// The times of a window's steps: every `step` seconds from `start` to `end`, both included.
+pub fn step_times(start: Instant, end: Instant, step: u32) -> impl Iterator<Item = Instant> {
+    let step = Instant::from(step.max(1));
+    (0..).map(move |i| start + i * step).take_while(move |at| *at <= end)
 }
 
 #[async_trait::async_trait]
@@ -29,4 +38,17 @@ pub trait MetricsHistory: Send + Sync {
     fn max_steps(&self) -> u64;
     /// One entry for every `step` seconds from `start` to `end`, both included, in time order.
     async fn steps(&self, start: Instant, end: Instant, step: u32) -> Result<Vec<HistoryStep>, HistoryError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::step_times;
+
+    #[test]
+    fn a_windows_steps_include_both_ends_and_an_empty_window_has_none() {
+        assert_eq!(step_times(1_000, 1_180, 60).collect::<Vec<_>>(), [1_000, 1_060, 1_120, 1_180]);
+        assert_eq!(step_times(1_000, 1_179, 60).collect::<Vec<_>>(), [1_000, 1_060, 1_120]);
+        assert_eq!(step_times(1_000, 1_000, 60).collect::<Vec<_>>(), [1_000]);
+        assert_eq!(step_times(1_000, 999, 60).count(), 0);
+    }
 }

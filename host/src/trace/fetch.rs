@@ -15,7 +15,7 @@ pub use super::fetch_partial::PartialError;
 pub use super::fetch_window::Window;
 use super::write_event;
 use crate::instants::format_rfc3339;
-use crate::ports::history::{HistoryError, HistoryStep, MetricsHistory};
+use crate::ports::history::{HistoryError, HistoryStep, MetricsHistory, step_times};
 use crate::ports::metrics::check_reading;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -171,21 +171,21 @@ async fn ask(
     loop {
         match history.steps(start, end, window.step).await {
             Ok(steps) => {
-                let expected = ((end - start) / Instant::from(window.step) + 1) as usize;
-                let on_steps = steps.iter().enumerate().all(|(i, (at, _))| *at == start + i as Instant * Instant::from(window.step));
-                if steps.len() != expected || !on_steps {
-                    let why = format!("the source gave {} steps, not the {expected} asked for", steps.len());
+                let asked = step_times(start, end, window.step);
+                if !steps.iter().map(|(at, _)| *at).eq(asked) {
+                    let why = format!("the source gave {} steps, not the {} asked for", steps.len(), steps_in(start, end));
                     return Err(failed(String::new(), why, "this is a defect of the sentinel: please report it".into()));
                 }
                 return Ok(steps);
             }
+            // A request the server finds too large is the one refusal a smaller one mends.
+            Err(HistoryError::TooLarge(why)) => {
+                let then =
+                    format!("ask for fewer steps a request with --request-steps N (this one was {}); {}", steps_in(start, end), resume());
+                return Err(failed(String::new(), why, then));
+            }
             Err(HistoryError::Refused(why)) => {
-                // A request the server finds too large is the one refusal a smaller one mends.
-                let then = if why.contains("too many samples") {
-                    format!("ask for fewer steps a request with --request-steps N (this one was {}); {}", steps_in(start, end), resume())
-                } else {
-                    format!("asking again will not help: check [metrics] in the configuration; {}", resume())
-                };
+                let then = format!("asking again will not help: check [metrics] in the configuration; {}", resume());
                 return Err(failed(String::new(), why, then));
             }
             Err(HistoryError::Transient(why)) if attempt <= options.retries => {
