@@ -2,7 +2,13 @@
 //!
 //! `CAPACITY_POLICY` names a `policies/<version>/policy.toml` (default: 1.0.0). The file is
 //! read into the vocabulary's `PolicyDescription` (the type every reader of these files uses), checked,
-//! and written out as Rust, so a component carries its numbers without parsing anything.
+//! and written out as Rust, so a component carries its numbers without parsing anything. With
+//! the `policy-data` feature it also writes the file's numbers as the template's policy data
+//! region (`src/policy_data.rs`), which the template component reads instead.
+
+#[allow(dead_code)]
+#[path = "src/policy_data.rs"]
+mod policy_data;
 
 use std::path::PathBuf;
 
@@ -29,6 +35,16 @@ fn main() {
         version = file.version,
         thresholds = file.thresholds,
     );
+    // Only the template carries the region: every other build is the same as without the feature.
+    let code = if std::env::var_os("CARGO_FEATURE_POLICY_DATA").is_some() {
+        let region = policy_data::encode(&file).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        format!(
+            "{code}/// The template's first policy data (policy_data.rs).\npub const POLICY_DATA: [u8; {}] = {region:?};\n",
+            region.len()
+        )
+    } else {
+        code
+    };
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded_policy.rs");
     std::fs::write(&out, code).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
 }

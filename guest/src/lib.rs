@@ -16,6 +16,8 @@ pub mod decide;
 pub mod factor_choice;
 pub mod pin;
 pub mod planner;
+#[cfg(feature = "policy-data")]
+pub mod policy_data;
 pub mod replay;
 
 /// The version of these rules (names the admission component).

@@ -3,7 +3,8 @@
 //! For each `policies/<version>/policy.toml` it builds the guest for `wasm32-unknown-unknown`
 //! with that file baked in (`CAPACITY_POLICY`), and writes
 //! `target/policies/capacity-policy-<version>.wasm` with a manifest beside it. It also builds
-//! the admission world once, `capacity-admission-<guest version>.wasm`. Fixture policies of the
+//! the admission world once, `capacity-admission-<guest version>.wasm`, and the template component
+//! `sentinel policy build` rewrites, `capacity-policy-template.wasm` (1.0.0's numbers as data). Fixture policies of the
 //! tests (`tests/policies/`) go to `target/test-policies/`. The build fails when a
 //! component imports anything: a policy must have no file, network or clock access.
 
@@ -14,6 +15,9 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use vocabulary::PolicyDescription;
+
+/// The template component's file name.
+const TEMPLATE_FILE: &str = "capacity-policy-template.wasm";
 
 fn main() -> Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().context("workspace root")?.to_path_buf();
@@ -31,6 +35,14 @@ fn main() -> Result<()> {
     let fixtures_out = target.join("test-policies");
     std::fs::create_dir_all(&fixtures_out).with_context(|| format!("creating {}", fixtures_out.display()))?;
     build_policies(&root, &target, &fixtures, &fixtures_out, true)?;
+
+    // The template `sentinel policy build` rewrites (the binary carries a copy): 1.0.0's numbers
+    // as its policy data region. No manifest: it is no version of its own.
+    let first = root.join("policies/1.0.0/policy.toml");
+    let wasm = build_world(&root, &target, "world-policy", Some(&first), &["policy-data".to_string()])?;
+    let dest = out.join(TEMPLATE_FILE);
+    let manifest = component::install(&wasm, &dest, "policy", "capacity-policy", "template", None)?;
+    println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
 
     let version = capacity_guest::VERSION;
     let wasm = build_world(&root, &target, "world-admission", None, &[])?;

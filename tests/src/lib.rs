@@ -14,6 +14,7 @@ pub mod json;
 pub mod paths;
 pub mod policies;
 pub mod random_trace;
+pub mod repository_traces;
 pub mod rest_api;
 pub mod sentinel_bin;
 pub mod servers;

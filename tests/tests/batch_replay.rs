@@ -6,14 +6,15 @@
 //!
 //! Cases: `PROPTEST_CASES` (default 1000, a quarter of it through the components).
 
-use capacity_tests::paths::{cloudwatch_dir, crate_dir, files_ending, target_dir};
+use capacity_tests::paths::{crate_dir, files_ending, target_dir};
 use capacity_tests::policies::{ReplayPath, VERSIONS, component_hint, runtime};
 use capacity_tests::random_trace::{cases, runner, trace};
-use capacity_tests::{native, replay_outcomes, year};
+use capacity_tests::repository_traces::repository_traces;
+use capacity_tests::{native, replay_outcomes};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use sentinel::policy::Policy;
-use sentinel::trace::{ImportSignal, RepeatedTimestamps, Trace, TraceEvent, import_csv, read_trace};
+use sentinel::trace::{Trace, TraceEvent};
 use serde::Deserialize;
 use std::cell::RefCell;
 use vocabulary::{ApiBaseline, Decision, DecisionInput, Outcome, SessionStart};
@@ -152,25 +153,6 @@ fn random_traces_with_odd_values_replay_alike_natively_in_batch_and_tick_by_tick
             Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
-}
-
-/// Every trace the repository holds: the scenario traces, the real CloudWatch series and a
-/// generated fortnight with one API's latency learnt hourly.
-fn repository_traces() -> Vec<Trace> {
-    let mut traces: Vec<Trace> = files_ending(&crate_dir().join("traces"), ".jsonl")
-        .into_iter()
-        .filter(|p| !p.to_string_lossy().ends_with(".expected.jsonl"))
-        .map(|p| read_trace(&p).unwrap_or_else(|e| panic!("{e}")))
-        .collect();
-    for csv in files_ending(&cloudwatch_dir(), ".csv") {
-        let file = std::fs::File::open(&csv).unwrap();
-        let events = import_csv(&csv.display().to_string(), file, &ImportSignal::CpuPct, RepeatedTimestamps::Refuse)
-            .unwrap_or_else(|e| panic!("{e}"));
-        traces.push(Trace { name: csv.file_stem().unwrap().to_string_lossy().into_owned(), events });
-    }
-    traces.push(Trace { name: "generated fortnight".into(), events: year::synthetic(14 * 24 * 60, true) });
-    assert!(traces.len() >= 18, "expected the repository's traces, found {}", traces.len());
-    traces
 }
 
 #[test]

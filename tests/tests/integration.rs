@@ -41,6 +41,7 @@ mod flap_damping;
 mod init_signed;
 mod module_layers;
 mod non_finite;
+mod policy_build;
 mod postgres_leadership;
 mod postgres_store;
 mod prometheus_metrics;

@@ -5,13 +5,13 @@
 use super::Component;
 use super::exports::capacity::sentinel::damping as wit;
 use super::exports::capacity::sentinel::types;
+use super::numbers::thresholds;
 use super::policy::{decision_out, input_in, rules};
-use crate::embedded::THRESHOLDS;
 use vocabulary::{self as core, ChangeDirection};
 
 impl wit::Guest for Component {
     fn parameters() -> Option<wit::FlapDamping> {
-        THRESHOLDS.damping.map(|d| wit::FlapDamping {
+        thresholds().damping.map(|d| wit::FlapDamping {
             penalty_per_flap: d.penalty_per_flap,
             flap_window_s: d.flap_window_s,
             half_life_s: d.half_life_s,

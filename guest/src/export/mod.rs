@@ -21,6 +21,8 @@ mod factor_choice;
 #[cfg(feature = "world-policy")]
 mod faults;
 #[cfg(feature = "world-policy")]
+mod numbers;
+#[cfg(feature = "world-policy")]
 mod policy;
 #[cfg(feature = "world-policy")]
 mod replay;

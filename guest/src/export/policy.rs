@@ -4,7 +4,7 @@
 use super::Component;
 use super::exports::capacity::sentinel::types as wit;
 use super::exports::capacity::sentinel::{baseline, decision, info, pins};
-use crate::embedded::{NAME, THRESHOLDS, VERSION};
+use super::numbers::{identity, thresholds};
 use crate::{assess, baseline as base, pin};
 use vocabulary::{self as core, Cause, Level, ProtectionState, ThrottleIntent};
 
@@ -16,19 +16,19 @@ impl decision::Guest for Component {
     }
 
     fn assess(reading: wit::Reading) -> wit::Level {
-        level_out(assess::assess(&reading_in(reading), &THRESHOLDS))
+        level_out(assess::assess(&reading_in(reading), thresholds()))
     }
 }
 
 /// The decision rules; the bench-only echo fixture runs none (see `bench.rs`).
 #[cfg(not(feature = "bench-echo"))]
 pub(super) fn rules(input: &core::DecisionInput) -> core::Decision {
-    crate::decide::decide(input, &THRESHOLDS)
+    crate::decide::decide(input, thresholds())
 }
 
 #[cfg(feature = "bench-echo")]
 pub(super) fn rules(input: &core::DecisionInput) -> core::Decision {
-    super::bench::echo(input, &THRESHOLDS)
+    super::bench::echo(input, thresholds())
 }
 
 impl baseline::Guest for Component {
@@ -40,7 +40,7 @@ impl baseline::Guest for Component {
                 samples: g.samples.into_iter().map(|s| core::LatencySample { at: s.at, p95_ms: s.p95_ms }).collect(),
             })
             .collect();
-        base::compute(hour, &groups, &THRESHOLDS)
+        base::compute(hour, &groups, thresholds())
             .into_iter()
             .map(|b| wit::ApiBaseline { api: b.api, baseline_ms: b.baseline_ms, samples: b.samples })
             .collect()
@@ -50,7 +50,7 @@ impl baseline::Guest for Component {
 impl pins::Guest for Component {
     fn validate(r: pins::PinRequest, now: wit::Instant) -> Result<wit::Pin, pins::PinError> {
         let request = core::PinRequest { state: r.state, reason: r.reason, expires_at: r.expires_at, actor: r.actor };
-        pin::validate(&request, now, &THRESHOLDS).map(pin_out).map_err(|e| pins::PinError {
+        pin::validate(&request, now, thresholds()).map(pin_out).map_err(|e| pins::PinError {
             field: match e.field {
                 core::PinField::State => pins::PinField::State,
                 core::PinField::Reason => pins::PinField::Reason,
@@ -64,15 +64,16 @@ impl pins::Guest for Component {
 
 impl info::Guest for Component {
     fn describe() -> info::PolicyDescription {
-        let t = THRESHOLDS;
+        let t = *thresholds();
+        let (name, version) = identity();
         let bounds = |l: core::LevelThresholds| info::LevelThresholds {
             constrained: l.constrained,
             critical: l.critical,
             resolve_band: l.resolve_band,
         };
         info::PolicyDescription {
-            name: NAME.into(),
-            version: VERSION.into(),
+            name: name.into(),
+            version: version.into(),
             thresholds: info::Thresholds {
                 cpu_pct: bounds(t.cpu_pct),
                 connections_pct: bounds(t.connections_pct),

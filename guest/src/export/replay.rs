@@ -5,8 +5,8 @@
 
 use super::Component;
 use super::exports::capacity::sentinel::replay as wit;
+use super::numbers::thresholds;
 use super::policy::{cause_out, level_out, memory_in, pin_in, state_out, throttles_out};
-use crate::embedded::THRESHOLDS;
 use crate::replay::{Change, Session};
 use std::cell::RefCell;
 use vocabulary::{self as core, Outcome};
@@ -53,7 +53,7 @@ impl wit::GuestSession for ReplaySession {
             }
             let entries = latency..latency + ticks.latency_count[i] as usize;
             latency = entries.end;
-            let answer = session.tick(at, |signal| fill(signal, &ticks, i, entries, &apis, &mut failures), &THRESHOLDS);
+            let answer = session.tick(at, |signal| fill(signal, &ticks, i, entries, &apis, &mut failures), thresholds());
             if let Some(baselines) = answer.learnt {
                 let baselines = baselines
                     .into_iter()

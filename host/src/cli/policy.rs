@@ -1,7 +1,9 @@
 //! `sentinel policy info FILE.wasm...`: prints what each component is, as JSON; the other
 //! commands manage the policy directory of a `[policies]` config (see `lifecycle`).
 
+mod build;
 mod lifecycle;
+mod new_version;
 mod promote;
 mod shadow_evidence;
 
@@ -98,6 +100,29 @@ pub enum PolicyCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Builds a version's component and manifest from its folder's policy.toml, without a
+    /// compiler: the built-in template with the file's numbers. Sign the result with `policy sign`.
+    Build {
+        /// The version's folder (policies/<version>/, holding policy.toml).
+        dir: PathBuf,
+        /// Where <name>-<version>.wasm and its manifest are written.
+        #[arg(short = 'o', long = "out")]
+        out: PathBuf,
+    },
+    /// Scaffolds a version folder (policy.toml with the base's numbers, a README) to tune by hand.
+    New {
+        /// The new version (semver, the folder's name).
+        version: String,
+        /// The version whose numbers it starts from: a folder of --dir, or the built-in 1.0.0.
+        #[arg(long)]
+        from: String,
+        /// The folder holding the version folders.
+        #[arg(long, default_value = "policies")]
+        dir: PathBuf,
+        /// What the version is for, written into its README.
+        #[arg(long)]
+        purpose: Option<String>,
+    },
     /// Chooses thresholds on recorded evidence: replays every candidate of a search space over
     /// the traces, validates on a hold-out, writes report.md, report.json and pareto.svg, and
     /// with --write the chosen candidate as a policy folder.
@@ -117,6 +142,24 @@ pub enum PolicyCommand {
 pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         PolicyCommand::List { config, json } => lifecycle::list(&config, json),
+        PolicyCommand::Build { dir, out } => {
+            let component = build::build(&dir, &out)?;
+            super::emit(&format!(
+                "built {} and its manifest: sign them with `sentinel policy sign --key KEY {}`",
+                component.display(),
+                out.display()
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        PolicyCommand::New { version, from, dir, purpose } => {
+            let args = new_version::NewArgs { version: &version, from: &from, dir: &dir, purpose: purpose.as_deref() };
+            let folder = new_version::new_version(args)?;
+            super::emit(&format!(
+                "wrote {0}/policy.toml ({from}'s numbers) and {0}/README.md: edit the numbers, say why in the README, then `sentinel policy build {0} -o build/`",
+                folder.display()
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
         PolicyCommand::Keygen { out } => lifecycle::keygen(&out),
         PolicyCommand::Sign { key, paths } => lifecycle::sign(&key, &paths),
         PolicyCommand::Verify { config, public_key, paths } => lifecycle::verify(config.as_deref(), public_key.as_deref(), &paths),

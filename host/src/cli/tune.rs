@@ -69,6 +69,9 @@ pub struct TuneArgs {
     /// Replace the written folder's policy.toml if it exists.
     #[arg(long, requires = "write")]
     pub replace: bool,
+    /// Also build the written policy's component and manifest here, as `policy build` does.
+    #[arg(long, value_name = "DIR", requires = "write")]
+    pub build: Option<PathBuf>,
     /// In CSV series, a timestamp equal to the previous sample's: refused, or the last sample
     /// of it kept (a clock change written in local time), as `sentinel trace import` does.
     #[arg(long, value_enum, default_value_t = RepeatedTimestamps::Refuse)]
@@ -198,6 +201,13 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
     if let (Some(dir), Some(v)) = (&args.write, &version) {
         write::write_policy(dir, v, &tuning, &command, &figure, args.replace)?;
         println!("wrote {}", dir.join("policy.toml").display());
+        if let Some(out) = &args.build {
+            let path = dir.join("policy.toml");
+            let text = std::fs::read_to_string(&path).with_context(|| format!("reading back {}", path.display()))?;
+            let written: vocabulary::PolicyDescription = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let component = crate::policy::template::build_into(&written, out)?;
+            println!("built {} and its manifest: sign them with `sentinel policy sign --key KEY {}`", component.display(), out.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,7 @@ pub mod lifecycle;
 mod native;
 mod runtime;
 pub mod source;
+pub mod template;
 
 pub use component::ComponentPolicy;
 pub use error::PolicyError;

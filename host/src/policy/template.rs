@@ -1,0 +1,146 @@
+//! A policy component from a `policy.toml` without a compiler (docs/behaviour.md §11.11): the
+//! binary carries the template component `cargo policies` builds (the policy rules with their
+//! numbers as one data region, `capacity_guest::policy_data`), and a version is that template
+//! with its own numbers written into the region. Nothing else changes, so it decides exactly as
+//! the component `cargo policies` builds from the same file.
+
+use super::{ComponentPolicy, Limits, Policy, PolicyError, Runtime};
+use capacity_guest::policy_data::{self, DataError, REGION_LEN};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use vocabulary::{PolicyDescription, PolicyManifest};
+
+/// The template's file name, as `cargo policies` names it.
+pub const FILE_NAME: &str = "capacity-policy-template.wasm";
+
+/// The template's bytes: `host/embedded/capacity-policy-template.wasm`, the exact output of
+/// `cargo policies` (a test keeps the two identical).
+pub const BYTES: &[u8] = include_bytes!("../../embedded/capacity-policy-template.wasm");
+
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    #[error("the built-in template has no single policy data region: this binary is damaged; reinstall it")]
+    NoRegion,
+    #[error("{0}")]
+    Data(#[from] DataError),
+    #[error("the built component does not load ({0}): this is a defect of the sentinel, please report it")]
+    Load(#[from] PolicyError),
+    #[error("the built component describes other numbers than its file: this is a defect of the sentinel, please report it")]
+    Mismatch,
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+/// The component deciding by `description`'s numbers.
+pub fn component_for(description: &PolicyDescription) -> Result<Vec<u8>, TemplateError> {
+    let at = policy_data::locate(BYTES).ok_or(TemplateError::NoRegion)?;
+    let region = policy_data::encode(description)?;
+    let mut bytes = BYTES.to_vec();
+    bytes[at..at + REGION_LEN].copy_from_slice(&region);
+    Ok(bytes)
+}
+
+/// Writes `<name>-<version>.wasm` and its manifest into `out`, ready for `policy sign`; returns
+/// the component's path. Proven before it is written: the component loads, imports nothing and
+/// describes exactly `description`.
+pub fn build_into(description: &PolicyDescription, out: &Path) -> Result<PathBuf, TemplateError> {
+    let bytes = component_for(description)?;
+    let runtime = Runtime::new(Limits::default())?;
+    let label = format!("{} {} (built)", description.name, description.version);
+    let described = ComponentPolicy::from_bytes(&runtime, Path::new(&label), &bytes, None)?.describe()?;
+    if (described.name.as_str(), described.version.as_str(), &described.thresholds)
+        != (description.name.as_str(), description.version.as_str(), &description.thresholds)
+    {
+        return Err(TemplateError::Mismatch);
+    }
+    std::fs::create_dir_all(out).map_err(|source| TemplateError::Write { path: out.to_path_buf(), source })?;
+    let file = format!("{}-{}.wasm", description.name, description.version);
+    let component = out.join(&file);
+    let manifest = PolicyManifest {
+        name: description.name.clone(),
+        version: description.version.clone(),
+        file,
+        sha256: hex::encode(Sha256::digest(&bytes)),
+        size: bytes.len() as u64,
+        world: "policy".into(),
+        imports: Vec::new(),
+        thresholds: Some(description.thresholds),
+    };
+    let manifest = serde_json::to_string_pretty(&manifest).expect("a manifest serializes") + "\n";
+    write_whole(&component, &bytes)?;
+    write_whole(&PolicyManifest::path_for(&component), manifest.as_bytes())?;
+    Ok(component)
+}
+
+/// Written beside, then renamed: a reader never sees half a component or a manifest.
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), TemplateError> {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, bytes)
+        .and_then(|()| std::fs::rename(&partial, path))
+        .map_err(|source| TemplateError::Write { path: path.to_path_buf(), source })
+}
+
+/// The numbers a component built from the template carries (none: not built from it).
+pub fn numbers_of(component: &[u8]) -> Option<Result<PolicyDescription, DataError>> {
+    let at = policy_data::locate(component)?;
+    Some(policy_data::decode(&component[at..at + REGION_LEN]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn the_template_is_the_one_cargo_policies_built_byte_for_byte() {
+        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies").join(FILE_NAME);
+        let bytes = std::fs::read(&built).unwrap_or_else(|e| panic!("{}: {e} (run `cargo policies` first)", built.display()));
+        assert!(
+            bytes == BYTES,
+            "host/embedded/{FILE_NAME} is not the template `cargo policies` built: copy it in with \
+             `cp target/policies/{FILE_NAME} host/embedded/`"
+        );
+    }
+
+    #[test]
+    fn a_component_for_a_description_carries_it_and_nothing_else_changes() {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/1.1.0/policy.toml")).unwrap();
+        let description: PolicyDescription = toml::from_str(&text).unwrap();
+        let bytes = component_for(&description).unwrap();
+        assert_eq!(bytes.len(), BYTES.len());
+        let at = policy_data::locate(&bytes).unwrap();
+        let changed: Vec<usize> = (0..bytes.len()).filter(|i| bytes[*i] != BYTES[*i]).collect();
+        assert!(changed.iter().all(|i| (at..at + REGION_LEN).contains(i)), "only the region changes");
+        assert_eq!(numbers_of(&bytes).unwrap().unwrap(), description);
+        // The template itself carries 1.0.0's numbers.
+        assert_eq!(numbers_of(BYTES).unwrap().unwrap().version, "1.0.0");
+    }
+
+    #[test]
+    fn a_damaged_region_is_refused_by_its_checksum() {
+        let mut bytes = BYTES.to_vec();
+        let at = policy_data::locate(&bytes).unwrap();
+        let digit = (at + 60..at + REGION_LEN).find(|i| bytes[*i] == b'7').unwrap(); // a digit of a number
+        bytes[digit] = b'9';
+        assert_eq!(numbers_of(&bytes).unwrap(), Err(DataError::Checksum));
+    }
+
+    #[test]
+    fn a_built_component_describes_its_numbers_and_a_damaged_one_traps_before_any_answer() {
+        let runtime = crate::policy::Runtime::new(crate::policy::Limits::default()).unwrap();
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/2.0.0/policy.toml")).unwrap();
+        let description: PolicyDescription = toml::from_str(&text).unwrap();
+        let bytes = component_for(&description).unwrap();
+        let mut built = crate::policy::ComponentPolicy::from_bytes(&runtime, Path::new("built"), &bytes, None).unwrap();
+        let described = crate::policy::Policy::describe(&mut built).unwrap();
+        assert_eq!((described.name.as_str(), described.version.as_str()), ("capacity-policy", "2.0.0"));
+        assert_eq!(described.thresholds, description.thresholds);
+        // A number changed past `policy build` (the checksum not): the component never answers.
+        let mut damaged = bytes.clone();
+        let at = policy_data::locate(&damaged).unwrap();
+        let digit = (at + 60..at + REGION_LEN).find(|i| damaged[*i] == b'8').unwrap();
+        damaged[digit] = b'1';
+        let refused = crate::policy::ComponentPolicy::from_bytes(&runtime, Path::new("damaged"), &damaged, None);
+        assert!(refused.is_err(), "a damaged region must trap at the first call");
+    }
+}
