@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The policy gate recipes of deploy/ci/ as an operator's CI runs them: the workflow files are
+# validated against their schemas (check-jsonschema's GitHub workflow and GitLab CI schemas,
+# from PyPI; a broken copy of each must be refused, so the check can fail), and their one
+# script, deploy/ci/policy-gate.sh, runs in a sample policy repository made here the way an
+# operator's looks (policies/<version>/policy.toml, policies/gate.toml, traces/, ci/) with the
+# built `sentinel` alone:
+#   - a branch that changes no version: nothing to judge, exit 0;
+#   - a branch adding 1.1.0 (`policy new`, CPU constrained at 80 %): built, judged against
+#     1.0.0, passed, exit 0, the comment and the report with its timelines written;
+#   - a branch adding a 1.1.0 that constrains at 30 % CPU: the gate fails, exit 1, the comment
+#     names it;
+#   - a branch whose 1.1.0 has critical below constrained: refused naming the key, exit 2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONDONTWRITEBYTECODE=1
+command -v check-jsonschema >/dev/null || python3 -m pip install --quiet check-jsonschema
+# shellcheck source=tests/serve_lib.sh
+. tests/serve_lib.sh
+build_sentinel
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "ci_recipes.sh: $1" >&2; exit 1; }
+
+# The workflow files against their schemas, and a broken copy of each refused.
+check-jsonschema --builtin-schema vendor.github-workflows deploy/ci/github-actions.yml
+check-jsonschema --builtin-schema vendor.gitlab-ci deploy/ci/gitlab-ci.yml
+sed 's/^    runs-on:/    run-on:/' deploy/ci/github-actions.yml >"$work/broken-actions.yml"
+sed 's/^  script:/  scripts:/' deploy/ci/gitlab-ci.yml >"$work/broken-gitlab.yml"
+! check-jsonschema --builtin-schema vendor.github-workflows "$work/broken-actions.yml" >/dev/null 2>&1 ||
+  fail "a workflow without runs-on passed the schema check: the check cannot fail"
+! check-jsonschema --builtin-schema vendor.gitlab-ci "$work/broken-gitlab.yml" >/dev/null 2>&1 ||
+  fail "a GitLab job without script passed the schema check: the check cannot fail"
+
+# The sample policy repository: 1.0.0, the gate, a few traces, the recipe's script.
+repo="$work/policy-repo"
+mkdir -p "$repo/policies/1.0.0" "$repo/traces" "$repo/ci"
+cp policies/1.0.0/policy.toml "$repo/policies/1.0.0/"
+cp policies/gate.toml "$repo/policies/"
+for t in incident flapping quiet_day direct_critical signal_loss; do cp "tests/traces/$t.jsonl" "$repo/traces/"; done
+cp deploy/ci/policy-gate.sh "$repo/ci/"
+echo "gate-report/" >"$repo/.gitignore"
+cd "$repo"
+git init -q -b main
+git -c user.name=ci -c user.email=ci@example.invalid add -A
+git -c user.name=ci -c user.email=ci@example.invalid commit -qm "1.0.0"
+commit() { git -c user.name=ci -c user.email=ci@example.invalid add -A && git -c user.name=ci -c user.email=ci@example.invalid commit -qm "$1"; }
+gate() { # EXPECTED_STATUS: runs the recipe's script against main
+  local status=0
+  SENTINEL="$sentinel" ci/policy-gate.sh --base main --out gate-report >"$work/gate.out" 2>&1 || status=$?
+  [ "$status" = "$1" ] || { cat "$work/gate.out" >&2; fail "policy-gate.sh exited $status on $(git branch --show-current), not $1"; }
+}
+
+git checkout -q -b docs-only
+echo "# Our thresholds" >README.md
+commit "a README"
+gate 0
+grep -q "No policy version changed against main" gate-report/comment.md || fail "no 'nothing changed' comment"
+
+git checkout -q -b raise-cpu main
+"$sentinel" policy new 1.1.0 --from 1.0.0 --purpose "Constrain at 80 % CPU." >/dev/null
+sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 80.0/' policies/1.1.0/policy.toml
+commit "1.1.0: constrain at 80 % CPU"
+rm -rf gate-report
+gate 0
+grep -q "| 1.1.0 | 1.0.0 | passed |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not shown passed"; }
+grep -qF ': passed.**' gate-report/1.1.0/report.md || fail "the report does not say the gate passed"
+ls gate-report/1.1.0/*.svg >/dev/null 2>&1 || fail "no timelines in the report"
+[ -f gate-report/build/capacity-policy-1.1.0.manifest.json ] || fail "1.1.0 was not built with its manifest"
+
+git checkout -q -b constrain-early main
+"$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 30.0/' policies/1.1.0/policy.toml
+commit "1.1.0: constrain at 30 % CPU"
+rm -rf gate-report
+gate 1
+grep -q "| 1.1.0 | 1.0.0 | \*\*failed\*\* |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not shown failed"; }
+grep -qF ': FAILED**' gate-report/1.1.0/report.md || fail "the report does not say the gate failed"
+
+git checkout -q -b broken main
+"$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 70.0, critical = 85.0/cpu_pct = { constrained = 70.0, critical = 60.0/' policies/1.1.0/policy.toml
+commit "1.1.0: a typo"
+rm -rf gate-report
+gate 2
+grep -q "thresholds.cpu_pct: constrained must not exceed critical" "$work/gate.out" || { cat "$work/gate.out"; fail "the broken version's key is not named"; }
+cd "$root"
+echo "ci_recipes.sh: the workflows validate, and the gate script passed, failed and refused as it should on the sample repository"
