@@ -213,12 +213,14 @@ fn each_series_is_held_out_whole_by_default_and_a_segment_split_is_called_fit() 
 /// A space that switches flap damping: damping stops this flapping too, the figure draws the
 /// front with and without it, and `--write` gives a `[thresholds.damping]` that reads back.
 #[test]
-fn damping_in_the_space_is_chosen_drawn_apart_and_written() {
+fn damping_in_the_space_is_chosen_drawn_apart_written_and_built() {
     let dir = setup();
     let space = "[thresholds]\ndamping.enabled = [0, 1]\ndamping.suppressed_recover_readings = [0, 8]\n\n[choose]\nmax_bulk_capacity_loss_pct = 100\n";
     std::fs::write(dir.path().join("damping.toml"), space).unwrap();
-    let out =
-        tune(dir.path(), &["--space", "damping.toml", "--holdout", "check.csv", "--out", "out", "--write", "policies/1.5.0", "train.csv"]);
+    let out = tune(
+        dir.path(),
+        &["--space", "damping.toml", "--holdout", "check.csv", "--out", "out", "--write", "policies/1.5.0", "--build", "dist", "train.csv"],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("chosen: candidate 1, damping.enabled=1"), "{stdout}");
@@ -232,4 +234,9 @@ fn damping_in_the_space_is_chosen_drawn_apart_and_written() {
     written.check().unwrap();
     assert!(text.contains("\n[thresholds.damping]\npenalty_per_flap = 1.0\n"), "{text}");
     assert_eq!(written.thresholds.damping, Some(vocabulary::FlapDamping::DEFAULT));
+    // --build: its component too, as `policy build` writes it, carrying the written numbers.
+    assert!(stdout.contains("built dist/capacity-policy-1.5.0.wasm"), "{stdout}");
+    let manifest: vocabulary::PolicyManifest =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("dist/capacity-policy-1.5.0.manifest.json")).unwrap()).unwrap();
+    assert_eq!((manifest.version.as_str(), manifest.thresholds), ("1.5.0", Some(written.thresholds)));
 }
