@@ -8,9 +8,14 @@
 #   - a branch that changes no version: nothing to judge, exit 0;
 #   - a branch adding 1.1.0 (`policy new`, CPU constrained at 80 %): built, judged against
 #     1.0.0, passed, exit 0, the comment and the report with its timelines written;
-#   - a branch adding a 1.1.0 that constrains at 30 % CPU: the gate fails, exit 1, the comment
-#     names it;
-#   - a branch whose 1.1.0 has critical below constrained: refused naming the key, exit 2.
+#   - a branch adding a 1.1.0 that constrains at 30 % CPU and loosening the gate file: judged
+#     by the base's gate, which fails it, exit 1, the comment names it;
+#   - a branch adding 1.1.0 (80 %) and 1.2.0 (30 %) at once: each against the base's 1.0.0
+#     (not 1.2.0 against the new 1.1.0), one passed, one failed;
+#   - a branch editing 1.0.0 itself to 30 %: judged against the base's 1.0.0, failed;
+#   - a branch whose 1.1.0 has critical below constrained: refused naming the key, exit 2,
+#     the comment saying the gate could not be run;
+#   - a branch with no history in common with the base: refused, exit 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONDONTWRITEBYTECODE=1
@@ -64,19 +69,38 @@ sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 80.0/' polici
 commit "1.1.0: constrain at 80 % CPU"
 rm -rf gate-report
 gate 0
-grep -q "| 1.1.0 | 1.0.0 | passed |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not shown passed"; }
+grep -qF "| 1.1.0 | 1.0.0 (at main) | passed |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not shown passed"; }
 grep -qF ': passed.**' gate-report/1.1.0/report.md || fail "the report does not say the gate passed"
 ls gate-report/1.1.0/*.svg >/dev/null 2>&1 || fail "no timelines in the report"
-[ -f gate-report/build/capacity-policy-1.1.0.manifest.json ] || fail "1.1.0 was not built with its manifest"
+[ -f gate-report/build/1.1.0/capacity-policy-1.1.0.manifest.json ] || fail "1.1.0 was not built with its manifest"
 
 git checkout -q -b constrain-early main
 "$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
 sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 30.0/' policies/1.1.0/policy.toml
-commit "1.1.0: constrain at 30 % CPU"
+sed -i 's/^max_bulk_capacity_loss_pct = 5/max_bulk_capacity_loss_pct = 100/; s/^max_over_protection_increase_minutes = 30/max_over_protection_increase_minutes = 100000/' policies/gate.toml
+commit "1.1.0: constrain at 30 % CPU, and a gate that lets it"
 rm -rf gate-report
 gate 1
-grep -q "| 1.1.0 | 1.0.0 | \*\*failed\*\* |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not shown failed"; }
+grep -qF "| 1.1.0 | 1.0.0 (at main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not shown failed by the base's gate"; }
 grep -qF ': FAILED**' gate-report/1.1.0/report.md || fail "the report does not say the gate failed"
+
+git checkout -q -b two-versions main
+"$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 80.0/' policies/1.1.0/policy.toml
+"$sentinel" policy new 1.2.0 --from 1.0.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 30.0/' policies/1.2.0/policy.toml
+commit "1.1.0 and 1.2.0"
+rm -rf gate-report
+gate 1
+grep -qF "| 1.1.0 | 1.0.0 (at main) | passed |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not judged against 1.0.0"; }
+grep -qF "| 1.2.0 | 1.0.0 (at main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.2.0 is not judged against the base's 1.0.0"; }
+
+git checkout -q -b edit-released main
+sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 30.0/' policies/1.0.0/policy.toml
+commit "1.0.0 edited in place"
+rm -rf gate-report
+gate 1
+grep -qF "| 1.0.0 | 1.0.0 (at main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "the edit of 1.0.0 is not judged against what it was"; }
 
 git checkout -q -b broken main
 "$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
@@ -85,5 +109,12 @@ commit "1.1.0: a typo"
 rm -rf gate-report
 gate 2
 grep -q "thresholds.cpu_pct: constrained must not exceed critical" "$work/gate.out" || { cat "$work/gate.out"; fail "the broken version's key is not named"; }
+grep -q "The gate could not be run: policies/1.1.0 does not build" gate-report/comment.md || { cat gate-report/comment.md; fail "the comment does not say why the gate could not run"; }
+
+git checkout -q --orphan unrelated
+commit "a history of its own"
+rm -rf gate-report
+gate 2
+grep -q "no common history" "$work/gate.out" || { cat "$work/gate.out"; fail "a missing merge base is not named"; }
 cd "$root"
 echo "ci_recipes.sh: the workflows validate, and the gate script passed, failed and refused as it should on the sample repository"

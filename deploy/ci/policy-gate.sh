@@ -2,20 +2,23 @@
 # The A/B gate of a policy repository's pull request, as the workflows in this folder run it
 # (github-actions.yml, gitlab-ci.yml); it needs only an installed `sentinel`, git and bash.
 #
-# Every version folder (<policies>/<version>/policy.toml) the change touches against the base
-# is built with `sentinel policy build`, and replayed beside the version below it (built the
-# same way) over the repository's traces (and, with SENTINEL_CONFIG, a `sentinel trace fetch`
-# of recent history) with `sentinel replay --baseline --candidate --gate --report`. A version
-# with none below it is replayed alone and must break no invariant. The reports, built
-# components and the comment to post land in --out; the exit status is the verdict.
+# Every version folder (<policies>/<version>/policy.toml) the change adds or edits against the
+# base is built with `sentinel policy build` and replayed over the repository's traces (and,
+# with SENTINEL_CONFIG, a `sentinel trace fetch` of recent history) beside its baseline with
+# `sentinel replay --baseline --candidate --gate --report`. The baseline and the gate come from
+# the base, never from the change itself: an edited version is judged against what it was, a
+# new one against the newest version below it at the base, by the base's gate file. A new
+# version with none below it is replayed alone and must break no invariant. The reports, the
+# built components and the comment to post land in --out; the exit status is the verdict.
 #
 #   deploy/ci/policy-gate.sh --base REF [--policies policies] [--gate policies/gate.toml]
 #                            [--traces traces]... [--out gate-report]
 #   SENTINEL=path/to/sentinel (default: sentinel on PATH)
 #   SENTINEL_CONFIG=sentinel.toml FETCH_SINCE=7d: add the live config's recent history
 #
-# Exit 0: every changed version passes (or none changed); 1: a gate failed; 2: bad usage or a
-# version that does not build (its error says which key).
+# Exit 0: every changed version passes (or none changed); 1: a gate failed; 2: the gate could
+# not be run (bad usage, no merge base, a version that does not build, a replay or fetch that
+# failed): the comment and stderr say which.
 set -euo pipefail
 
 base= policies=policies gate= out=gate-report
@@ -31,16 +34,39 @@ while [ $# -gt 0 ]; do
   esac
 done
 sentinel=${SENTINEL:-sentinel}
-gate=${gate:-$policies/gate.toml}
+# Paths as git names them: from the top of the repository, without ./ or a trailing /.
+normal() { local p=${1#./}; echo "${p%/}"; }
+policies=$(normal "$policies")
+gate=$(normal "${gate:-$policies/gate.toml}")
 [ ${#traces[@]} -gt 0 ] || traces=(traces)
-fail() { echo "policy-gate.sh: $1" >&2; exit 2; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+comment="$out/comment.md"
+printf '## Policy gate\n\n' >"$comment"
+fail() { # MESSAGE: said on stderr and in the comment, exit 2
+  echo "policy-gate.sh: $1" >&2
+  printf 'The gate could not be run: %s\n' "$1" >>"$comment"
+  exit 2
+}
 [ -n "$base" ] || fail "--base REF is needed: the branch the change goes into (origin/main)"
+top=$(git rev-parse --show-toplevel 2>/dev/null) || fail "$(pwd) is not in a git repository"
+cd "$top"
 command -v "$sentinel" >/dev/null || fail "no sentinel at '$sentinel': install it, or set SENTINEL"
 git rev-parse --verify --quiet "$base^{commit}" >/dev/null || fail "--base $base is no commit here: fetch it (actions/checkout with fetch-depth: 0)"
-[ -f "$gate" ] || fail "no gate file at $gate: give --gate FILE"
+merge_base=$(git merge-base "$base" HEAD) || fail "$base and HEAD have no common history: fetch the whole history (fetch-depth: 0, GIT_DEPTH: 0)"
+ls "$policies"/*/policy.toml >/dev/null 2>&1 || fail "no version folders ($policies/<version>/policy.toml): give --policies DIR"
+# The base's gate file; the change's own only when the base has none yet (it is then shown).
+if git cat-file -e "$merge_base:$gate" 2>/dev/null; then
+  git show "$merge_base:$gate" >"$out/gate.toml"
+else
+  [ -f "$gate" ] || fail "no gate file at $gate: give --gate FILE"
+  cp "$gate" "$out/gate.toml"
+  echo "The base has no $gate: the change's own gate file judges it." >>"$comment"
+fi
 # A folder stands for its traces (*.jsonl, expected outputs aside).
 files=()
 for t in "${traces[@]}"; do
+  t=$(normal "$t")
   [ -e "$t" ] || fail "no traces at $t: give --traces DIR"
   if [ -d "$t" ]; then
     for f in "$t"/*.jsonl; do [[ -f $f && $f != *.expected.jsonl ]] && files+=("$f"); done
@@ -49,71 +75,81 @@ for t in "${traces[@]}"; do
   fi
 done
 [ ${#files[@]} -gt 0 ] || fail "no traces (*.jsonl) in ${traces[*]}"
-traces=("${files[@]}")
 
-mkdir -p "$out/build"
-comment="$out/comment.md"
-# The versions the change touches that still exist, in version order.
-mapfile -t changed < <(git diff --name-only "$base"...HEAD -- "$policies" |
-  sed -n "s#^$policies/\([^/]*\)/.*#\1#p" | sort -uV |
-  while read -r v; do [ -f "$policies/$v/policy.toml" ] && echo "$v"; done)
-{
-  echo "## Policy gate"
-  echo
-} >"$comment"
+# The versions the change adds or edits (a removed one is not judged), in version order.
+diff=$(git diff --name-only "$merge_base" HEAD -- "$policies") || fail "git diff against $base failed (above)"
+changed=()
+while read -r v; do
+  [ -n "$v" ] && [ -f "$policies/$v/policy.toml" ] && changed+=("$v")
+done < <(printf '%s\n' "$diff" | sed -n "s#^$policies/\([^/]*\)/.*#\1#p" | sort -uV)
 if [ ${#changed[@]} -eq 0 ]; then
   echo "No policy version changed against $base." >>"$comment"
+  if [ -n "$(git diff --name-only "$merge_base" HEAD -- "$gate" "${traces[@]}")" ]; then
+    echo "The gate file or the traces changed: they judge the next version." >>"$comment"
+  fi
   echo "policy-gate.sh: no policy version changed against $base"
   exit 0
 fi
 
 # Recent history from the live metrics, when the job may read them.
 if [ -n "${SENTINEL_CONFIG:-}" ]; then
-  "$sentinel" trace fetch --config "$SENTINEL_CONFIG" --since "${FETCH_SINCE:-7d}" -o "$out/history.jsonl" --quiet
-  traces+=("$out/history.jsonl")
+  "$sentinel" trace fetch --config "$SENTINEL_CONFIG" --since "${FETCH_SINCE:-7d}" -o "$out/history.jsonl" --quiet ||
+    fail "sentinel trace fetch --config $SENTINEL_CONFIG failed (above): check the config, or unset SENTINEL_CONFIG"
+  files+=("$out/history.jsonl")
 fi
 
-mapfile -t all < <(for d in "$policies"/*/; do [ -f "$d/policy.toml" ] && basename "$d"; done | sort -V)
-failed=0
+# build FOLDER NAME: builds a version folder into $out/build/NAME/ and prints the component.
+build() {
+  local into="$out/build/$2"
+  rm -rf "$into"
+  "$sentinel" policy build "$1" -o "$into" >/dev/null || fail "$1 does not build (above)"
+  local built=("$into"/*.wasm)
+  echo "${built[0]}"
+}
+# The version folders at the base, in version order.
+mapfile -t at_base < <(git ls-tree --name-only "$merge_base:$policies" 2>/dev/null | sort -V)
 echo "| version | against | verdict |" >>"$comment"
 echo "|---|---|---|" >>"$comment"
-details=()
+failed=0
 for version in "${changed[@]}"; do
-  "$sentinel" policy build "$policies/$version" -o "$out/build" >/dev/null || fail "$policies/$version does not build (above)"
-  candidate=$(ls "$out/build"/*-"$version".wasm)
+  candidate=$(build "$policies/$version" "$version")
+  # The baseline, from the base: the version itself when the change edits it, else the newest below.
   below=
-  for v in "${all[@]}"; do
-    [ "$v" = "$version" ] && break
-    below=$v
-  done
+  if git cat-file -e "$merge_base:$policies/$version/policy.toml" 2>/dev/null; then
+    below=$version
+  else
+    for v in "${at_base[@]}"; do
+      git cat-file -e "$merge_base:$policies/$v/policy.toml" 2>/dev/null || continue
+      [ "$(printf '%s\n%s\n' "$v" "$version" | sort -V | head -n1)" = "$v" ] && [ "$v" != "$version" ] && below=$v
+    done
+  fi
   report="$out/$version"
+  rm -rf "$report"
+  set +e
   if [ -n "$below" ]; then
-    "$sentinel" policy build "$policies/$below" -o "$out/build" >/dev/null || fail "$policies/$below does not build (above)"
-    baseline=$(ls "$out/build"/*-"$below".wasm)
-    set +e
-    "$sentinel" replay --baseline "$baseline" --candidate "$candidate" --gate "$gate" --report "$report" "${traces[@]}" \
+    mkdir -p "$out/base/$below"
+    git show "$merge_base:$policies/$below/policy.toml" >"$out/base/$below/policy.toml"
+    baseline=$(build "$out/base/$below" "base-$below")
+    against="$below (at $base)"
+    "$sentinel" replay --baseline "$baseline" --candidate "$candidate" --gate "$out/gate.toml" --report "$report" "${files[@]}" \
       >"$out/$version.log" 2>&1
     status=$?
-    set -e
-    against=$below
   else
     mkdir -p "$report"
-    set +e
-    "$sentinel" replay --policy "$candidate" --fail-on-violation --format markdown "${traces[@]}" >"$report/report.md" 2>"$out/$version.log"
+    against="none (invariants only)"
+    "$sentinel" replay --policy "$candidate" --fail-on-violation --format markdown "${files[@]}" >"$report/report.md" 2>"$out/$version.log"
     status=$?
-    set -e
-    against="(none: invariants only)"
   fi
+  set -e
   case $status in
     0) verdict="passed" ;;
     1) verdict="**failed**"; failed=1 ;;
     *) cat "$out/$version.log" >&2; fail "replaying $version failed (exit $status, above)" ;;
   esac
   echo "| $version | $against | $verdict |" >>"$comment"
-  details+=("$version")
   echo "policy-gate.sh: $version against $against: ${verdict//\*/}"
 done
-for version in "${details[@]}"; do
+for version in "${changed[@]}"; do
   {
     echo
     echo "<details><summary>$version: the report</summary>"
@@ -124,5 +160,5 @@ for version in "${details[@]}"; do
   } >>"$comment"
 done
 echo >>"$comment"
-echo "The timelines (SVG) are in the job's artifacts, under $out/<version>/." >>"$comment"
+echo "The timelines (SVG) are in the job's artifacts, under $(basename "$out")/<version>/." >>"$comment"
 exit $failed

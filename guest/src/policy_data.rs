@@ -78,7 +78,10 @@ pub fn decode(region: &[u8]) -> Result<PolicyDescription, DataError> {
     let mut length = [0u8; 4];
     length.copy_from_slice(&header[LENGTH_AT..CHECKSUM_AT]);
     let bytes = u32::from_le_bytes(length) as usize;
-    let payload = region.get(PAYLOAD_AT..PAYLOAD_AT + bytes).filter(|_| bytes <= MAX_PAYLOAD).ok_or(DataError::Length { bytes })?;
+    if bytes > MAX_PAYLOAD {
+        return Err(DataError::Length { bytes });
+    }
+    let payload = region.get(PAYLOAD_AT..PAYLOAD_AT + bytes).ok_or(DataError::Length { bytes })?;
     if Sha256::digest(payload).as_slice() != &header[CHECKSUM_AT..PAYLOAD_AT] {
         return Err(DataError::Checksum);
     }

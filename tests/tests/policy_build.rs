@@ -138,7 +138,7 @@ fn a_policy_file_with_an_invalid_number_is_refused_naming_the_key_and_nothing_is
         std::fs::write(work.path().join("policies/1.1.0/policy.toml"), &policy_text).unwrap();
         let refused = sentinel_in(work.path(), &["policy", "build", "policies/1.1.0", "-o", "dist"]);
         let err = text(&refused.stderr);
-        assert_ne!(refused.status.code(), Some(0));
+        assert_eq!(refused.status.code(), Some(2), "{said}: {err}");
         assert!(err.contains("policies/1.1.0/policy.toml") && err.contains(said), "{said}: {err}");
         assert!(!work.path().join("dist").exists(), "nothing is written for a refused file");
     }
@@ -149,7 +149,9 @@ fn a_policy_file_with_an_invalid_number_is_refused_naming_the_key_and_nothing_is
     // A folder that is not named by its version.
     std::fs::write(work.path().join("policies/1.1.0/policy.toml"), original.replace("version = \"1.1.0\"", "version = \"1.4.0\"")).unwrap();
     let refused = sentinel_in(work.path(), &["policy", "build", "policies/1.1.0", "-o", "dist"]);
+    assert_eq!(refused.status.code(), Some(2));
     assert!(text(&refused.stderr).contains("version 1.4.0 does not match its folder 1.1.0"), "{}", text(&refused.stderr));
+    assert!(!work.path().join("dist").exists(), "nothing is written for a misplaced file");
 }
 
 #[test]

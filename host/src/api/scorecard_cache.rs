@@ -78,7 +78,8 @@ impl ScorecardCache {
         let version = inputs.version.clone();
         let mut inner = self.lock();
         let scored = inner.scored.clone().filter(|s| s.version == version);
-        let current = scored.as_ref().is_some_and(|s| s.log_length == log_length || now.saturating_sub(s.computed_at) < REFRESH_SECONDS);
+        let current =
+            scored.as_ref().is_some_and(|s| is_current(s.outcome.is_ok(), s.log_length == log_length, now.saturating_sub(s.computed_at)));
         if !current && !inner.running {
             inner.running = true;
             drop(inner);
@@ -89,7 +90,7 @@ impl ScorecardCache {
     }
 
     fn start(self: &Arc<Self>, inputs: ScoreInputs, log_length: u64) {
-        let running = Running(self.clone());
+        let running = Running(Some(self.clone()));
         tokio::spawn(async move {
             let version = inputs.version.clone();
             let outcome = score(&inputs).await;
@@ -103,19 +104,38 @@ impl ScorecardCache {
                 ),
                 Err(why) => tracing::warn!(version, "the shadow's scorecard could not be computed: {why}"),
             }
-            let scored = Scored { version, log_length, computed_at: (inputs.clock)(), outcome };
-            running.0.lock().scored = Some(scored);
-            drop(running);
+            running.finish(Scored { version, log_length, computed_at: (inputs.clock)(), outcome });
         });
     }
 }
 
-/// Marks the scoring ended however its task ends (a panic included).
-struct Running(Arc<ScorecardCache>);
+/// Whether a scoring still answers: a scorecard until the log has grown and it is
+/// [`REFRESH_SECONDS`] old; a failure until it is that old, the log grown or not (what failed
+/// may pass by then: the store back, a log begun).
+fn is_current(scored: bool, same_log: bool, age_seconds: i64) -> bool {
+    let young = age_seconds < REFRESH_SECONDS;
+    if scored { same_log || young } else { young }
+}
+
+/// The one scoring running: ended with its result, or, however its task ends (a panic
+/// included), marked ended when dropped.
+struct Running(Option<Arc<ScorecardCache>>);
+
+impl Running {
+    fn finish(mut self, scored: Scored) {
+        if let Some(cache) = self.0.take() {
+            let mut inner = cache.lock();
+            inner.scored = Some(scored);
+            inner.running = false;
+        }
+    }
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.0.lock().running = false;
+        if let Some(cache) = self.0.take() {
+            cache.lock().running = false;
+        }
     }
 }
 
@@ -136,4 +156,56 @@ async fn score(inputs: &ScoreInputs) -> Result<Arc<Evidence>, String> {
         .map_err(|e| format!("scoring the shadow failed: {e}"))?
         .map(Arc::new)
         .map_err(|e| format!("{e:#}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scorecard_is_scored_again_once_the_log_grew_and_it_is_five_minutes_old_and_a_failure_after_five_minutes() {
+        // (scored, same log, age) -> still current
+        let cases = [
+            ((true, true, 10_000), true, "a scorecard of a log that did not grow stays"),
+            ((true, false, 299), true, "a grown log waits for the card to be five minutes old"),
+            ((true, false, 300), false, "then it is scored again"),
+            ((false, true, 299), true, "a failure is not retried at every request"),
+            ((false, true, 300), false, "but after five minutes, grown or not"),
+            ((false, false, 300), false, "and of course when the log grew"),
+        ];
+        for ((scored, same_log, age), expected, why) in cases {
+            assert_eq!(is_current(scored, same_log, age), expected, "{why}");
+        }
+    }
+
+    #[tokio::test]
+    async fn while_one_scoring_runs_no_other_starts_and_a_failure_is_kept_with_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[policies]\ndir = \"policies\"\nallow_unsigned = true\nshadow = \"1.1.0\"\nstate_dir = \"private\"\n";
+        std::fs::create_dir_all(dir.path().join("policies")).unwrap();
+        let policies = crate::config::Config::parse(text, &dir.path().join("sentinel.toml")).unwrap().policies.unwrap();
+        let memory: Arc<dyn MemoryStore> = Arc::new(crate::adapters::sqlite::SqliteStore::open(&dir.path().join("sentinel.db")).unwrap());
+        let inputs = || ScoreInputs {
+            policies: policies.clone(),
+            limits: Limits::default(),
+            memory: memory.clone(),
+            clock: Arc::new(|| 1_000_000),
+            version: "1.1.0".into(),
+        };
+        let cache = Arc::new(ScorecardCache::default());
+        // On this single-threaded runtime the scoring cannot run before the second request.
+        let (first, second) = (cache.answer(inputs()), cache.answer(inputs()));
+        assert!(first.scored.is_none() && first.refreshing && second.refreshing);
+        assert!(cache.lock().running, "one scoring started, and the second request started none");
+        for _ in 0..200 {
+            if !cache.lock().running {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let answer = cache.answer(inputs());
+        let why = answer.scored.expect("scored").outcome.err().expect("no shadow log: a failure");
+        assert!(why.contains("no shadow log for 1.1.0"), "{why}");
+        assert!(!answer.refreshing, "a fresh failure is kept, not retried at once");
+    }
 }

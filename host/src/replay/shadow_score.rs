@@ -42,7 +42,11 @@ pub struct ShadowPeriod {
 impl ShadowPeriod {
     /// The log of `version` in the private state directory; refused when it is empty.
     pub fn read(state_dir: &std::path::Path, version: &str) -> anyhow::Result<ShadowPeriod> {
-        let lines = shadow::lines(state_dir, version)?;
+        ShadowPeriod::of(version, shadow::lines(state_dir, version)?)
+    }
+
+    /// The period of a log's `lines` ([`shadow::lines`]); refused when there are none.
+    pub fn of(version: &str, lines: Vec<ShadowLine>) -> anyhow::Result<ShadowPeriod> {
         let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
             anyhow::bail!("the shadow log of {version} is empty: has the sentinel ticked with shadow = \"{version}\"?")
         };

@@ -173,7 +173,13 @@ async fn ask(
             Ok(steps) => {
                 let asked = step_times(start, end, window.step);
                 if !steps.iter().map(|(at, _)| *at).eq(asked) {
-                    let why = format!("the source gave {} steps, not the {} asked for", steps.len(), steps_in(start, end));
+                    let why = format!(
+                        "the source gave {} steps, not the {} asked for at every {} s from {}",
+                        steps.len(),
+                        steps_in(start, end),
+                        window.step,
+                        format_rfc3339(start)
+                    );
                     return Err(failed(String::new(), why, "this is a defect of the sentinel: please report it".into()));
                 }
                 return Ok(steps);
@@ -181,7 +187,7 @@ async fn ask(
             // A request the server finds too large is the one refusal a smaller one mends.
             Err(HistoryError::TooLarge(why)) => {
                 let then =
-                    format!("ask for fewer steps a request with --request-steps N (this one was {}); {}", steps_in(start, end), resume());
+                    format!("ask for fewer steps per request with --request-steps N (this one asked for {}); {}", steps_in(start, end), resume());
                 return Err(failed(String::new(), why, then));
             }
             Err(HistoryError::Refused(why)) => {

@@ -220,10 +220,10 @@ pub fn shadow_report(config: &Path, version: Option<&str>, gate: Option<&Path>, 
     let config = Config::load(Some(config))?;
     let p = policies(&config)?;
     let version = version.map(str::to_string).or(p.shadow.clone()).context("no shadow configured; name a --version")?;
-    let period = ShadowPeriod::read(&p.state_dir, &version)?;
-    let r = shadow::report(&version, &period.lines);
-    // The divergence stands on the log alone; the scorecard needs the store and both versions.
-    let scorecard = super::shadow_evidence::evidence(&config, &period, gate);
+    let lines = shadow::lines(&p.state_dir, &version)?;
+    let r = shadow::report(&version, &lines);
+    // The divergence stands on the log alone; the scorecard needs ticks, the store and both versions.
+    let scorecard = ShadowPeriod::of(&version, lines).and_then(|period| super::shadow_evidence::evidence(&config, &period, gate));
     if json {
         let card = match &scorecard {
             Ok(card) => serde_json::json!({
