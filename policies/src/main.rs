@@ -4,7 +4,8 @@
 //! with that file baked in (`CAPACITY_POLICY`), and writes
 //! `target/policies/capacity-policy-<version>.wasm` with a manifest beside it. It also builds
 //! the admission world once, `capacity-admission-<guest version>.wasm`, and the template component
-//! `sentinel policy build` rewrites, `capacity-policy-template.wasm` (1.0.0's numbers as data). Fixture policies of the
+//! `sentinel policy build` rewrites, `target/policy-template/capacity-policy-template.wasm`
+//! (1.0.0's numbers as data). Fixture policies of the
 //! tests (`tests/policies/`) go to `target/test-policies/`. The build fails when a
 //! component imports anything: a policy must have no file, network or clock access.
 
@@ -40,7 +41,10 @@ fn main() -> Result<()> {
     // as its policy data region. No manifest: it is no version of its own.
     let first = root.join("policies/1.0.0/policy.toml");
     let wasm = build_world(&root, &target, "world-policy", Some(&first), &["policy-data".to_string()])?;
-    let dest = out.join(TEMPLATE_FILE);
+    // Its own folder: no version of its own, so no manifest, and not among the versions.
+    let template_out = target.join("policy-template");
+    std::fs::create_dir_all(&template_out).with_context(|| format!("creating {}", template_out.display()))?;
+    let dest = template_out.join(TEMPLATE_FILE);
     let manifest = component::install(&wasm, &dest, "policy", "capacity-policy", "template", None)?;
     println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
 

@@ -93,12 +93,12 @@ mod tests {
 
     #[test]
     fn the_template_is_the_one_cargo_policies_built_byte_for_byte() {
-        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policies").join(FILE_NAME);
+        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policy-template").join(FILE_NAME);
         let bytes = std::fs::read(&built).unwrap_or_else(|e| panic!("{}: {e} (run `cargo policies` first)", built.display()));
         assert!(
             bytes == BYTES,
             "host/embedded/{FILE_NAME} is not the template `cargo policies` built: copy it in with \
-             `cp target/policies/{FILE_NAME} host/embedded/`"
+             `cp target/policy-template/{FILE_NAME} host/embedded/`"
         );
     }
 
