@@ -186,8 +186,11 @@ async fn ask(
             }
             // A request the server finds too large is the one refusal a smaller one mends.
             Err(HistoryError::TooLarge(why)) => {
-                let then =
-                    format!("ask for fewer steps per request with --request-steps N (this one asked for {}); {}", steps_in(start, end), resume());
+                let then = format!(
+                    "ask for fewer steps per request with --request-steps N (this one asked for {}); {}",
+                    steps_in(start, end),
+                    resume()
+                );
                 return Err(failed(String::new(), why, then));
             }
             Err(HistoryError::Refused(why)) => {
