@@ -345,7 +345,8 @@ fn a_server_that_finds_a_day_too_many_samples_is_asked_in_smaller_requests() {
     let log = stderr(&refused);
     assert_eq!(refused.status.code(), Some(2), "{log}");
     assert!(
-        log.contains("too many samples") && log.contains("ask for fewer steps per request with --request-steps N (this one asked for 1440)"),
+        log.contains("too many samples")
+            && log.contains("ask for fewer steps per request with --request-steps N (this one asked for 1440)"),
         "{log}"
     );
     assert!(!log.contains("asking again in"), "{log}");
