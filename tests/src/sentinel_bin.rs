@@ -71,3 +71,20 @@ where
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
+
+/// Runs `sentinel ARGS` in `dir`, warnings logged: its whole output, for tests of commands an
+/// operator runs in a folder of their own.
+pub fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(sentinel()).current_dir(dir).env("RUST_LOG", "warn").args(args).output().expect("sentinel runs")
+}
+
+/// A stream of an output as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The stdout of a run that must have succeeded; panics with both streams otherwise.
+pub fn ok(output: std::process::Output) -> String {
+    assert!(output.status.success(), "sentinel failed\nstdout:\n{}\nstderr:\n{}", text(&output.stdout), text(&output.stderr));
+    text(&output.stdout)
+}

@@ -2,24 +2,9 @@
 //! publishes to a real Redis, which runs only signed policies; and the refusal that names it.
 
 use capacity_tests::paths::policies_dir;
-use capacity_tests::sentinel_bin::sentinel;
+use capacity_tests::sentinel_bin::{ok, run_in as sentinel_in, text};
 use capacity_tests::servers::redis::Redis;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn sentinel_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(sentinel()).current_dir(dir).env("RUST_LOG", "warn").args(args).output().expect("sentinel runs")
-}
-
-fn text(o: &[u8]) -> String {
-    String::from_utf8_lossy(o).into_owned()
-}
-
-fn ok(o: Output) -> String {
-    assert!(o.status.success(), "sentinel failed\nstdout:\n{}\nstderr:\n{}", text(&o.stdout), text(&o.stderr));
-    text(&o.stdout)
-}
 
 #[test]
 fn init_writes_keys_signed_policies_and_a_config_that_publishes_to_redis() {

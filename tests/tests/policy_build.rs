@@ -10,25 +10,10 @@
 use capacity_tests::paths::{crate_dir, files_ending, workspace};
 use capacity_tests::policies::{ReplayPath, runtime};
 use capacity_tests::repository_traces::repository_traces;
-use capacity_tests::sentinel_bin::sentinel;
+use capacity_tests::sentinel_bin::{ok, run_in as sentinel_in, text};
 use capacity_tests::servers::redis::Redis;
 use capacity_tests::{component, replay_outcomes};
-use std::path::Path;
-use std::process::{Command, Output};
 use vocabulary::{ApiSamples, DecisionInput, Instant, PinRequest, PolicyDescription};
-
-fn sentinel_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(sentinel()).current_dir(dir).env("RUST_LOG", "warn").args(args).output().expect("sentinel runs")
-}
-
-fn text(o: &[u8]) -> String {
-    String::from_utf8_lossy(o).into_owned()
-}
-
-fn ok(o: Output) -> String {
-    assert!(o.status.success(), "sentinel failed\nstdout:\n{}\nstderr:\n{}", text(&o.stdout), text(&o.stderr));
-    text(&o.stdout)
-}
 
 /// Every shipped version: each folder of policies/ with a policy.toml.
 fn shipped_versions() -> Vec<String> {

@@ -144,11 +144,7 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
         PolicyCommand::List { config, json } => lifecycle::list(&config, json),
         PolicyCommand::Build { dir, out } => {
             let component = build::build(&dir, &out)?;
-            super::emit(&format!(
-                "built {} and its manifest: sign them with `sentinel policy sign --key KEY {}`",
-                component.display(),
-                out.display()
-            ))?;
+            super::emit(&crate::policy::template::built_message(&component, &out))?;
             Ok(ExitCode::SUCCESS)
         }
         PolicyCommand::New { version, from, dir, purpose } => {

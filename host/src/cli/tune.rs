@@ -199,14 +199,11 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         (None, _) => println!("chosen: none: no candidate meets the rule on the training traces (report.md says why)"),
     }
     if let (Some(dir), Some(v)) = (&args.write, &version) {
-        write::write_policy(dir, v, &tuning, &command, &figure, args.replace)?;
+        let written = write::write_policy(dir, v, &tuning, &command, &figure, args.replace)?;
         println!("wrote {}", dir.join("policy.toml").display());
         if let Some(out) = &args.build {
-            let path = dir.join("policy.toml");
-            let text = std::fs::read_to_string(&path).with_context(|| format!("reading back {}", path.display()))?;
-            let written: vocabulary::PolicyDescription = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             let component = crate::policy::template::build_into(&written, out)?;
-            println!("built {} and its manifest: sign them with `sentinel policy sign --key KEY {}`", component.display(), out.display());
+            println!("{}", crate::policy::template::built_message(&component, out));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -72,6 +72,11 @@ pub fn build_into(description: &PolicyDescription, out: &Path) -> Result<PathBuf
     Ok(component)
 }
 
+/// What a person is told once [`build_into`] wrote `component` into `out`.
+pub fn built_message(component: &Path, out: &Path) -> String {
+    format!("built {} and its manifest: sign them with `sentinel policy sign --key KEY {}`", component.display(), out.display())
+}
+
 /// Written beside, then renamed: a reader never sees half a component or a manifest.
 fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), TemplateError> {
     let partial = path.with_extension("partial");

@@ -70,7 +70,15 @@ pub fn policy_toml(name: &str, version: &str, summary: &str, t: &Thresholds) -> 
 
 /// Writes `dir/policy.toml`, `dir/README.md` and the figure `dir/pareto.svg` for the chosen
 /// candidate as `version`; refuses to replace an existing `policy.toml` unless `replace`.
-pub fn write_policy(dir: &Path, version: &str, t: &Tuning, command: &str, figure: &str, replace: bool) -> Result<(), TuneError> {
+/// Returns the description the written `policy.toml` reads back as.
+pub fn write_policy(
+    dir: &Path,
+    version: &str,
+    t: &Tuning,
+    command: &str,
+    figure: &str,
+    replace: bool,
+) -> Result<vocabulary::PolicyDescription, TuneError> {
     let fail = |path: &Path, message: String| TuneError::Write { path: path.to_path_buf(), message };
     let Some(i) = t.chosen else {
         return Err(fail(dir, "no candidate meets the rule on the training traces, so there is no policy to write".into()));
@@ -92,7 +100,8 @@ pub fn write_policy(dir: &Path, version: &str, t: &Tuning, command: &str, figure
     let svg = dir.join("pareto.svg");
     std::fs::write(&svg, figure).map_err(|e| fail(&svg, e.to_string()))?;
     let readme = dir.join("README.md");
-    std::fs::write(&readme, readme_text(version, t, i, command)).map_err(|e| fail(&readme, e.to_string()))
+    std::fs::write(&readme, readme_text(version, t, i, command)).map_err(|e| fail(&readme, e.to_string()))?;
+    Ok(parsed)
 }
 
 /// One figure of a set's scores, as the README's table writes it.
