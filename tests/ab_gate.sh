@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The A/B gate of CI: every policy version in policies/ replayed against its predecessor, as the
 # built components (what ships, from `cargo policies`), on the scenario traces
-# (tests/traces/*.jsonl) and the CloudWatch series (imported into target/ab-traces/), with the
+# (tests/traces/*.jsonl), the burst family (tests/bursts/*.jsonl) and the CloudWatch series (imported into target/ab-traces/), with the
 # limits and waivers of policies/gate.toml. Each pair's report (report.md, report.json, one SVG
 # timeline per trace) goes to target/ab-report/<candidate>-vs-<baseline>/, kept as the CI
 # artefact. Exits 1 when any candidate fails its gate, after gating every pair.
@@ -32,7 +32,7 @@ if [ ${#csvs[@]} -eq 0 ]; then
 fi
 mkdir -p "$target/ab-traces"
 traces=()
-for trace in tests/traces/*.jsonl; do
+for trace in tests/traces/*.jsonl tests/bursts/*.jsonl; do
   [[ $trace == *.expected.jsonl ]] || traces+=("$trace")
 done
 for csv in "${csvs[@]}"; do

@@ -77,7 +77,8 @@ ls gate-report/1.1.0/*.svg >/dev/null 2>&1 || fail "no timelines in the report"
 git checkout -q -b constrain-early main
 "$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
 sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 30.0/' policies/1.1.0/policy.toml
-sed -i 's/^max_bulk_capacity_loss_pct = 5/max_bulk_capacity_loss_pct = 100/; s/^max_over_protection_increase_minutes = 30/max_over_protection_increase_minutes = 100000/' policies/gate.toml
+sed -i 's/^max_bulk_capacity_loss_pct_of_day = 1$/max_bulk_capacity_loss_pct_of_day = 100/; s/^max_calm_protection_minutes_per_incident = 10$/max_calm_protection_minutes_per_incident = 100000/' policies/gate.toml
+grep -qx 'max_bulk_capacity_loss_pct_of_day = 100' policies/gate.toml || fail "the change did not loosen the gate file's capacity limit"
 commit "1.1.0: constrain at 30 % CPU, and a gate that lets it"
 rm -rf gate-report
 gate 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Policies 1.1.0 and 1.2.0 from their evidence: the release sentinel (what `cargo install`
+# Policies 1.1.0, 1.2.0 and 1.3.0 from their evidence: the release sentinel (what `cargo install`
 # builds) runs the command in each version's README, writing into target/tune-reproduce/<version>
 # instead, and the policy it writes must equal policies/<version>/policy.toml byte for byte, its
 # figure likewise, and its README too but for the command line, which names the other folders.
@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --quiet --release -p capacity-sentinel --bin sentinel
+[ -n "${SKIP_BUILD:-}" ] || cargo build --quiet --release -p capacity-sentinel --bin sentinel
 rm -rf "$target/tune-reproduce"
 
 reproduce() { # VERSION EVIDENCE...: the command of policies/VERSION/README.md, rerun
@@ -27,7 +27,7 @@ reproduce() { # VERSION EVIDENCE...: the command of policies/VERSION/README.md, 
   echo "tune reproduce: policy $version and its evidence reproduced (report: $out/report.md)"
 }
 
-gate=(--gate policies/gate.toml --gate-trace tests/traces --gate-trace tests/data/cloudwatch)
+gate=(--gate policies/gate-1.2.0.toml --gate-trace tests/traces --gate-trace tests/data/cloudwatch)
 
 # 1.1.0: segments of the same series on both sides of the split (its README warns: fit).
 reproduce 1.1.0 --base policies/1.0.0 --space policies/tune-space.toml --split fraction --segment-days 7 "${gate[@]}" \
@@ -37,3 +37,10 @@ reproduce 1.1.0 --base policies/1.0.0 --space policies/tune-space.toml --split f
 reproduce 1.2.0 --base policies/1.0.0 --space policies/tune-space-damping.toml "${gate[@]}" --repeated-timestamps last \
   tests/data/known-cause/cpu_utilization_asg_misconfiguration.csv tests/data/cloudwatch \
   latency:requests=tests/data/known-cause/ec2_request_latency_system_failure.csv
+
+# 1.3.0: from 1.2.0, judged by series on the real series and the burst family (tests/bursts/),
+# gated on the scenarios, the burst family and the CloudWatch series (policies/1.3.0/README.md).
+reproduce 1.3.0 --base policies/1.2.0 --space policies/tune-space-bursts.toml --gate policies/gate.toml \
+  --gate-trace tests/traces --gate-trace tests/bursts --gate-trace tests/data/cloudwatch --repeated-timestamps last \
+  tests/data/known-cause/cpu_utilization_asg_misconfiguration.csv tests/data/cloudwatch \
+  latency:requests=tests/data/known-cause/ec2_request_latency_system_failure.csv tests/bursts

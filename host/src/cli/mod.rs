@@ -136,6 +136,8 @@ pub mod exit {
     pub const INVALID_INPUT: u8 = 4;
     /// Another sentinel holds the lock; this one did not decide or publish.
     pub const LOCK_HELD: u8 = 3;
+    /// `policy tune --write`: the choice is the base's numbers, so nothing was written.
+    pub const UNCHANGED: u8 = 5;
 }
 
 /// Runs `work` on a rayon pool of `--jobs N` workers (default: one per core); `what` names the

@@ -34,10 +34,13 @@ pub struct TuneArgs {
     /// is held out whole in turn (leave-one-series-out cross-validation) and the choice is the
     /// candidate whose worst series does best. `fraction`: a share of the segments is held out,
     /// which measures fit, not generalization, when segments of one series fall on both sides.
+    /// `forward`: each series' earlier part is chosen on and its later part held out (one
+    /// server's own history: tuned on its first week, judged on its second).
     #[arg(long, value_enum, default_value_t = Split::Series)]
     pub split: Split,
     /// With --split fraction: the share of the segments (or traces) held out, spread evenly
-    /// (default 0.3).
+    /// (default 0.3). With --split forward: the later share of each series' span held out
+    /// (default 0.5).
     #[arg(long, value_name = "F")]
     pub holdout_fraction: Option<f64>,
     /// Cut every trace into segments of this many days before splitting (0: whole traces).
@@ -72,6 +75,10 @@ pub struct TuneArgs {
     /// Also build the written policy's component and manifest here, as `policy build` does.
     #[arg(long, value_name = "DIR", requires = "write")]
     pub build: Option<PathBuf>,
+    /// Write (and build) the choice even when it is the base's numbers. Without it such a tune
+    /// writes nothing, says so and exits 5.
+    #[arg(long, requires = "write")]
+    pub even_if_unchanged: bool,
     /// In CSV series, a timestamp equal to the previous sample's: refused, or the last sample
     /// of it kept (a clock change written in local time), as `sentinel trace import` does.
     #[arg(long, value_enum, default_value_t = RepeatedTimestamps::Refuse)]
@@ -94,6 +101,13 @@ fn read_base(path: &Path) -> anyhow::Result<PolicyDescription> {
 fn command_line() -> String {
     let quote = |a: String| if a.contains([' ', '"', '\'']) { format!("'{a}'") } else { a };
     std::iter::once("sentinel".to_string()).chain(std::env::args().skip(1).map(quote)).collect::<Vec<_>>().join(" ")
+}
+
+/// `chosen: candidate N, LABEL`, saying so when the choice is the base's numbers.
+fn chosen_line(tuning: &tune::Tuning, i: usize) -> String {
+    let c = &tuning.candidates[i];
+    let same = if c.thresholds == tuning.base.thresholds { " (the base's numbers: no change)" } else { "" };
+    format!("chosen: candidate {i}, {}{same}", c.label())
 }
 
 pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
@@ -122,13 +136,16 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         Some(config) => Some(super::replay::recorded_trace(config, args.since)?),
         None => None,
     };
-    if args.holdout_fraction.is_some() && (args.split != Split::Fraction || !args.holdout.is_empty()) {
-        bail!("--holdout-fraction applies to --split fraction without --holdout traces; drop it, or add --split fraction");
+    if args.holdout_fraction.is_some() && (args.split == Split::Series || !args.holdout.is_empty()) {
+        bail!(
+            "--holdout-fraction applies to --split fraction or --split forward without --holdout traces; drop it, or add --split forward"
+        );
     }
+    let default_fraction = if args.split == Split::Forward { 0.5 } else { 0.3 };
     let evidence = evidence::load(EvidenceSpec {
         traces: args.traces.clone(),
         holdout: args.holdout.clone(),
-        holdout_fraction: args.holdout_fraction.unwrap_or(0.3),
+        holdout_fraction: args.holdout_fraction.unwrap_or(default_fraction),
         segment_days: args.segment_days,
         recorded,
         split: args.split,
@@ -163,6 +180,11 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         tuning.candidate_ticks as f64 / seconds.max(1e-9) / 1e6
     );
     println!("report: {}", args.out.join("report.md").display());
+    if let Some((_, outcomes)) = &tuning.gate {
+        let failing = outcomes.iter().filter(|o| o.findings > 0).count();
+        let most = crate::tune::gate_check::most_refusing(outcomes).map_or(String::new(), |(kind, n)| format!("; most often {kind} ({n})"));
+        println!("gate: fails {failing} of {} candidates{most}", outcomes.len());
+    }
     let leaking = tuning.leaking_series();
     if !leaking.is_empty() {
         eprintln!(
@@ -172,7 +194,7 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
     }
     match (tuning.chosen, &tuning.cross_validation) {
         (Some(i), Some(cv)) => {
-            println!("chosen: candidate {i}, {}", tuning.candidates[i].label());
+            println!("{}", chosen_line(&tuning, i));
             println!(
                 "cross-validated (each of {} series judged by a choice made without it): flaps per day {:.2} -> {:.2}; bulk capacity lost {:.3} %; most minutes later into critical {}; invariant violations {}; series worse than the base {}",
                 cv.folds.len(),
@@ -186,7 +208,7 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         }
         (Some(i), None) => {
             let (b, c) = (&tuning.base_scores.holdout, &tuning.scores[i].holdout);
-            println!("chosen: candidate {i}, {}", tuning.candidates[i].label());
+            println!("{}", chosen_line(&tuning, i));
             println!(
                 "hold-out: flaps per day {:.2} -> {:.2}; bulk capacity lost {:.3} %; most minutes later into critical {}; invariant violations {}",
                 b.flaps_per_day,
@@ -199,6 +221,18 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         (None, _) => println!("chosen: none: no candidate meets the rule on the training traces (report.md says why)"),
     }
     if let (Some(dir), Some(v)) = (&args.write, &version) {
+        if let Some(i) = tuning.chosen
+            && tuning.candidates[i].thresholds == tuning.base.thresholds
+            && !args.even_if_unchanged
+        {
+            println!(
+                "nothing written: the choice is the base's numbers ({} {}), so {} would change nothing; give --even-if-unchanged to write it anyway",
+                tuning.base.name,
+                tuning.base.version,
+                dir.display()
+            );
+            return Ok(ExitCode::from(super::exit::UNCHANGED));
+        }
         let written = write::write_policy(dir, v, &tuning, &command, &figure, args.replace)?;
         println!("wrote {}", dir.join("policy.toml").display());
         if let Some(out) = &args.build {

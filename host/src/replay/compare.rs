@@ -27,6 +27,8 @@ pub struct Summary {
     /// Minutes in a state above normal, with no active pin, whose reading the policy assessed
     /// normal: protection that no reading of that minute asked for.
     pub over_protection_minutes: u64,
+    /// Incidents: changes from normal into a state above normal (a pin's included).
+    pub incidents: u64,
     /// Sum over ticks of the bulk factor.
     pub bulk_capacity_minutes: f64,
     pub failed_reads: u64,
@@ -44,13 +46,42 @@ pub struct Summary {
     pub first_critical_at: Option<Instant>,
     /// The first tick in a state of at least critical.
     pub first_protected_at: Option<Instant>,
+    /// Traces shorter than a day only (empty past 1440 ticks): each tick's protection and
+    /// reading, so the gate can count a candidate's protection on the minutes its baseline
+    /// assessed calm (`max_calm_protection_minutes_per_incident`).
+    #[serde(skip)]
+    pub calm_marks: Vec<CalmMark>,
 }
+
+/// One tick of a short trace, as the gate's calm-minute rule reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CalmMark {
+    pub at: Instant,
+    /// A state above normal with no active pin.
+    pub protected_unpinned: bool,
+    /// The policy assessed the reading normal.
+    pub reading_normal: bool,
+}
+
+/// Ticks a trace may have for [`Summary::calm_marks`] to be kept.
+pub const CALM_MARKS_UP_TO: u64 = 1440;
 
 impl Summary {
     /// Flaps per day of trace (1440 ticks a day; a trace shorter than a day counts as one, so
     /// that one flap in an hour is one flap, not 24).
     pub fn flaps_per_day(&self) -> f64 {
-        self.flaps as f64 / (self.ticks as f64 / 1440.0).max(1.0)
+        self.flaps as f64 / self.days_at_least_one()
+    }
+
+    /// Days of trace (1440 ticks a day), a shorter trace counting as one day.
+    pub fn days_at_least_one(&self) -> f64 {
+        (self.ticks as f64 / 1440.0).max(1.0)
+    }
+
+    /// Bulk capacity-minutes withheld (one minute at bulk 0.0 withholds one) per day of trace,
+    /// a shorter trace counting as a day: what an operator pays, in minutes of a day.
+    pub fn bulk_minutes_withheld_per_day(&self) -> f64 {
+        (self.ticks as f64 - self.bulk_capacity_minutes) / self.days_at_least_one()
     }
 
     /// Minutes from the trace's first tick to the first protected one.
@@ -90,6 +121,7 @@ impl Accumulator {
                 minutes: [0; 4],
                 minutes_to_protect: None,
                 over_protection_minutes: 0,
+                incidents: 0,
                 bulk_capacity_minutes: 0.0,
                 failed_reads: 0,
                 throttle_engagements: 0,
@@ -100,6 +132,7 @@ impl Accumulator {
                 start_at: None,
                 first_critical_at: None,
                 first_protected_at: None,
+                calm_marks: Vec::new(),
             },
             checker: InvariantChecker::with_floors(thresholds, floors),
             changes: Vec::new(),
@@ -130,8 +163,20 @@ impl Accumulator {
         if state_rank > 0 && !pinned && d.level == Some(Level::Normal) {
             s.over_protection_minutes += 1;
         }
+        if s.ticks <= CALM_MARKS_UP_TO {
+            s.calm_marks.push(CalmMark {
+                at: tick.at,
+                protected_unpinned: state_rank > 0 && !pinned,
+                reading_normal: d.level == Some(Level::Normal),
+            });
+        } else if !s.calm_marks.is_empty() {
+            s.calm_marks = Vec::new();
+        }
         if d.changed {
             s.transitions += 1;
+            if d.previous == ProtectionState::Normal {
+                s.incidents += 1;
+            }
             self.changes.retain(|(at, _, _)| tick.at - at <= FLAP_WINDOW_S);
             if self.changes.iter().any(|(_, from, to)| *from == d.state && *to == d.previous) {
                 s.flaps += 1;

@@ -7,9 +7,15 @@
 //! max_minutes_to_protect_regression = 2      # minutes, first critical reading -> critical
 //! max_protection_delay_minutes = 30          # minutes, the candidate's first protection later
 //! max_flaps_per_day_increase = 1.0
+//! flap_safety_traces = ["bursts_*"]          # traces (a name, or a prefix and *) that are a
+//!                                            # safety check: no more flaps than the baseline at
+//!                                            # all, costs not judged (generated shapes)
 //! max_transitions_increase = 10
 //! max_over_protection_increase_minutes = 30
-//! max_bulk_capacity_loss_pct = 5             # percent of the baseline's bulk capacity-minutes
+//! max_bulk_capacity_loss_pct_of_day = 1      # bulk withheld more, % of each day (a shorter
+//!                                            # trace counts as a day)
+//! max_calm_protection_minutes_per_incident = 10  # traces under a day: minutes protected on
+//!                                            # calm readings more, per incident of the base
 //! [invariants]                               # the least INV-01 accepts, whatever a policy says
 //! min_spacing_s = 300
 //! min_escalate_readings = 3
@@ -22,9 +28,14 @@
 //! ```
 //!
 //! An absent limit is not gated. Limits are "worse by more than": equal to the limit passes.
+//! Costs are judged in what an operator pays: capacity as a share of a day, and on short
+//! scenarios minutes per incident, never as a share of a trace's own length. The key that did
+//! (`max_bulk_capacity_loss_pct`, the gate of 1.1.0 and 1.2.0) still works as it did, so a gate
+//! file written for it judges as before (and those versions' tunings reproduce), with a warning
+//! naming the two keys that replace it.
 //! A waived finding is still reported, with its reason, but does not fail the gate.
 
-use super::compare::Summary;
+use super::compare::{CALM_MARKS_UP_TO, Summary};
 use super::metrics::{Row, Verdict, metric};
 use crate::policy::invariants::Floors;
 use serde::{Deserialize, Serialize};
@@ -38,8 +49,19 @@ pub struct Gate {
     pub max_minutes_to_protect_regression: Option<f64>,
     pub max_protection_delay_minutes: Option<f64>,
     pub max_flaps_per_day_increase: Option<f64>,
+    /// Traces (a name, or a prefix ending in `*`) that are a safety check only: generated shapes
+    /// such as the burst family. The candidate may not flap more often than the baseline there at
+    /// all (whatever `max_flaps_per_day_increase` allows elsewhere), the other safety limits apply
+    /// as everywhere, and the costs (transitions, over-protection, capacity, calm minutes) are not
+    /// judged there: a generated day is not a day an operator pays for.
+    #[serde(default)]
+    pub flap_safety_traces: Vec<String>,
     pub max_transitions_increase: Option<f64>,
     pub max_over_protection_increase_minutes: Option<f64>,
+    pub max_bulk_capacity_loss_pct_of_day: Option<f64>,
+    pub max_calm_protection_minutes_per_incident: Option<f64>,
+    /// The old key (a percentage of each trace's bulk capacity-minutes): judged as before, with
+    /// a warning naming the keys that replace it ([`Gate::warnings`]).
     pub max_bulk_capacity_loss_pct: Option<f64>,
     #[serde(default)]
     pub invariants: Floors,
@@ -80,6 +102,29 @@ impl Waiver {
     }
 }
 
+const MINUTES_A_DAY: f64 = 1440.0;
+
+/// On a trace shorter than a day: the minutes each policy was protected (no pin) while the
+/// baseline assessed the reading normal: calm by one judge for both, so a candidate whose
+/// boundaries call more readings normal is not charged for protecting on the baseline's
+/// constrained ones. None for a trace of a day or more (its cost is the share of a day).
+fn calm_protection(baseline: &Summary, candidate: &Summary) -> Option<(u64, u64)> {
+    if baseline.ticks > CALM_MARKS_UP_TO || baseline.calm_marks.len() != candidate.calm_marks.len() {
+        return None;
+    }
+    let mut minutes = (0, 0);
+    for (b, c) in baseline.calm_marks.iter().zip(&candidate.calm_marks) {
+        if b.reading_normal && b.at == c.at {
+            minutes.0 += u64::from(b.protected_unpinned);
+            minutes.1 += u64::from(c.protected_unpinned);
+        }
+    }
+    Some(minutes)
+}
+
+/// Why the old capacity key is refused, and what replaces it.
+const OLD_CAPACITY_KEY: &str = "max_bulk_capacity_loss_pct is kept for gate files written before 1.3.0 and judged as before, but it measures capacity as a share of each trace, so a few calm minutes weighed 8-35 % on a 23-minute scenario; use max_bulk_capacity_loss_pct_of_day (bulk capacity withheld more than the baseline, in % of a day; a trace under a day counts as one) and max_calm_protection_minutes_per_incident (traces under a day: minutes protected on calm readings more, per incident), as policies/gate.toml does";
+
 fn yes() -> bool {
     true
 }
@@ -113,10 +158,20 @@ pub struct Regression {
 }
 
 impl Gate {
+    /// Reads and checks a gate file; each of its [`Gate::warnings`] is logged.
     pub fn load(path: &Path) -> Result<Gate, GateError> {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| GateError::Read { path: name.clone(), source })?;
-        Gate::parse(&name, &text)
+        let gate = Gate::parse(&name, &text)?;
+        for warning in gate.warnings() {
+            tracing::warn!(gate = %name, "{warning}");
+        }
+        Ok(gate)
+    }
+
+    /// What the file still says in an older way, and what to write instead.
+    pub fn warnings(&self) -> Vec<&'static str> {
+        self.max_bulk_capacity_loss_pct.map(|_| OLD_CAPACITY_KEY).into_iter().collect()
     }
 
     /// Parses and checks a gate file: limits are finite and not negative.
@@ -139,6 +194,15 @@ impl Gate {
                 return Err(GateError::Invalid { path: name.into(), message: format!("waive[{i}]: needs a candidate and a reason") });
             }
         }
+        for (i, pattern) in gate.flap_safety_traces.iter().enumerate() {
+            let stem = pattern.strip_suffix('*').unwrap_or(pattern);
+            if stem.is_empty() || stem.contains('*') {
+                return Err(GateError::Invalid {
+                    path: name.into(),
+                    message: format!("flap_safety_traces[{i}]: {pattern:?} is not a trace name or a prefix ending in one * (\"bursts_*\")"),
+                });
+            }
+        }
         for (i, r) in gate.retire.iter().enumerate() {
             if r.reason.trim().is_empty() || r.version.trim().is_empty() {
                 return Err(GateError::Invalid { path: name.into(), message: format!("retire[{i}]: needs a version and a reason") });
@@ -147,7 +211,7 @@ impl Gate {
         Ok(gate)
     }
 
-    fn limits(&self) -> [(&'static str, Option<f64>); 6] {
+    fn limits(&self) -> [(&'static str, Option<f64>); 8] {
         [
             ("max_minutes_to_protect_regression", self.max_minutes_to_protect_regression),
             ("max_protection_delay_minutes", self.max_protection_delay_minutes),
@@ -155,7 +219,17 @@ impl Gate {
             ("max_transitions_increase", self.max_transitions_increase),
             ("max_over_protection_increase_minutes", self.max_over_protection_increase_minutes),
             ("max_bulk_capacity_loss_pct", self.max_bulk_capacity_loss_pct),
+            ("max_bulk_capacity_loss_pct_of_day", self.max_bulk_capacity_loss_pct_of_day),
+            ("max_calm_protection_minutes_per_incident", self.max_calm_protection_minutes_per_incident),
         ]
+    }
+
+    /// A trace `flap_safety_traces` names (exactly, or by the prefix before its `*`).
+    pub fn is_flap_safety_trace(&self, trace: &str) -> bool {
+        self.flap_safety_traces.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => trace.starts_with(prefix),
+            None => p == trace,
+        })
     }
 
     /// Checks one trace's comparison of `candidate_version`; marks the rows that regressed and
@@ -211,6 +285,17 @@ impl Gate {
                 fail(rows, key, "max_protection_delay_minutes", "never reaches critical where the baseline does".into());
             }
         }
+        if self.is_flap_safety_trace(&trace) {
+            if let Some(d) = increase("flaps_per_day").filter(|d| *d > 1e-9) {
+                fail(
+                    rows,
+                    "flaps_per_day",
+                    "flap_safety_traces",
+                    format!("{d:+.2}: on this trace a candidate may not flap more than the baseline"),
+                );
+            }
+            return found;
+        }
         for (key, limit_key, limit) in [
             ("flaps_per_day", "max_flaps_per_day_increase", self.max_flaps_per_day_increase),
             ("transitions", "max_transitions_increase", self.max_transitions_increase),
@@ -228,6 +313,35 @@ impl Gate {
             let loss = (baseline.bulk_capacity_minutes - candidate.bulk_capacity_minutes) / baseline.bulk_capacity_minutes * 100.0;
             if loss > limit + 1e-9 {
                 fail(rows, "bulk_capacity_minutes", "max_bulk_capacity_loss_pct", format!("{loss:.1} % less, limit {limit} %"));
+            }
+        }
+        if let Some(limit) = self.max_bulk_capacity_loss_pct_of_day {
+            // Minutes of each day's bulk capacity the candidate withholds more than the base.
+            let more = candidate.bulk_minutes_withheld_per_day() - baseline.bulk_minutes_withheld_per_day();
+            let pct = more / MINUTES_A_DAY * 100.0;
+            if pct > limit + 1e-9 {
+                fail(
+                    rows,
+                    "bulk_minutes_withheld_per_day",
+                    "max_bulk_capacity_loss_pct_of_day",
+                    format!("withholds {more:.1} more bulk capacity-minutes a day ({pct:.2} % of a day), limit {limit} %"),
+                );
+            }
+        }
+        if let Some(limit) = self.max_calm_protection_minutes_per_incident
+            && let Some((base_minutes, candidate_minutes)) = calm_protection(baseline, candidate)
+        {
+            let incidents = baseline.incidents.max(1);
+            let more = (candidate_minutes as f64 - base_minutes as f64) / incidents as f64;
+            if more > limit + 1e-9 {
+                fail(
+                    rows,
+                    "over_protection_minutes",
+                    "max_calm_protection_minutes_per_incident",
+                    format!(
+                        "protected {more:+.1} min more per incident on readings the baseline assessed calm ({candidate_minutes} min against {base_minutes}, {incidents} incident(s) of the baseline), limit +{limit}"
+                    ),
+                );
             }
         }
         found

@@ -72,6 +72,20 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         value: |s| Some(s.bulk_capacity_minutes),
     },
+    Metric {
+        key: "bulk_minutes_withheld_per_day",
+        name: "bulk capacity-minutes withheld per day (a shorter trace counts as a day)",
+        better: Better::Lower,
+        decimals: 1,
+        value: |s| Some(s.bulk_minutes_withheld_per_day()),
+    },
+    Metric {
+        key: "incidents",
+        name: "incidents (changes from normal into protection)",
+        better: Better::Neither,
+        decimals: 0,
+        value: |s| count(s.incidents),
+    },
     Metric { key: "failed_reads", name: "failed reads", better: Better::Neither, decimals: 0, value: |s| count(s.failed_reads) },
     Metric {
         key: "throttle_engagements",

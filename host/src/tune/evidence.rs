@@ -7,7 +7,9 @@
 //! in turn: [`super::cross_validation`]), against named hold-out traces (`--holdout`), or by a
 //! fraction of the segments chosen by position, spread evenly over the evidence in the order
 //! given (which can put segments of one series on both sides: it measures fit, and the report
-//! says so). The same inputs always split the same way.
+//! says so), or forward in time (each series' earlier part chosen on and its later part held out:
+//! one server's history, judged as its next weeks would be). The same inputs always split the
+//! same way.
 
 use super::TuneError;
 use crate::trace::{ImportSignal, RepeatedTimestamps, Trace, TraceEvent, import_csv};
@@ -35,6 +37,9 @@ pub enum Split {
     Fraction,
     /// Every trace is chosen on; leave-one-series-out cross-validation judges the choice.
     Series,
+    /// Each series cut in time: its earlier part chosen on, its later part (`--holdout-fraction`
+    /// of its span, default a half) held out: one server's own history, judged forward.
+    Forward,
 }
 
 /// One trace of the evidence.
@@ -50,6 +55,9 @@ pub struct EvidenceTrace {
     pub source: String,
     /// sha256 of the source file's bytes (of the recorded events for the store).
     pub source_sha256: String,
+    /// Cut forward in time (`--split forward`): the series is on both sides by design, earlier
+    /// chosen on, later held out, which is not fit.
+    pub forward: bool,
     pub ticks: u64,
     pub trace: Trace,
 }
@@ -184,8 +192,26 @@ pub fn load(spec: EvidenceSpec) -> Result<Vec<EvidenceTrace>, TuneError> {
         let kept: std::collections::BTreeSet<usize> = out.iter().map(|t| t.series).collect();
         if kept.len() < 2 {
             return Err(TuneError::NoEvidence(
-                "holding out one series at a time needs at least two series with ticks: give more traces, or --holdout traces".into(),
+                "holding out one series at a time needs at least two series with ticks: for one server's own history use --split forward (chosen on its earlier part, judged on its later part); or give more series, or --holdout traces".into(),
             ));
+        }
+    } else if spec.split == Split::Forward {
+        if !(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0) {
+            return Err(TuneError::NoEvidence(
+                "--holdout-fraction must be above 0 and below 1 (the later share of each series held out)".into(),
+            ));
+        }
+        for source in train_sources {
+            let name = source.name.clone();
+            let (earlier, later) = cut_forward(source, spec.holdout_fraction);
+            for (set, part) in [(Set::Train, earlier), (Set::Holdout, later)] {
+                for piece in segment(part, spec.segment_days) {
+                    let mut t = piece.into_set(set, series, &name);
+                    t.forward = true;
+                    out.push(t);
+                }
+            }
+            series += 1;
         }
     } else {
         if !(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0) {
@@ -196,6 +222,18 @@ pub fn load(spec: EvidenceSpec) -> Result<Vec<EvidenceTrace>, TuneError> {
         let fraction = spec.holdout_fraction;
         for source in train_sources {
             add(&mut out, source, &|position| held_out(position, fraction));
+        }
+        let pieces = out.iter().filter(|t| t.ticks > 0).count();
+        if pieces > 0 && !out.iter().any(|t| t.ticks > 0 && t.set == Set::Holdout) {
+            let hint = if pieces == 1 {
+                "one trace cannot be split by fraction: cut it with --segment-days N, or use --split forward".to_string()
+            } else {
+                let least = ((100.0 / pieces as f64).ceil() / 100.0).min(0.99);
+                format!("--holdout-fraction {least} would hold out one of them, or use --split forward")
+            };
+            return Err(TuneError::NoEvidence(format!(
+                "no trace with ticks to validate on: --holdout-fraction {fraction} holds out none of the {pieces} traces (or segments); {hint}"
+            )));
         }
     }
     out.retain(|t| t.ticks > 0);
@@ -233,10 +271,32 @@ impl Source {
             series_name: series_name.to_string(),
             source: self.source,
             source_sha256: self.sha256,
+            forward: false,
             ticks,
             trace: Trace { name: self.name, events: self.events },
         }
     }
+}
+
+/// Cuts a source in time at the point `later_share` of its span before its last event: events
+/// before it are the earlier part (`name#earlier`), the rest the later part (`name#later`).
+fn cut_forward(source: Source, later_share: f64) -> (Source, Source) {
+    let (first, last) = match (source.events.first(), source.events.last()) {
+        (Some(a), Some(b)) => (a.at(), b.at()),
+        _ => (0, 0),
+    };
+    let cut = first + ((last - first) as f64 * (1.0 - later_share)).round() as i64;
+    let part = |suffix: &str| Source {
+        name: format!("{}#{suffix}", source.name),
+        source: source.source.clone(),
+        sha256: source.sha256.clone(),
+        events: Vec::new(),
+    };
+    let (mut earlier, mut later) = (part("earlier"), part("later"));
+    for event in source.events {
+        if event.at() < cut { earlier.events.push(event) } else { later.events.push(event) }
+    }
+    (earlier, later)
 }
 
 /// Cuts a source into `days`-long segments from its first event (`name#1`, `name#2`, ...);

@@ -107,3 +107,57 @@ fn by_series_every_trace_is_chosen_on_and_segments_keep_their_series() {
     let err = by_series(vec![spec(&a)]).unwrap_err().to_string();
     assert!(err.contains("at least two series"), "{err}");
 }
+
+#[test]
+fn a_forward_split_chooses_on_each_series_earlier_part_and_holds_out_its_later_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = csv(dir.path(), "db.csv", 14, |i| f64::from(i % 100));
+    let traces =
+        load(EvidenceSpec { traces: vec![spec(&one)], holdout_fraction: 0.5, split: Split::Forward, ..Default::default() }).unwrap();
+    let names: Vec<(&str, Set, bool)> = traces.iter().map(|t| (t.trace.name.as_str(), t.set, t.forward)).collect();
+    assert_eq!(names, vec![("db#earlier", Set::Train, true), ("db#later", Set::Holdout, true)]);
+    let last_earlier = traces[0].trace.events.last().unwrap().at();
+    let first_later = traces[1].trace.events.first().unwrap().at();
+    assert!(last_earlier < first_later, "everything chosen on lies before everything held out");
+    let (a, b) = (traces[0].ticks as i64, traces[1].ticks as i64);
+    assert!((a - b).abs() <= 5, "a half each: {a} and {b}");
+    // Two series: each cut on its own, each on both sides.
+    let two = csv(dir.path(), "other.csv", 4, |_| 50.0);
+    let traces = load(EvidenceSpec {
+        traces: vec![spec(&one), spec(&two)],
+        holdout_fraction: 0.25,
+        split: Split::Forward,
+        segment_days: 7,
+        ..Default::default()
+    })
+    .unwrap();
+    let names: Vec<(&str, Set)> = traces.iter().map(|t| (t.trace.name.as_str(), t.set)).collect();
+    assert_eq!(
+        names,
+        vec![("db#earlier", Set::Train), ("db#later", Set::Holdout), ("other#earlier", Set::Train), ("other#later", Set::Holdout)],
+        "pieces shorter than the segment stay whole"
+    );
+    assert_eq!(traces[2].series, 1);
+}
+
+#[test]
+fn one_series_held_out_by_series_or_by_a_fraction_that_holds_out_nothing_names_what_would_work() {
+    let dir = tempfile::tempdir().unwrap();
+    // Four days cut into days: three segments (the fourth day, five minutes short of a day,
+    // joins the third).
+    let one = csv(dir.path(), "db.csv", 4, |i| f64::from(i % 100));
+    let err = load(EvidenceSpec { traces: vec![spec(&one)], split: Split::Series, ..Default::default() }).unwrap_err().to_string();
+    assert!(err.contains("needs at least two series with ticks: for one server's own history use --split forward"), "{err}");
+    let err = load(EvidenceSpec { traces: vec![spec(&one)], holdout_fraction: 0.3, segment_days: 1, ..Default::default() })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--holdout-fraction 0.3 holds out none of the 3 traces (or segments); --holdout-fraction 0.34 would hold out one"),
+        "{err}"
+    );
+    let err = load(EvidenceSpec { traces: vec![spec(&one)], holdout_fraction: 0.3, ..Default::default() }).unwrap_err().to_string();
+    assert!(err.contains("one trace cannot be split by fraction: cut it with --segment-days N, or use --split forward"), "{err}");
+    // The fraction it names does hold one out.
+    let ok = load(EvidenceSpec { traces: vec![spec(&one)], holdout_fraction: 0.34, segment_days: 1, ..Default::default() }).unwrap();
+    assert_eq!(ok.iter().filter(|t| t.set == Set::Holdout).count(), 1);
+}

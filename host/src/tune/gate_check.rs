@@ -31,6 +31,28 @@ pub struct GateOutcome {
     pub findings: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<String>,
+    /// Each finding the gate would fail on, as `trace: metric [limit key]`, in the order found.
+    #[serde(skip)]
+    pub kinds: Vec<String>,
+}
+
+/// The finding that fails the most candidates (each candidate counted once per finding), and
+/// how many it fails; none when the gate fails none.
+pub fn most_refusing(outcomes: &[GateOutcome]) -> Option<(String, usize)> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for o in outcomes {
+        let mut seen: Vec<&str> = o.kinds.iter().map(String::as_str).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for kind in seen {
+            *counts.entry(kind).or_default() += 1;
+        }
+    }
+    // The most candidates; among equals the first by name, so the same inputs give the same text.
+    counts.into_iter().fold(None, |best: Option<(String, usize)>, (kind, n)| match best {
+        Some((_, m)) if m >= n => best,
+        _ => Some((kind.to_string(), n)),
+    })
 }
 
 impl GateTraces {
@@ -54,6 +76,7 @@ impl GateTraces {
             for finding in self.gate.check(&self.version, base_summary, &candidate, &mut rows) {
                 if finding.waived.is_none() {
                     outcome.findings += 1;
+                    outcome.kinds.push(format!("{}: {} [{}]", finding.trace, finding.metric, finding.limit_key));
                     outcome.first.get_or_insert_with(|| format!("{}: {} {}", finding.trace, finding.metric, finding.message));
                 }
             }

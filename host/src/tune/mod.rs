@@ -84,10 +84,11 @@ pub struct Tuning {
 }
 
 impl Tuning {
-    /// The series that have traces on both sides of the split: their hold-out measures fit.
+    /// The series that have traces on both sides of the split: their hold-out measures fit (a
+    /// forward split's are on both sides by design: later in time is not fit).
     pub fn leaking_series(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
-        for e in &self.evidence {
+        for e in self.evidence.iter().filter(|e| !e.forward) {
             let both = [Set::Train, Set::Holdout].iter().all(|set| self.evidence.iter().any(|o| o.series == e.series && o.set == *set));
             if both && !names.contains(&e.series_name.as_str()) {
                 names.push(&e.series_name);

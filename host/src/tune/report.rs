@@ -205,9 +205,13 @@ fn space_section(md: &mut String, t: &Tuning) {
     let _ = writeln!(md, "\n{} candidates. {}\n", t.candidates.len(), rule_text(t));
     if let Some((names, outcomes)) = &t.gate {
         let failing = outcomes.iter().filter(|o| o.findings > 0).count();
+        let most = match super::gate_check::most_refusing(outcomes) {
+            Some((kind, n)) => format!(" The finding that fails the most of them is {kind}, in {n}."),
+            None => String::new(),
+        };
         let _ = writeln!(
             md,
-            "The A/B gate is a constraint too: each candidate is replayed against the base over the gate's {} traces ({}), which are not scored, and one the gate fails is not chosen. It fails {failing} of the {} candidates.\n",
+            "The A/B gate is a constraint too: each candidate is replayed against the base over the gate's {} traces ({}), which are not scored, and one the gate fails is not chosen. It fails {failing} of the {} candidates.{most}\n",
             names.len(),
             names.join(", "),
             outcomes.len()
