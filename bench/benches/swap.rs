@@ -34,8 +34,14 @@ fn swap(c: &mut Criterion) {
     let (component, origin) = cache::load(Some(&cache_dir), &runtime, &verified).expect("compiles and caches");
     assert_eq!(origin, Origin::Compiled);
     let digest = verified.entry.manifest.sha256.clone();
-    let preparer =
-        Preparer { dir: dir.path().to_path_buf(), runtime: runtime.clone(), trust, cache: Some(cache_dir.clone()), minimum_version: None };
+    let preparer = Preparer {
+        dir: dir.path().to_path_buf(),
+        runtime: runtime.clone(),
+        trust,
+        cache: Some(cache_dir.clone()),
+        cache_read_only: false,
+        minimum_version: None,
+    };
     let ready = |c| -> Box<dyn Policy> {
         Box::new(ComponentPolicy::from_component(&runtime, &entry.component_path, c, digest.clone(), None).unwrap())
     };

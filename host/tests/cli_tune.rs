@@ -3,7 +3,8 @@
 //! within 15 minutes, twice a cycle), a resolve band is what stops the flapping; the report is the same byte for byte whatever the number of
 //! workers; `--write` gives a policy folder that reads back; the gate, as a constraint, keeps a
 //! candidate it fails from being chosen; a bad space or no evidence is refused before anything
-//! is replayed, with a message naming the key.
+//! is replayed, with a message naming the key; one server's history tuned forward in time, and a
+//! choice of the base's own numbers writing nothing (exit 5).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -239,4 +240,42 @@ fn damping_in_the_space_is_chosen_drawn_apart_written_and_built() {
     let manifest: vocabulary::PolicyManifest =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("dist/capacity-policy-1.5.0.manifest.json")).unwrap()).unwrap();
     assert_eq!((manifest.version.as_str(), manifest.thresholds), ("1.5.0", Some(written.thresholds)));
+}
+
+#[test]
+fn one_servers_history_is_tuned_forward_and_a_choice_of_the_base_writes_nothing() {
+    let dir = setup();
+    flapping_csv(dir.path(), "history.csv", 6);
+    // Holding out series needs two; the refusal names the forward split.
+    let one = tune(dir.path(), &["--space", "space.toml", "--out", "o1", "history.csv"]);
+    assert!(!one.status.success());
+    assert!(stderr(&one).contains("for one server's own history use --split forward"), "{}", stderr(&one));
+    // Forward: chosen on the first half, judged on the second, not called fit.
+    let out =
+        tune(dir.path(), &["--space", "space.toml", "--split", "forward", "--out", "fwd", "--write", "policies/1.1.0", "history.csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("chosen: candidate") && stdout.contains("cpu_pct.resolve_band=5"), "{stdout}");
+    assert!(!stderr(&out).contains("measures fit"), "a forward split is not fit: {}", stderr(&out));
+    let report = std::fs::read_to_string(dir.path().join("fwd/report.md")).unwrap();
+    assert!(report.contains("| history#earlier | train |") && report.contains("| history#later | hold-out |"), "{report}");
+    assert!(dir.path().join("policies/1.1.0/policy.toml").is_file());
+    // A space holding only the base's numbers: the choice is the base, and nothing is written.
+    std::fs::write(dir.path().join("same.toml"), "[thresholds]\nrecover_readings = [5]\n\n[choose]\nmax_bulk_capacity_loss_pct = 100\n")
+        .unwrap();
+    let same =
+        tune(dir.path(), &["--space", "same.toml", "--split", "forward", "--out", "same", "--write", "policies/1.2.0", "history.csv"]);
+    let stdout = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(5), "{stdout}{}", stderr(&same));
+    assert!(
+        stdout.contains("(the base's numbers: no change)") && stdout.contains("nothing written: the choice is the base's numbers"),
+        "{stdout}"
+    );
+    assert!(!dir.path().join("policies/1.2.0").exists(), "nothing written");
+    let forced = tune(
+        dir.path(),
+        &["--space", "same.toml", "--split", "forward", "--out", "same", "--write", "policies/1.2.0", "--even-if-unchanged", "history.csv"],
+    );
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(dir.path().join("policies/1.2.0/policy.toml").is_file());
 }

@@ -12,7 +12,7 @@ fn init_writes_keys_signed_policies_and_a_config_that_publishes_to_redis() {
     let work = tempfile::tempdir().unwrap();
     let built = policies_dir();
     let said = ok(sentinel_in(work.path(), &["init", "--signed", "site", "--redis", &redis.url(), "--policies", built.to_str().unwrap()]));
-    assert!(said.contains("1.0.0, 1.1.0, 1.2.0, 2.0.0") && said.contains("sentinel run --config site/sentinel.toml"), "{said}");
+    assert!(said.contains("1.0.0, 1.1.0, 1.2.0, 1.3.0, 2.0.0") && said.contains("sentinel run --config site/sentinel.toml"), "{said}");
     let site = work.path().join("site");
     let mode = |p: &str| std::fs::metadata(site.join(p)).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode("keys/policy.key"), 0o600, "the signing key is private");
@@ -22,7 +22,7 @@ fn init_writes_keys_signed_policies_and_a_config_that_publishes_to_redis() {
     assert!(!site.join("policies/capacity-admission-3.2.0.wasm").exists(), "the services' admission component is not a policy");
     // The config passes the rule for servers (signed policies only) and reaches the real Redis.
     let listed = ok(sentinel_in(work.path(), &["policy", "list", "--config", "site/sentinel.toml"]));
-    assert_eq!(listed.matches(" valid ").count(), 4, "{listed}");
+    assert_eq!(listed.matches(" valid ").count(), 5, "{listed}");
     ok(sentinel_in(work.path(), &["tick", "--config", "site/sentinel.toml"]));
     let client = redis::Client::open(redis.url()).unwrap();
     let mut conn = client.get_connection().unwrap();

@@ -32,6 +32,7 @@ fn evidence(names: &[&str]) -> Vec<EvidenceTrace> {
             series_name: name.to_string(),
             source: format!("{name}.csv"),
             source_sha256: "00".repeat(32),
+            forward: false,
             ticks: 1440,
             trace: Trace { name: name.to_string(), events: Vec::new() },
         })

@@ -134,10 +134,16 @@ fn a_forward_split_chooses_on_each_series_earlier_part_and_holds_out_its_later_p
     let names: Vec<(&str, Set)> = traces.iter().map(|t| (t.trace.name.as_str(), t.set)).collect();
     assert_eq!(
         names,
-        vec![("db#earlier", Set::Train), ("db#later", Set::Holdout), ("other#earlier", Set::Train), ("other#later", Set::Holdout)],
-        "pieces shorter than the segment stay whole"
+        vec![
+            ("db#earlier#1", Set::Train),
+            ("db#earlier#2", Set::Train),
+            ("db#later", Set::Holdout),
+            ("other#earlier", Set::Train),
+            ("other#later", Set::Holdout)
+        ],
+        "each part cut into segments on its own (10.5 days: 7 and 3.5; a piece shorter than a segment stays whole)"
     );
-    assert_eq!(traces[2].series, 1);
+    assert_eq!((traces[2].series, traces[3].series), (0, 1));
 }
 
 #[test]

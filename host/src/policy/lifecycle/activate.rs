@@ -81,6 +81,8 @@ pub struct Preparer {
     pub trust: Trust,
     /// The precompiled cache in the private state directory (none: always compile).
     pub cache: Option<PathBuf>,
+    /// Use the cache's authenticated artifacts but never create or write it (a follower).
+    pub cache_read_only: bool,
     /// `policies.minimum_version`: older versions are refused.
     pub minimum_version: Option<String>,
 }
@@ -110,7 +112,12 @@ impl Preparer {
 
         let started = Instant::now();
         let load = |message: String| Refused::Load { version: version.clone(), message };
-        let (component, origin) = cache::load(self.cache.as_deref(), &self.runtime, &verified).map_err(|e| load(format!("{e:#}")))?;
+        let loaded = if self.cache_read_only {
+            cache::load_read_only(self.cache.as_deref(), &self.runtime, &verified)
+        } else {
+            cache::load(self.cache.as_deref(), &self.runtime, &verified)
+        };
+        let (component, origin) = loaded.map_err(|e| load(format!("{e:#}")))?;
         let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
         let mut policy: Box<dyn Policy> = Box::new(
             ComponentPolicy::from_component(&self.runtime, &entry.component_path, &component, digest.clone(), None)

@@ -82,14 +82,46 @@ pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> any
     load_bytes(cache, runtime, &verified.entry.component_path, &verified.bytes, &digest)
 }
 
+/// [`load`] for a command that follows the sentinel's choice (`pin`, `check`, `serve`): an
+/// authenticated artifact is used exactly as [`load`] uses it, but nothing is created or written
+/// (no directory, no artifact, no replacement): a follower may run as another user than the
+/// sentinel that owns the cache, and the leader keeps it. Without a usable artifact it compiles.
+pub fn load_read_only(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> anyhow::Result<(Component, Origin)> {
+    let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
+    load_from(cache, false, runtime, &verified.entry.component_path, &verified.bytes, &digest)
+}
+
 /// [`load`] for component bytes whose sha256 (`digest`, lower-case hex) the caller computed
 /// from those very bytes; `path` names them in errors.
 pub fn load_bytes(cache: Option<&Path>, runtime: &Runtime, path: &Path, bytes: &[u8], digest: &str) -> anyhow::Result<(Component, Origin)> {
+    load_from(cache, true, runtime, path, bytes, digest)
+}
+
+/// The cache directory as a loader may use it: created when `writes`, else only an existing one.
+fn usable_dir(cache: &Path, writes: bool) -> Result<Option<PathBuf>, private_dir::NotPrivate> {
+    if writes {
+        return private_dir::ensure(cache).map(Some);
+    }
+    if std::fs::symlink_metadata(cache).is_err() {
+        return Ok(None);
+    }
+    private_dir::check(cache, true).map(|_| Some(cache.to_path_buf()))
+}
+
+fn load_from(
+    cache: Option<&Path>,
+    writes: bool,
+    runtime: &Runtime,
+    path: &Path,
+    bytes: &[u8],
+    digest: &str,
+) -> anyhow::Result<(Component, Origin)> {
     let mut origin = Origin::Compiled;
     let mut artifact = None;
     if let Some(cache) = cache {
-        match private_dir::ensure(cache) {
-            Ok(dir) => {
+        match usable_dir(cache, writes) {
+            Ok(None) => {}
+            Ok(Some(dir)) => {
                 let cached = artifact_path(&dir, runtime, digest);
                 if std::fs::symlink_metadata(&cached).is_ok() {
                     match authenticated(&cached, digest).and_then(|bytes| deserialize(runtime, &bytes)) {
@@ -97,7 +129,7 @@ pub fn load_bytes(cache: Option<&Path>, runtime: &Runtime, path: &Path, bytes: &
                         Err(why) => origin = Origin::ArtifactRefused(why),
                     }
                 }
-                artifact = Some(cached);
+                artifact = writes.then_some(cached);
             }
             Err(e) => {
                 tracing::warn!("precompiled cache not used: {e}");
@@ -125,6 +157,9 @@ pub fn load_bytes(cache: Option<&Path>, runtime: &Runtime, path: &Path, bytes: &
             return Err(e);
         }
     };
+    if let (false, Origin::ArtifactRefused(why)) = (writes, &origin) {
+        tracing::warn!(reason = %why, "precompiled artifact refused, never run; compiled {} instead (this command only reads the cache: the sentinel replaces it at its next load)", path.display());
+    }
     if let Some(artifact) = &artifact {
         match store(artifact, &component, digest) {
             Ok(()) => refused(&format!("compiled {} instead and replaced the artifact with that compile", path.display())),

@@ -66,14 +66,15 @@ impl Role {
     }
 }
 
-/// The preparer a `[policies]` table configures (a follower compiles from the verified
-/// `.wasm` and never writes the artifact cache).
+/// The preparer a `[policies]` table configures (a follower uses the leader's authenticated
+/// artifacts but never creates or writes the artifact cache).
 pub fn preparer(config: &PoliciesConfig, runtime: Arc<Runtime>, role: Role) -> anyhow::Result<Preparer> {
     Ok(Preparer {
         dir: config.dir.clone(),
         runtime,
         trust: trust(config)?,
-        cache: (config.precompiled_cache && role == Role::Leader).then(|| cache::cache_dir(&config.state_dir)),
+        cache: config.precompiled_cache.then(|| cache::cache_dir(&config.state_dir)),
+        cache_read_only: role == Role::Follower,
         minimum_version: config.minimum_version.clone(),
     })
 }
@@ -348,6 +349,8 @@ fn log_activation(c: &Candidate, why: &str) {
 
 #[cfg(test)]
 mod fallback_tests;
+#[cfg(test)]
+mod follower_cache_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub(crate) const TRAP: &str = "capacity-policy-fault-trap-on-api-trap-9.3.0";
 fn preparer(dir: &Path, trust: Trust, use_cache: bool) -> Preparer {
     let runtime = Runtime::new(Limits { deadline: Duration::from_millis(100), memory_bytes: 16 << 20 }).unwrap();
     let cache = use_cache.then(|| super::cache::cache_dir(&dir.join("private-state")));
-    Preparer { dir: dir.into(), runtime, trust, cache, minimum_version: None }
+    Preparer { dir: dir.into(), runtime, trust, cache, cache_read_only: false, minimum_version: None }
 }
 
 fn unsigned_ok() -> Trust {
@@ -189,7 +189,7 @@ fn the_precompiled_cache_is_used_the_second_time_and_is_faster() {
 
 /// Replaces `path` by a rename, as an attacker (or the cache itself) would: truncating a
 /// mapped file in place would fault a process that maps it.
-fn plant(path: &Path, bytes: &[u8]) {
+pub(crate) fn plant(path: &Path, bytes: &[u8]) {
     let tmp = path.with_extension("planting");
     std::fs::write(&tmp, bytes).unwrap();
     std::fs::rename(&tmp, path).unwrap();
@@ -212,7 +212,14 @@ fn a_planted_artifact_of_another_version_or_a_corrupt_one_is_refused_and_the_sig
     }
     let runtime = Runtime::new(Limits { deadline: Duration::from_millis(100), memory_bytes: 16 << 20 }).unwrap();
     let cache = super::cache::cache_dir(&dir.path().join("state"));
-    let p = Preparer { dir: policies.clone(), runtime: runtime.clone(), trust, cache: Some(cache.clone()), minimum_version: None };
+    let p = Preparer {
+        dir: policies.clone(),
+        runtime: runtime.clone(),
+        trust,
+        cache: Some(cache.clone()),
+        cache_read_only: false,
+        minimum_version: None,
+    };
     let v1_digest = manifest::find(&policies, "1.0.0").unwrap().manifest.sha256.to_ascii_lowercase();
     let v2_digest = manifest::find(&policies, "2.0.0").unwrap().manifest.sha256.to_ascii_lowercase();
     let v2_code = wasmtime::component::Component::from_file(runtime.engine(), built(V2)).unwrap().serialize().unwrap();
