@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The A/B gate of CI: every policy version in policies/ replayed against its predecessor, as the
 # built components (what ships, from `cargo policies`), on the scenario traces
-# (tests/traces/*.jsonl), the burst family (tests/bursts/*.jsonl) and the CloudWatch series (imported into target/ab-traces/), with the
-# limits and waivers of policies/gate.toml. Each pair's report (report.md, report.json, one SVG
-# timeline per trace) goes to target/ab-report/<candidate>-vs-<baseline>/, kept as the CI
-# artefact. Exits 1 when any candidate fails its gate, after gating every pair.
+# (tests/traces/*.jsonl), the burst family (tests/bursts/*.jsonl) and the CloudWatch series
+# (imported into target/ab-traces/), with the limits and waivers of policies/gate.toml. Each
+# pair's report (report.md, report.json, one SVG timeline per trace) goes to
+# target/ab-report/<candidate>-vs-<baseline>/, kept as the CI artefact. Exits 1 when any
+# candidate fails its gate, after gating every pair.
 #
 #   tests/ab_gate.sh              (after `cargo policies`)
 #   CLOUDWATCH_DIR=... tests/ab_gate.sh
