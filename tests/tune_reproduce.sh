@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-[ -n "${SKIP_BUILD:-}" ] || cargo build --quiet --release -p capacity-sentinel --bin sentinel
+cargo build --quiet --release -p capacity-sentinel --bin sentinel
 rm -rf "$target/tune-reproduce"
 
 reproduce() { # VERSION EVIDENCE...: the command of policies/VERSION/README.md, rerun

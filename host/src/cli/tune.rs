@@ -105,9 +105,8 @@ fn command_line() -> String {
 
 /// `chosen: candidate N, LABEL`, saying so when the choice is the base's numbers.
 fn chosen_line(tuning: &tune::Tuning, i: usize) -> String {
-    let c = &tuning.candidates[i];
-    let same = if c.thresholds == tuning.base.thresholds { " (the base's numbers: no change)" } else { "" };
-    format!("chosen: candidate {i}, {}{same}", c.label())
+    let same = if tuning.is_base(i) { " (the base's numbers: no change)" } else { "" };
+    format!("chosen: candidate {i}, {}{same}", tuning.candidates[i].label())
 }
 
 pub fn run(args: TuneArgs) -> anyhow::Result<ExitCode> {
@@ -222,7 +221,7 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
     }
     if let (Some(dir), Some(v)) = (&args.write, &version) {
         if let Some(i) = tuning.chosen
-            && tuning.candidates[i].thresholds == tuning.base.thresholds
+            && tuning.is_base(i)
             && !args.even_if_unchanged
         {
             println!(

@@ -122,7 +122,7 @@ fn calm_protection(baseline: &Summary, candidate: &Summary) -> Option<(u64, u64)
     Some(minutes)
 }
 
-/// Why the old capacity key is refused, and what replaces it.
+/// The warning a gate file with the old capacity key gets: what it measures, and what replaces it.
 const OLD_CAPACITY_KEY: &str = "max_bulk_capacity_loss_pct is kept for gate files written before 1.3.0 and judged as before, but it measures capacity as a share of each trace, so a few calm minutes weighed 8-35 % on a 23-minute scenario; use max_bulk_capacity_loss_pct_of_day (bulk capacity withheld more than the baseline, in % of a day; a trace under a day counts as one) and max_calm_protection_minutes_per_incident (traces under a day: minutes protected on calm readings more, per incident), as policies/gate.toml does";
 
 fn yes() -> bool {

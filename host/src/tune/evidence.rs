@@ -195,28 +195,22 @@ pub fn load(spec: EvidenceSpec) -> Result<Vec<EvidenceTrace>, TuneError> {
                 "holding out one series at a time needs at least two series with ticks: for one server's own history use --split forward (chosen on its earlier part, judged on its later part); or give more series, or --holdout traces".into(),
             ));
         }
+    } else if !(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0) {
+        return Err(TuneError::NoEvidence("--holdout-fraction must be above 0 and below 1 (or name --holdout traces)".into()));
     } else if spec.split == Split::Forward {
-        if !(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0) {
-            return Err(TuneError::NoEvidence(
-                "--holdout-fraction must be above 0 and below 1 (the later share of each series held out)".into(),
-            ));
-        }
         for source in train_sources {
             let name = source.name.clone();
             let (earlier, later) = cut_forward(source, spec.holdout_fraction);
             for (set, part) in [(Set::Train, earlier), (Set::Holdout, later)] {
-                for piece in segment(part, spec.segment_days) {
-                    let mut t = piece.into_set(set, series, &name);
-                    t.forward = true;
-                    out.push(t);
-                }
+                out.extend(
+                    segment(part, spec.segment_days)
+                        .into_iter()
+                        .map(|piece| EvidenceTrace { forward: true, ..piece.into_set(set, series, &name) }),
+                );
             }
             series += 1;
         }
     } else {
-        if !(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0) {
-            return Err(TuneError::NoEvidence("--holdout-fraction must be above 0 and below 1 (or name --holdout traces)".into()));
-        }
         // Every segment of every source in the order given, held out by position: the
         // hold-out is spread evenly over the whole evidence.
         let fraction = spec.holdout_fraction;

@@ -96,6 +96,11 @@ impl Tuning {
         }
         names
     }
+
+    /// Candidate `i` has the base's own numbers: writing it would change nothing.
+    pub fn is_base(&self, i: usize) -> bool {
+        self.candidates[i].thresholds == self.base.thresholds
+    }
 }
 
 /// Runs the whole sweep of `candidates` (`space.candidates`, checked against `floors` before
