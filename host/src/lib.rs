@@ -10,7 +10,8 @@ pub mod config;
 pub mod dead_letter;
 pub mod error_chain;
 pub mod exporter;
-pub mod instants;
+/// RFC 3339 text for instants: the trace format crate's, one reader and writer for all.
+pub use trace_format::instants;
 pub mod pin_service;
 pub mod plain_files;
 pub mod policy;

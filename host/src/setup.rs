@@ -47,7 +47,7 @@ fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
         PolicyChoice::Embedded => policy::embedded::open(&runtime).context("loading the embedded default policy")?,
         PolicyChoice::File(path) => {
             let spec = path.display().to_string();
-            policy::open(&spec, &runtime).with_context(|| {
+            policy::source::open_cached(&spec, &runtime).with_context(|| {
                 format!("loading the policy {spec} (the config's `policy`: build it with `cargo policies`, or remove the key to run the embedded 1.0.0)")
             })?
         }

@@ -4,7 +4,8 @@
 //! the component's bytes, and deserialized only when it hashes to the record written beside it
 //! at compile time and that record names the component replayed. Security finding 10 planted
 //! 2.0.0's artifact under 1.0.0's key: with 2.0.0's own record, or with 1.0.0's, it is refused,
-//! never run, replaced by 1.0.0's own compile, and 1.0.0's rules decide.
+//! never run, replaced by 1.0.0's own compile, and 1.0.0's rules decide. The embedded default and
+//! a config's single `policy` file use the same cache for every command.
 
 use crate::support;
 
@@ -91,5 +92,44 @@ fn another_components_artifact_planted_under_the_replayed_ones_key_is_refused_re
         let again = replay(&cache, &v1, &trace);
         assert_eq!(last_decision(&again), ("1.0.0".into(), "constrained".into()), "{what}");
         assert!(!String::from_utf8_lossy(&again.stderr).contains("WARN"), "{what}: {}", String::from_utf8_lossy(&again.stderr));
+    }
+}
+
+/// Issue 49: every command on the embedded default, or on a config's single `policy` file,
+/// compiled the component again (0.7 s on the quick install, 4-5 s for a `policy build`
+/// component). Now the first command compiles it, saying so, into the user's cache, and the next
+/// loads the artifact without compiling.
+#[test]
+fn the_embedded_default_and_a_single_policy_file_are_compiled_once_then_loaded_precompiled() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sentinel"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("SENTINEL_CACHE_DIR", &cache)
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "sentinel {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    const COMPILING: &str = "compiling the policy component";
+
+    let embedded = Path::new(env!("CARGO_MANIFEST_DIR")).join("embedded/capacity-policy-1.0.0.wasm");
+    let first = run(&["check"]);
+    assert!(first.contains(COMPILING) && first.contains("embedded:capacity-policy-1.0.0.wasm"), "a cold compile says so:\n{first}");
+    artifact_of(&cache, &embedded);
+    let again = run(&["check"]);
+    assert!(!again.contains(COMPILING), "the second command loads the artifact:\n{again}");
+
+    let file = support::built_policies().join("capacity-policy-1.1.0.wasm");
+    std::fs::write(dir.path().join("sentinel.toml"), format!("policy = {:?}\n", file.display().to_string())).unwrap();
+    let first = run(&["pin", "show", "--config", "sentinel.toml"]);
+    assert!(first.contains(COMPILING), "{first}");
+    artifact_of(&cache, &file);
+    for args in [&["pin", "show", "--config", "sentinel.toml"][..], &["check", "--config", "sentinel.toml"]] {
+        let again = run(args);
+        assert!(!again.contains(COMPILING), "sentinel {args:?} loads the artifact:\n{again}");
     }
 }

@@ -6,7 +6,8 @@
 //! the admission world once, `capacity-admission-<guest version>.wasm`, and the template component
 //! `sentinel policy build` rewrites, `target/policy-template/capacity-policy-template.wasm`
 //! (1.0.0's numbers as data). Fixture policies of the
-//! tests (`tests/policies/`) go to `target/test-policies/`. The build fails when a
+//! tests (`tests/policies/`) go to `target/test-policies/`. The builds run on one worker per
+//! core ([`run_jobs`]). The build fails when a
 //! component imports anything: a policy must have no file, network or clock access.
 
 mod component;
@@ -30,36 +31,110 @@ fn main() -> Result<()> {
     if versions.is_empty() {
         bail!("no policies/<version>/policy.toml found under {}", root.display());
     }
-    build_policies(&root, &target, &versions, &out, false)?;
+    let mut jobs = policy_jobs(&versions, &out, false)?;
     // Fixture policies for the tests (low thresholds, fast timings): never shipped.
     let fixtures = policy_files(&root.join("tests/policies"))?;
     let fixtures_out = target.join("test-policies");
     std::fs::create_dir_all(&fixtures_out).with_context(|| format!("creating {}", fixtures_out.display()))?;
-    build_policies(&root, &target, &fixtures, &fixtures_out, true)?;
+    jobs.extend(policy_jobs(&fixtures, &fixtures_out, true)?);
 
     // The template `sentinel policy build` rewrites (the binary carries a copy): 1.0.0's numbers
-    // as its policy data region. No manifest: it is no version of its own.
-    let first = root.join("policies/1.0.0/policy.toml");
-    let wasm = build_world(&root, &target, "world-policy", Some(&first), &["policy-data".to_string()])?;
-    // Its own folder: no version of its own, so no manifest, and not among the versions.
+    // as its policy data region. Its own folder and no manifest: it is no version of its own.
     let template_out = target.join("policy-template");
     std::fs::create_dir_all(&template_out).with_context(|| format!("creating {}", template_out.display()))?;
-    let dest = template_out.join(TEMPLATE_FILE);
-    let manifest = component::install(&wasm, &dest, "policy", "capacity-policy", "template", None)?;
-    println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
-
+    jobs.push(Job {
+        world: "world-policy",
+        policy: Some(root.join("policies/1.0.0/policy.toml")),
+        features: vec!["policy-data".to_string()],
+        dest: template_out.join(TEMPLATE_FILE),
+        kind: "policy",
+        name: "capacity-policy".into(),
+        version: "template".into(),
+        thresholds: None,
+        manifest: false,
+    });
     let version = capacity_guest::VERSION;
-    let wasm = build_world(&root, &target, "world-admission", None, &[])?;
-    let dest = out.join(format!("capacity-admission-{version}.wasm"));
-    let manifest = component::install(&wasm, &dest, "admission-only", "capacity-admission", version, None)?;
-    manifest::write(&dest, &manifest)?;
-    println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
+    jobs.push(Job {
+        world: "world-admission",
+        policy: None,
+        features: Vec::new(),
+        dest: out.join(format!("capacity-admission-{version}.wasm")),
+        kind: "admission-only",
+        name: "capacity-admission".into(),
+        version: version.into(),
+        thresholds: None,
+        manifest: true,
+    });
+    run_jobs(&root, &target, jobs)
+}
+
+/// One component to build: the guest's `world` with `features`, `policy` baked in, installed at
+/// `dest` (with a manifest beside it when `manifest`).
+struct Job {
+    world: &'static str,
+    policy: Option<PathBuf>,
+    features: Vec<String>,
+    dest: PathBuf,
+    kind: &'static str,
+    name: String,
+    version: String,
+    thresholds: Option<vocabulary::Thresholds>,
+    manifest: bool,
+}
+
+/// Builds the jobs on one worker per core (at most four): each LTO build of the guest is one
+/// codegen unit on one core, so two workers halve the step on a 2-core machine. Worker 0 builds
+/// in `target`, worker N in `target/policy-workers/N` (the guest's few dependencies are built
+/// once per worker). The first failure stops the other workers after their current build.
+fn run_jobs(root: &Path, target: &Path, jobs: Vec<Job>) -> Result<()> {
+    let workers = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4).min(jobs.len());
+    let queue = std::sync::Mutex::new(jobs.into_iter());
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                let dir = if worker == 0 { target.to_path_buf() } else { target.join("policy-workers").join(worker.to_string()) };
+                let (queue, failed) = (&queue, &failed);
+                scope.spawn(move || -> Result<()> {
+                    loop {
+                        if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        let Some(job) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { return Ok(()) };
+                        if let Err(e) = build_job(root, &dir, &job) {
+                            failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                            return Err(e);
+                        }
+                    }
+                })
+            })
+            .collect();
+        // Every worker's error, the first one returned.
+        let mut first = Ok(());
+        for handle in handles {
+            let result = handle.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a build worker panicked")));
+            if first.is_ok() {
+                first = result;
+            }
+        }
+        first
+    })
+}
+
+fn build_job(root: &Path, target: &Path, job: &Job) -> Result<()> {
+    let wasm = build_world(root, target, job.world, job.policy.as_deref(), &job.features)?;
+    let manifest = component::install(&wasm, &job.dest, job.kind, &job.name, &job.version, job.thresholds.as_ref())?;
+    if job.manifest {
+        manifest::write(&job.dest, &manifest)?;
+    }
+    println!("built {} ({} bytes, sha256 {})", job.dest.display(), manifest.size, manifest.sha256);
     Ok(())
 }
 
-/// Builds each policy file into `out`. A fixture folder may hold a `features` file naming
-/// test-only `fault-*` guest features to build in; a shipped policy may not.
-fn build_policies(root: &Path, target: &Path, versions: &[PathBuf], out: &Path, fixtures: bool) -> Result<()> {
+/// One job per policy file, installed into `out`. A fixture folder may hold a `features` file
+/// naming test-only `fault-*` guest features to build in; a shipped policy may not.
+fn policy_jobs(versions: &[PathBuf], out: &Path, fixtures: bool) -> Result<Vec<Job>> {
+    let mut jobs = Vec::new();
     for path in versions {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let file: PolicyDescription = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
@@ -68,14 +143,19 @@ fn build_policies(root: &Path, target: &Path, versions: &[PathBuf], out: &Path, 
         if folder != file.version {
             bail!("{}: version {} does not match its folder {folder}", path.display(), file.version);
         }
-        let faults = fault_features(path, fixtures)?;
-        let wasm = build_world(root, target, "world-policy", Some(path), &faults)?;
-        let dest = out.join(format!("{}-{}.wasm", file.name, file.version));
-        let manifest = component::install(&wasm, &dest, "policy", &file.name, &file.version, Some(&file.thresholds))?;
-        manifest::write(&dest, &manifest)?;
-        println!("built {} ({} bytes, sha256 {})", dest.display(), manifest.size, manifest.sha256);
+        jobs.push(Job {
+            world: "world-policy",
+            policy: Some(path.clone()),
+            features: fault_features(path, fixtures)?,
+            dest: out.join(format!("{}-{}.wasm", file.name, file.version)),
+            kind: "policy",
+            name: file.name.clone(),
+            version: file.version.clone(),
+            thresholds: Some(file.thresholds),
+            manifest: true,
+        });
     }
-    Ok(())
+    Ok(jobs)
 }
 
 /// Every `<dir>/*/policy.toml`, in version order (none when `dir` does not exist).
@@ -131,6 +211,7 @@ fn build_world(root: &Path, target: &Path, feature: &str, policy: Option<&Path>,
         "--features",
         &feature,
     ]);
+    cmd.env("CARGO_TARGET_DIR", target);
     match policy {
         Some(p) => cmd.env("CAPACITY_POLICY", p),
         None => cmd.env_remove("CAPACITY_POLICY"),

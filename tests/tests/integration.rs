@@ -38,6 +38,7 @@ mod faults_race;
 mod faults_servers;
 mod file_sizes;
 mod flap_damping;
+mod fuzz_seeds;
 mod gate_costs;
 mod init_signed;
 mod module_layers;

@@ -19,9 +19,13 @@ pub const BYTES: &[u8] = include_bytes!("../../embedded/capacity-policy-1.0.0.wa
 /// Its manifest, as `cargo policies` wrote it (`sentinel init --signed` signs a copy).
 pub const MANIFEST: &str = include_str!("../../embedded/capacity-policy-1.0.0.manifest.json");
 
-/// Compiles and instantiates the embedded component.
+/// Instantiates the embedded component, compiled once per binary and engine and then loaded
+/// from the user's cache (as `sentinel replay` loads a component), so a command on the embedded
+/// default does not compile it again.
 pub fn open(runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>, PolicyError> {
-    Ok(Box::new(ComponentPolicy::from_bytes(runtime, Path::new(LABEL), BYTES, None)?))
+    let path = Path::new(LABEL);
+    let (component, digest) = super::source::compile_cached(runtime, path, BYTES)?;
+    Ok(Box::new(ComponentPolicy::from_component(runtime, path, &component, digest, None)?))
 }
 
 #[cfg(test)]

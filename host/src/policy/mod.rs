@@ -8,7 +8,8 @@ pub mod contract;
 pub mod embedded;
 mod error;
 mod inspect;
-pub mod invariants;
+/// The protection invariants, checked from a policy's outputs: their own crate (`crates/invariants`).
+pub use ::invariants;
 pub mod lifecycle;
 mod native;
 mod runtime;

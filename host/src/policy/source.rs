@@ -20,6 +20,29 @@ pub fn split_spec(spec: &str) -> (Option<&str>, &Path) {
     }
 }
 
+/// `bytes` (a component named `path` in messages) compiled for `runtime`'s engine once per version
+/// and engine, then loaded from the user's cache ([`cache::usable_user_cache_dir`]); with its sha256.
+pub fn compile_cached(runtime: &Runtime, path: &Path, bytes: &[u8]) -> Result<(Component, String), PolicyError> {
+    let digest = hex::encode(Sha256::digest(bytes));
+    let (component, origin) = cache::load_bytes(cache::usable_user_cache_dir().as_deref(), runtime, path, bytes, &digest)
+        .map_err(|e| PolicyError::Compile { path: path.to_path_buf(), message: e.root_cause().to_string() })?;
+    tracing::debug!(policy = %path.display(), origin = %origin.describe(), "component loaded");
+    Ok((component, digest))
+}
+
+/// Opens one instance of `[LABEL=]PATH` as [`super::open`] does, but a component is compiled once
+/// per version and engine ([`compile_cached`]): what the commands that load a single `policy`
+/// file (`tick`, `run`, `pin`, `check`, `serve`) use, so only the first of them compiles.
+pub fn open_cached(spec: &str, runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>, PolicyError> {
+    let (label, path) = split_spec(spec);
+    if path.extension().is_none_or(|e| e != "wasm") {
+        return super::open(spec, runtime);
+    }
+    let bytes = std::fs::read(path).map_err(|source| PolicyError::Read { path: path.to_path_buf(), source })?;
+    let (component, digest) = compile_cached(runtime, path, &bytes)?;
+    Ok(Box::new(ComponentPolicy::from_component(runtime, path, &component, digest, label)?))
+}
+
 /// A policy as given on the command line, ready to open any number of instances.
 pub struct PolicySource {
     spec: String,
@@ -49,11 +72,7 @@ impl PolicySource {
         let (label, path) = (label.map(str::to_string), path.to_path_buf());
         let kind = if path.extension().is_some_and(|e| e == "wasm") {
             let bytes = std::fs::read(&path).map_err(|source| PolicyError::Read { path: path.clone(), source })?;
-            let digest = hex::encode(Sha256::digest(&bytes));
-            // Compiled once per version and engine, then loaded from the user's cache.
-            let (component, origin) = cache::load_bytes(cache::user_cache_dir().as_deref(), runtime, &path, &bytes, &digest)
-                .map_err(|e| PolicyError::Compile { path: path.clone(), message: e.root_cause().to_string() })?;
-            tracing::debug!(policy = %path.display(), origin = %origin.describe(), "component loaded");
+            let (component, digest) = compile_cached(runtime, &path, &bytes)?;
             SourceKind::Component { runtime: runtime.clone(), path, component, digest, label }
         } else {
             SourceKind::Native { runtime: runtime.clone() }

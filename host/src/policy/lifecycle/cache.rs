@@ -63,6 +63,23 @@ pub fn user_cache_dir() -> Option<PathBuf> {
     Some(base.join("capacity-sentinel").join("policy-cache"))
 }
 
+/// [`user_cache_dir`] when it exists or can be created. A directory that cannot be created (a
+/// service whose home is read-only) is no fault: the commands then compile, and an info line
+/// says how to give them a cache. One that exists but is not private is returned, so that the
+/// loader refuses it with a warning.
+pub fn usable_user_cache_dir() -> Option<PathBuf> {
+    let dir = user_cache_dir()?;
+    match private_dir::ensure(&dir) {
+        Err(e @ private_dir::NotPrivate::Io { .. }) => {
+            tracing::info!(
+                "no precompiled policy cache for this user ({e}): each command compiles its policy; set SENTINEL_CACHE_DIR to a private directory to keep one"
+            );
+            None
+        }
+        _ => Some(dir),
+    }
+}
+
 /// `<cache>/wasmtime-<engine hash>-<sha256>.cwasm`.
 pub fn artifact_path(cache: &Path, runtime: &Runtime, digest: &str) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -136,6 +153,18 @@ fn load_from(
                 origin = Origin::ArtifactRefused(format!("the cache directory is not private: {e}"));
             }
         }
+    }
+    // A cold compile takes from a tenth of a second to several seconds (BENCHMARKS.md): say so.
+    match (&artifact, cache) {
+        (Some(_), _) => tracing::info!(
+            policy = %path.display(),
+            "compiling the policy component for this machine; once per version: later commands load the precompiled artifact"
+        ),
+        (None, None) => tracing::info!(
+            policy = %path.display(),
+            "compiling the policy component for this machine (no precompiled cache: each command compiles it)"
+        ),
+        (None, Some(_)) => tracing::info!(policy = %path.display(), "compiling the policy component for this machine"),
     }
     // The compiler's message is the root cause, the path its context (`{e:#}` shows both).
     let compiled = Component::from_binary(runtime.engine(), bytes)

@@ -136,7 +136,7 @@ fn state_name(state: ProtectionState) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::parse_trace;
+    use crate::parse_trace;
     use vocabulary::{ApiLatency, Pin};
 
     const AT: i64 = 1_792_504_980; // 2026-10-20T14:03:00Z

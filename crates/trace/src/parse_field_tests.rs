@@ -1,5 +1,5 @@
 use super::{AT, error, pair};
-use crate::trace::{TraceEvent, parse_trace};
+use crate::{TraceEvent, parse_trace};
 use vocabulary::{Pin, ProtectionState};
 
 fn reading_error(reading: &str) -> (String, String) {

@@ -1,4 +1,4 @@
-use crate::trace::{TraceError, TraceEvent, parse_trace};
+use crate::{TraceError, TraceEvent, parse_trace};
 use vocabulary::{ApiLatency, Pin, ProtectionState, Reading, Signal};
 
 const AT: i64 = 1_792_504_980; // 2026-10-20T14:03:00Z

@@ -7,23 +7,9 @@ use crate::check;
 use crate::diff::differences;
 use crate::fail;
 use crate::inputs::vectors;
-use crate::policies::{Pair, pairs};
-use sentinel::policy::Policy;
+use crate::policies::{Answer, pairs};
 use std::fmt::Debug;
 use vocabulary::{AdmissionOutcome, DecisionInput, ProtectionState, ThrottleIntent};
-
-/// Calls `call` on the component (it must not trap or time out) and on the native modules,
-/// and returns the component's answer with every difference between the two.
-fn both<T: serde::Serialize + PartialEq>(
-    pair: &mut Pair,
-    what: &str,
-    call: impl Fn(&mut dyn Policy) -> Result<T, sentinel::policy::PolicyError>,
-) -> (T, Vec<String>) {
-    let component = call(pair.component.as_mut()).unwrap_or_else(|e| panic!("{} {what}: {e}", pair.version));
-    let native = call(pair.native.as_mut()).unwrap_or_else(|e| panic!("{} native {what}: {e}", pair.version));
-    let problems = differences(&native, &component).into_iter().map(|d| format!("component vs native: {d}")).collect();
-    (component, problems)
-}
 
 fn report(target: &str, version: &str, input: &dyn Debug, problems: Vec<String>) {
     fail(&format!("{target} (policy {version})"), input, &problems);
@@ -31,7 +17,7 @@ fn report(target: &str, version: &str, input: &dyn Debug, problems: Vec<String>)
 
 pub fn decide(input: &DecisionInput) {
     for pair in pairs().iter_mut() {
-        let (d, mut problems) = both(pair, "decide", |p| p.decide(input));
+        let Answer { value: d, mut problems } = pair.decide(input);
         problems.extend(check::decision::violations(input, &d, &pair.thresholds));
         report("decide", pair.version, input, problems);
     }
@@ -39,7 +25,7 @@ pub fn decide(input: &DecisionInput) {
 
 pub fn admission(request: &vocabulary::AdmissionRequest) {
     for pair in pairs().iter_mut() {
-        let (r, mut problems) = both(pair, "resolve-budget", |p| p.resolve_budget(request));
+        let Answer { value: r, mut problems } = pair.resolve_budget(request);
         problems.extend(check::admission::violations(request, &r));
         report("admission", pair.version, request, problems);
     }
@@ -47,8 +33,9 @@ pub fn admission(request: &vocabulary::AdmissionRequest) {
 
 pub fn planner(request: &vocabulary::PlanRequest) {
     for pair in pairs().iter_mut() {
-        let (plan, mut problems) = both(pair, "plan", |p| p.plan(request));
-        let again = pair.component.plan(request).unwrap_or_else(|e| panic!("{} plan: {e}", pair.version));
+        let Answer { value: plan, mut problems } = pair.plan(request);
+        let Answer { value: again, problems: again_problems } = pair.plan(request);
+        problems.extend(again_problems);
         problems.extend(differences(&plan, &again).into_iter().map(|d| format!("not deterministic: {d}")));
         problems.extend(check::planner::violations(request, &plan));
         report("planner", pair.version, request, problems);
@@ -59,6 +46,7 @@ pub fn trace(text: &str) {
     fail("trace_parser", &text, &check::trace::violations(text));
 }
 
+#[cfg(feature = "host")]
 pub fn config(text: &str) {
     fail("config_parser", &text, &check::config::violations(text));
 }
@@ -68,7 +56,7 @@ pub fn self_check_decide() {
     for pair in pairs().iter_mut() {
         let t = pair.thresholds;
         for input in vectors::decisions() {
-            let (d, problems) = both(pair, "decide", |p| p.decide(input));
+            let Answer { value: d, problems } = pair.decide(input);
             report("decide self-check: a vector's decision", pair.version, input, problems);
             report("decide self-check: a vector's decision", pair.version, input, check::decision::violations(input, &d, &t));
             let mut broken = [d.clone(), d.clone(), d.clone()];
@@ -85,7 +73,7 @@ pub fn self_check_decide() {
 pub fn self_check_admission() {
     for pair in pairs().iter_mut() {
         for request in vectors::admissions() {
-            let (r, problems) = both(pair, "resolve-budget", |p| p.resolve_budget(request));
+            let Answer { value: r, problems } = pair.resolve_budget(request);
             report("admission self-check: a vector", pair.version, request, problems);
             report("admission self-check: a vector", pair.version, request, check::admission::violations(request, &r));
             let mut broken = r;
@@ -99,7 +87,7 @@ pub fn self_check_admission() {
 pub fn self_check_planner() {
     for pair in pairs().iter_mut() {
         for request in vectors::plans() {
-            let (plan, problems) = both(pair, "plan", |p| p.plan(request));
+            let Answer { value: plan, problems } = pair.plan(request);
             report("planner self-check: a vector", pair.version, request, problems);
             report("planner self-check: a vector", pair.version, request, check::planner::violations(request, &plan));
             if let Some(waiting) = plan.waiting.first() {
@@ -109,4 +97,50 @@ pub fn self_check_planner() {
             }
         }
     }
+}
+
+/// The fuzz targets by name, in the order `tests/fuzz.sh` runs them (`config_parser` only with
+/// the `host` feature).
+pub const TARGETS: &[&str] = &["decide", "admission", "planner", "trace_parser", "config_parser"];
+
+/// Runs one saved input (a seed, a corpus entry or a crash file) through `target` exactly as its
+/// fuzz target does: the structured targets read their input with `arbitrary_take_rest`, as
+/// libfuzzer-sys's `fuzz_target!` does, the parsers the bytes' lossy UTF-8 text. The target's
+/// self-check runs once per process first. Panics (with [`fail`]'s message) on any problem;
+/// `Err` names an unknown target.
+pub fn replay(target: &str, bytes: &[u8]) -> Result<(), String> {
+    use crate::inputs::{AdmissionInput, DecideInput, PlanInput};
+    use arbitrary::{Arbitrary, Unstructured};
+    use std::sync::Once;
+    static DECIDE: Once = Once::new();
+    static ADMISSION: Once = Once::new();
+    static PLANNER: Once = Once::new();
+    let input = || Unstructured::new(bytes);
+    match target {
+        "decide" => {
+            DECIDE.call_once(self_check_decide);
+            if let Ok(i) = DecideInput::arbitrary_take_rest(input()) {
+                decide(&i.0);
+            }
+        }
+        "admission" => {
+            ADMISSION.call_once(self_check_admission);
+            if let Ok(i) = AdmissionInput::arbitrary_take_rest(input()) {
+                admission(&i.0);
+            }
+        }
+        "planner" => {
+            PLANNER.call_once(self_check_planner);
+            if let Ok(i) = PlanInput::arbitrary_take_rest(input()) {
+                planner(&i.0);
+            }
+        }
+        "trace_parser" => trace(&String::from_utf8_lossy(bytes)),
+        #[cfg(feature = "host")]
+        "config_parser" => config(&String::from_utf8_lossy(bytes)),
+        other => {
+            return Err(format!("no fuzz target {other:?} in this build (targets: {TARGETS:?}; config_parser needs the `host` feature)"));
+        }
+    }
+    Ok(())
 }

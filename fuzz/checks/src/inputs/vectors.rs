@@ -24,22 +24,22 @@ pub fn decisions() -> &'static [DecisionInput] {
     static V: OnceLock<Vec<DecisionInput>> = OnceLock::new();
     V.get_or_init(|| {
         inputs(&[
-            ("decision/causes.json", include_str!("../../../tests/vectors/decision/causes.json")),
-            ("decision/memory.json", include_str!("../../../tests/vectors/decision/memory.json")),
-            ("decision/throttles.json", include_str!("../../../tests/vectors/decision/throttles.json")),
-            ("decision/assessment.json", include_str!("../../../tests/vectors/decision/assessment.json")),
+            ("decision/causes.json", include_str!("../../../../tests/vectors/decision/causes.json")),
+            ("decision/memory.json", include_str!("../../../../tests/vectors/decision/memory.json")),
+            ("decision/throttles.json", include_str!("../../../../tests/vectors/decision/throttles.json")),
+            ("decision/assessment.json", include_str!("../../../../tests/vectors/decision/assessment.json")),
         ])
     })
 }
 
 pub fn admissions() -> &'static [AdmissionRequest] {
     static V: OnceLock<Vec<AdmissionRequest>> = OnceLock::new();
-    V.get_or_init(|| inputs(&[("admission/resolve_budget.json", include_str!("../../../tests/vectors/admission/resolve_budget.json"))]))
+    V.get_or_init(|| inputs(&[("admission/resolve_budget.json", include_str!("../../../../tests/vectors/admission/resolve_budget.json"))]))
 }
 
 pub fn plans() -> &'static [PlanRequest] {
     static V: OnceLock<Vec<PlanRequest>> = OnceLock::new();
-    V.get_or_init(|| inputs(&[("planner/plan.json", include_str!("../../../tests/vectors/planner/plan.json"))]))
+    V.get_or_init(|| inputs(&[("planner/plan.json", include_str!("../../../../tests/vectors/planner/plan.json"))]))
 }
 
 /// The vector `index` selects (wrapping).

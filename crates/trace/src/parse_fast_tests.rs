@@ -2,7 +2,7 @@
 //! returns exactly the checking parser's event; and it does take the lines traces are made of.
 
 use super::parse_line;
-use crate::trace::parse::parse_line as checked;
+use crate::parse::parse_line as checked;
 use proptest::prelude::*;
 
 /// Lines as `write_event` writes them, and the README's trace examples.

@@ -7,7 +7,7 @@
 //! [`Blocks`] reads a file a block at a time instead (the streaming replay): each block's lines
 //! parsed in parallel the same way, its errors naming the line in the whole file.
 
-use crate::trace::{Trace, TraceError, TraceEvent, parse_block, parse_trace, read_trace, utf8_text};
+use crate::{Trace, TraceError, TraceEvent, parse_block, parse_trace, read_trace, utf8_text};
 use rayon::prelude::*;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ pub fn read_chunked(path: &Path) -> Result<Trace, TraceError> {
     if size < CHUNKED_FROM {
         return read_trace(path);
     }
-    let text = crate::trace::read_text(path, &file)?;
+    let text = crate::read_text(path, &file)?;
     let name = path.file_stem().map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
     let mut trace = parse_chunked(&file, &text)?;
     trace.name = name;

@@ -1,14 +1,14 @@
 //! The trace parser of docs/behaviour.md §10.1 on any text. A parsed trace has one event per
 //! non-blank line, never going back in time, writes back (`write_event`) to text that parses to the
-//! same events, and the chunked parser of large files (`replay::load::parse_chunked`) agrees with
+//! same events, and the chunked parser of large files (`trace_format::load::parse_chunked`) agrees with
 //! it. An error names this file and the first bad line, which is non-blank and follows only good
 //! lines; its field is empty only when the line as a whole is wrong (not JSON, not an object, no
 //! event), and otherwise starts at a key the line has or one it must have.
 
 use super::Findings;
-use sentinel::replay::load::parse_chunked;
-use sentinel::trace::{TraceError, parse_trace, write_event};
 use serde_json::Value;
+use trace_format::load::parse_chunked;
+use trace_format::{TraceError, parse_trace, write_event};
 
 const FILE: &str = "fuzz.jsonl";
 const EVENT_KEYS: [&str; 5] = ["at", "reading", "read_error", "pin", "throttles_enabled"];

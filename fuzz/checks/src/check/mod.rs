@@ -2,6 +2,7 @@
 //! code is never called here), each violation one line naming the rule it breaks.
 
 pub mod admission;
+#[cfg(feature = "host")]
 pub mod config;
 pub mod decision;
 pub mod planner;

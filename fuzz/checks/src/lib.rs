@@ -1,9 +1,11 @@
-//! Shared parts of the fuzz targets. Each target under `fuzz_targets/` is a few lines:
-//! build an input, run it, and panic with [`fail`] when a check reports anything, which
-//! libFuzzer records as a crash with the input that caused it.
+//! What the fuzz targets check. Each target under `fuzz/fuzz_targets/` is a few lines: build an
+//! input, run it, and panic with [`fail`] when a check reports anything, which libFuzzer
+//! records as a crash with the input that caused it. The workspace's tests replay the committed
+//! seeds and any corpus through the same functions (`tests/tests/fuzz_seeds.rs`).
 //!
-//! - [`policies`]: the built 1.0.0 and 2.0.0 components (long-lived instances, loaded as the
-//!   host loads them) beside the native modules of the same versions, opened once per process.
+//! - [`policies`]: the 1.0.0 and 2.0.0 rules' native code, and with the `host` feature the
+//!   built components beside them (long-lived instances, loaded as the host loads them), opened
+//!   once per process.
 //! - [`diff`]: a NaN-aware, field-by-field comparison of any two values of a generated type.
 //! - [`inputs`]: vocabulary values (`vocabulary`) from fuzzer bytes, biased toward the
 //!   boundaries the rules care about, with the conformance vectors as starting points.

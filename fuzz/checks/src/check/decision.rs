@@ -1,12 +1,12 @@
 //! What must hold of one decision, from its input alone (docs/behaviour.md §3 to §5), computed here
 //! rather than by the guest: the level by the host's own assessment
-//! (`sentinel::policy::invariants::assess`, and `assess_for_recovery` for the level a reading
+//! (`invariants::assess`, and `assess_for_recovery` for the level a reading
 //! counts as for a recovery), the next `recent` list, which automatic change
 //! qualifies, spacing, the cause's precedence, and the throttle intent. Each violation is one
 //! line naming the rule.
 
 use super::Findings;
-use sentinel::policy::invariants::{assess, assess_for_recovery};
+use invariants::{assess, assess_for_recovery};
 use vocabulary::{
     Cause, Decision, DecisionInput, Factors, Instant, Level, Memory, ProtectionState as S, RecentEntry, Signal, Thresholds, ThrottleIntent,
 };

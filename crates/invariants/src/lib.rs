@@ -6,9 +6,13 @@
 //! The numbers of INV-01 are the policy's own (docs/behaviour.md §13: every number is a policy
 //! parameter); [`Floors`] raise them to the least the project accepts (INV-01's 3 readings, 5
 //! calmer readings, 5 minutes), so a candidate that loosens them breaks INV-01 in its outputs.
+//!
+//! A crate of its own, on the vocabulary and the trace format's instants alone: the sentinel's
+//! replay checks every policy with it, and the fuzz targets check the rules' native code with it
+//! without building the sentinel.
 
-use crate::instants::format_rfc3339;
 use serde::{Deserialize, Serialize};
+use trace_format::instants::format_rfc3339;
 use vocabulary::{Cause, Instant, Level, LevelThresholds, Outcome, Pin, ProtectionState, Reading, Thresholds};
 
 /// One replayed tick of one policy.
