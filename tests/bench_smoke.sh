@@ -21,6 +21,8 @@ for entry in "${benches[@]}"; do
   dir=${entry%%$'\t'*}
   exe=${entry#*$'\t'}
   echo "== bench smoke: $(basename "$exe")"
+  t0=$SECONDS
   (cd "$dir" && "$exe")
+  echo "== bench smoke: $(basename "$exe") took $((SECONDS - t0)) s"
 done
 echo "bench smoke: ${#benches[@]} benches ran once"

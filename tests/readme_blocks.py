@@ -38,6 +38,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,6 +126,7 @@ def run_block(block: Block, program: list, limit: int, cwd: Path, env: dict, log
     where = f"{block.file} line {block.line}"
     log_file = logs / f"{block.file.replace('/', '_')}-{block.line}.log"
     log.info("%s (%s): running in %s", where, block.language, cwd)
+    started = time.monotonic()
     with open(log_file, "w", encoding="utf-8") as out:
         # Its own process group: a block that overruns is stopped with everything it started.
         child = subprocess.Popen(program, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -144,7 +146,7 @@ def run_block(block: Block, program: list, limit: int, cwd: Path, env: dict, log
         why = f"did not finish in {limit} s" if code is None else f"exited {code}"
         raise SystemExit(f"{where}: the block {why}:\n{block.text}\n--- its output (last 40 lines; all in {log_file}):\n"
                          f"{tail}\nMend the README or the code it shows.")
-    log.info("%s: passed", where)
+    log.info("%s: passed in %.1f s", where, time.monotonic() - started)
 
 
 def main() -> int:

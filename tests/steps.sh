@@ -4,7 +4,7 @@
 # disk fails a build with "No space left on device" or a linker bus error; the column shows
 # which step filled it).
 #
-#   step "clippy" cargo clippy ...
+#   step "fmt" cargo fmt --all --check
 #   trap 'steps_table tests/run' EXIT      (each caller installs its own trap)
 
 step_times=()
