@@ -47,7 +47,10 @@ pub fn build_into(description: &PolicyDescription, out: &Path) -> Result<PathBuf
     let bytes = component_for(description)?;
     let runtime = Runtime::new(Limits::default())?;
     let label = format!("{} {} (built)", description.name, description.version);
-    let described = ComponentPolicy::from_bytes(&runtime, Path::new(&label), &bytes, None)?.describe()?;
+    // Compiled through the user's cache: a command that then loads the written file as a
+    // config's `policy` (same bytes, same engine) starts from the artifact, not a compile.
+    let (compiled, digest) = super::source::compile_cached(&runtime, Path::new(&label), &bytes)?;
+    let described = ComponentPolicy::from_component(&runtime, Path::new(&label), &compiled, digest, None)?.describe()?;
     if (described.name.as_str(), described.version.as_str(), &described.thresholds)
         != (description.name.as_str(), description.version.as_str(), &description.thresholds)
     {
