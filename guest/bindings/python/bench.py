@@ -5,13 +5,18 @@ math (docs/behaviour.md §9), as a ratio.
 
 Paths measured (each the best of 5 rounds of N calls; a "call" of the batch is one request):
   plain Python        the reimplementation below, on the package's dataclasses
-  package (cached)    capacity_admission.resolve_budget: dataclass -> Record -> component -> dataclass
+  package (direct)    capacity_admission.resolve_budget: the component's core module with the
+                      canonical ABI done in Python (lowering.py), dataclass in and out
+  package (exports)   the same through the component's exports: dataclass -> Record ->
+                      wasmtime-py's component call -> dataclass (`Admission(direct=False)`)
   export (cached)     the cached export alone, on a prepared Record (no dataclass conversion)
   export (dynamic)    wasmtime-py looking up the function and its types on every call
   batch of 100        resolve_budgets over 100 requests, cost per request
   reader (cached)     BulkFactorReader.read() answered from memory (a file channel, refresh 60 s)
   reader (fetch)      BulkFactorReader.read() with refresh 0: read the file, choose-factor
-The plain version is checked against the component on tests/vectors/admission first.
+The plain version is checked against the component on tests/vectors/admission first. Then the
+median of 10,000 single calls of `resolve_budget` and of `plan` (10 queued batches, 3 workspaces),
+both ways.
 """
 
 import argparse
@@ -22,7 +27,7 @@ import time
 from pathlib import Path
 
 import capacity_admission as ca
-from capacity_admission import AdmissionOutcome, AdmissionRequest, AdmissionResult
+from capacity_admission import AdmissionOutcome, AdmissionRequest, AdmissionResult, PlanRequest, QueuedBatch, WorkspaceLoad
 
 
 def plain_resolve_budget(r: AdmissionRequest) -> AdmissionResult:
@@ -68,6 +73,18 @@ def best_per_call_us(fn, calls: int, per: int = 1) -> float:
     return best / (calls * per) * 1e6
 
 
+def median_us(fn, calls: int = 10_000) -> float:
+    """The median of `calls` single calls, each timed on its own."""
+    fn()
+    times = []
+    for _ in range(calls):
+        started = time.perf_counter_ns()
+        fn()
+        times.append(time.perf_counter_ns() - started)
+    times.sort()
+    return times[len(times) // 2] / 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5000)
@@ -75,6 +92,7 @@ def main() -> None:
 
     requests = vectors()
     admission = ca.Admission()
+    exports = ca.Admission(direct=False)
     for r in requests:
         assert plain_resolve_budget(r) == admission.resolve_budget(r), r
     print(f"plain Python agrees with the component on {len(requests)} admission vectors")
@@ -88,14 +106,30 @@ def main() -> None:
     plain = best_per_call_us(lambda: plain_resolve_budget(request), calls * 4)
     rows = [
         ("plain Python", plain),
-        ("package (cached)", best_per_call_us(lambda: admission.resolve_budget(request), calls)),
+        ("package (direct)", best_per_call_us(lambda: admission.resolve_budget(request), calls)),
+        ("package (exports)", best_per_call_us(lambda: exports.resolve_budget(request), calls)),
         ("export (cached)", best_per_call_us(lambda: export(raw), calls)),
         ("export (dynamic)", best_per_call_us(lambda: export.call_dynamic(raw), calls)),
         ("batch of 100", best_per_call_us(lambda: admission.resolve_budgets(batch), max(1, calls // 100), 100)),
     ]
-    print(f"resolve_budget per call, wasmtime-py (cached path {'on' if export.cached else 'OFF'}):")
+    print(f"resolve_budget per call, wasmtime-py (direct calls {'on' if admission.direct else 'OFF'}, "
+          f"cached exports {'on' if export.cached else 'OFF'}):")
     for name, us in rows:
         print(f"  {name:<18} {us:9.2f} µs   {us / plain:7.1f}x plain")
+
+    queue = PlanRequest(factor=0.7, cluster_batches=40, service_batches=12, cluster_in_flight=3, service_in_flight=1,
+                        workspaces=[WorkspaceLoad("acme", 3, 0), WorkspaceLoad("globex", 2, 1), WorkspaceLoad("initech", 1, 0)],
+                        queue=[QueuedBatch(f"job-{i}", ("acme", "globex", "initech")[i % 3], 1796432870 + i) for i in range(10)])
+    assert admission.plan(queue) == exports.plan(queue)
+    medians = [
+        ("resolve_budget", "direct", median_us(lambda: admission.resolve_budget(request))),
+        ("resolve_budget", "exports", median_us(lambda: exports.resolve_budget(request))),
+        ("plan, 10 batches", "direct", median_us(lambda: admission.plan(queue))),
+        ("plan, 10 batches", "exports", median_us(lambda: exports.plan(queue))),
+    ]
+    print("median of 10,000 single calls:")
+    for call, way, us in medians:
+        print(f"  {call:<17} {way:<8} {us:9.2f} µs")
 
     package = rows[1][1]
     with tempfile.TemporaryDirectory() as folder:

@@ -116,7 +116,7 @@ def test_each_thread_gets_its_own_instance():
 def test_a_trap_discards_the_instance_and_the_next_call_rebinds_to_a_fresh_one(monkeypatch):
     import wasmtime
 
-    a = Admission()
+    a = Admission(direct=False)
     first = a.instance._state
     export = a._resolve
 
@@ -141,3 +141,82 @@ def test_the_component_imports_nothing_and_exports_admission():
     assert Admission().instance.exports() == [
         "capacity:sentinel/admission-types@3.2.0", "capacity:sentinel/admission@3.2.0",
         "capacity:sentinel/factor-choice@3.2.0"]
+
+
+def random_request(rng):
+    factor = rng.choice([None, float("nan"), float("inf"), -0.0, 0.0, 1.0, 1.5, -0.2, rng.random(), rng.random()])
+    count = lambda: rng.choice([0, 1, rng.randrange(50), rng.randrange(2**32), 2**32 - 1])  # noqa: E731
+    return AdmissionRequest(factor=factor, cluster_batches=count(), service_batches=count(), share=count(),
+                            cluster_in_flight=count(), service_in_flight=count(), workspace_in_flight=count())
+
+
+def random_plan(rng):
+    names = ["acme", "globex", "", "ünïcødé-ẅ", "x" * 300, "acme"]
+    workspaces = [WorkspaceLoad(rng.choice(names), rng.randrange(6), rng.randrange(4)) for _ in range(rng.randrange(5))]
+    queue = [QueuedBatch(rng.choice(["job-%d" % i, "", "bätch-%d" % i]), rng.choice(names),
+                         rng.choice([0, -1, 2**63 - 1, -(2**63), 1796432870 + rng.randrange(100)]))
+             for i in range(rng.randrange(30))]
+    return PlanRequest(factor=rng.choice([None, 0.0, 0.5, 1.0, float("nan"), rng.random()]),
+                       cluster_batches=rng.randrange(60), service_batches=rng.randrange(30),
+                       cluster_in_flight=rng.randrange(10), service_in_flight=rng.randrange(10),
+                       workspaces=workspaces, queue=queue)
+
+
+def same(a, b):
+    """Equal, NaN equal to NaN (a failed read reports the factor it was given)."""
+    import dataclasses
+    import math
+    da, db = dataclasses.asdict(a), dataclasses.asdict(b)
+    nan = [k for k, v in da.items() if isinstance(v, float) and math.isnan(v)]
+    return all(math.isnan(db[k]) for k in nan) and {k: v for k, v in da.items() if k not in nan} == {
+        k: v for k, v in db.items() if k not in nan}
+
+
+def test_the_direct_calls_answer_every_random_request_as_the_components_exports_do():
+    import random
+
+    direct, exports = Admission(), Admission(direct=False)
+    assert direct.direct is not None, "the direct calls are off: lowering.available() or core_module() said no"
+    rng = random.Random(49)
+    for _ in range(2000):
+        r = random_request(rng)
+        assert same(direct.resolve_budget(r), exports.resolve_budget(r)), r
+    for _ in range(300):
+        p = random_plan(rng)
+        assert direct.plan(p) == exports.plan(p), p
+
+
+def test_a_trap_in_a_direct_call_discards_the_core_instance_and_the_next_call_gets_a_fresh_one():
+    from capacity_admission import lowering
+
+    a = Admission()
+    a.resolve_budget(request())
+    first = a.direct._store
+    # An allocation wasm32 memory cannot hold: the guest's allocator aborts (a real trap).
+    with pytest.raises(lowering.CoreCallError, match="cabi_realloc trapped"):
+        a.direct._allocs([2**32 - 16], 1)
+    assert a.direct._store is None
+    assert a.resolve_budget(request()).admit == 3
+    assert a.direct._store is not None and a.direct._store is not first
+
+
+def test_without_the_private_calls_every_call_takes_the_components_exports(monkeypatch):
+    from capacity_admission import lowering
+
+    monkeypatch.setattr(lowering, "available", lambda: False)
+    a = Admission()
+    assert a.direct is None
+    assert a.resolve_budget(request(factor=0.5)).service_budget == 3
+
+
+def test_only_a_component_with_one_core_module_is_called_directly():
+    from capacity_admission import lowering
+    from capacity_admission.admission import component_path
+
+    with open(component_path(), "rb") as f:
+        component = f.read()
+    core = lowering.core_module(component)
+    assert core is not None and core.startswith(b"\x00asm\x01\x00\x00\x00")
+    assert lowering.core_module(core) is None, "a core module is no component"
+    section = bytes([1, len(b"\x00asm\x01\x00\x00\x00")]) + b"\x00asm\x01\x00\x00\x00"
+    assert lowering.core_module(component + section) is None, "two core modules: not called directly"

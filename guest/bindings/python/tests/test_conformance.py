@@ -58,6 +58,22 @@ def test_planner_vector(case: Dict[str, Any]) -> None:
 
 
 @pytest.fixture(scope="module")
+def exports_only() -> Admission:
+    """The component's own exports for every call (no direct core calls, lowering.py)."""
+    return Admission(direct=False)
+
+
+@pytest.mark.parametrize("case", [c for _, c in ADMISSION], ids=[i for i, _ in ADMISSION])
+def test_admission_vector_through_the_components_exports(exports_only: Admission, case: Dict[str, Any]) -> None:
+    check(case["expected"], serde(exports_only.resolve_budget(AdmissionRequest(**case["input"]))))
+
+
+@pytest.mark.parametrize("case", [c for _, c in PLANNER], ids=[i for i, _ in PLANNER])
+def test_planner_vector_through_the_components_exports(exports_only: Admission, case: Dict[str, Any]) -> None:
+    check(case["expected"], serde(exports_only.plan(plan_request(case["input"]))))
+
+
+@pytest.fixture(scope="module")
 def decide():
     policy = ComponentInstance(str(built("capacity-policy-1.0.0.wasm")))
     return policy.export("capacity:sentinel/decision@3.2.0", "decide")

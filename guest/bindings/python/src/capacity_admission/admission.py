@@ -3,6 +3,12 @@
 `Admission` owns one instance of the shipped `capacity-admission-<version>.wasm` and the three
 cached exports. The module functions `resolve_budget`, `resolve_budgets` and `plan` use one
 `Admission` per thread (a wasmtime `Store` is not thread-safe), created on first use.
+
+`resolve_budget` and `plan`, the calls a service makes per job, go through the component's own
+core module with the canonical ABI done in Python (`lowering.py`): the same code, without
+wasmtime-py's per-field conversion. `Admission(direct=False)` (or a wasmtime-py without the
+private calls it uses) takes the component's exports for them too; the tests check that both
+ways answer every vector and random request alike.
 """
 
 from __future__ import annotations
@@ -11,9 +17,11 @@ import threading
 from importlib import resources
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+import wasmtime
 from wasmtime.component import Record, Variant
 
-from .runtime import ComponentInstance
+from . import lowering
+from .runtime import ComponentError, ComponentInstance, engine, read_component
 from .types import (
     AdmissionOutcome,
     AdmissionPlan,
@@ -35,6 +43,9 @@ FACTOR_CHOICE = f"capacity:sentinel/factor-choice@{VERSION}"
 _U32_MAX = 2**32 - 1
 _S64 = (-(2**63), 2**63 - 1)
 _OUTCOMES: Dict[str, AdmissionOutcome] = {o.value: o for o in AdmissionOutcome}
+#: admission-outcome's cases in the WIT's order (the canonical ABI's case index).
+_OUTCOME_CASES = (AdmissionOutcome.ADMIT, AdmissionOutcome.WAIT_CLUSTER_FULL, AdmissionOutcome.WAIT_SERVICE_FULL,
+                  AdmissionOutcome.WAIT_WORKSPACE_FULL, AdmissionOutcome.WAIT_CAPACITY_ZERO)
 
 
 def component_path() -> str:
@@ -91,12 +102,27 @@ def _result_out(r: Record) -> AdmissionResult:
     )
 
 
-def _plan_in(r: PlanRequest) -> Record:
-    def text(name: str, value: Any) -> str:
-        if not isinstance(value, str):
-            raise TypeError(f"{name}: expected a str, got {type(value).__name__}")
-        return value
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a str, got {type(value).__name__}")
+    return value
 
+
+def _core_module(path: str) -> Optional[Any]:
+    """The component's one core module, compiled once per path and process, or None."""
+    with _CORE_LOCK:
+        if path not in _CORE:
+            core = lowering.core_module(read_component(path))
+            _CORE[path] = None if core is None else wasmtime.Module(engine(), core)
+        return _CORE[path]
+
+
+_CORE: Dict[str, Any] = {}
+_CORE_LOCK = threading.Lock()
+
+
+def _plan_in(r: PlanRequest) -> Record:
+    text = _text
     return _record(**{
         "factor": _factor(r.factor),
         "cluster-batches": _u32("cluster_batches", r.cluster_batches),
@@ -139,16 +165,35 @@ class Admission:
     module functions do). Creating one compiles the component once per process (about 20 ms)
     and instantiates it (well under a millisecond)."""
 
-    def __init__(self, path: Optional[str] = None) -> None:
+    def __init__(self, path: Optional[str] = None, *, direct: bool = True) -> None:
         self.instance = ComponentInstance(path or component_path())
         self._resolve = self.instance.export(INTERFACE, "resolve-budget")
         self._resolve_many = self.instance.export(INTERFACE, "resolve-budgets")
         self._plan = self.instance.export(INTERFACE, "plan")
         self._choose = self.instance.export(FACTOR_CHOICE, "choose-factor")
+        #: The component's core module called directly (`lowering.py`), or None: the
+        #: component's exports serve every call.
+        self.direct: Optional[lowering.CoreAdmission] = None
+        if direct and lowering.available():
+            module = _core_module(self.instance.path)
+            if module is not None:
+                self.direct = lowering.CoreAdmission(engine(), module)
 
     def resolve_budget(self, request: AdmissionRequest) -> AdmissionResult:
         """How many batches one workspace may start now (docs/behaviour.md §9)."""
-        return _result_out(self._resolve(_request_in(request)))
+        direct = self.direct
+        if direct is None:
+            return _result_out(self._resolve(_request_in(request)))
+        r = request
+        counts = (_u32("cluster_batches", r.cluster_batches), _u32("service_batches", r.service_batches),
+                  _u32("share", r.share), _u32("cluster_in_flight", r.cluster_in_flight),
+                  _u32("service_in_flight", r.service_in_flight), _u32("workspace_in_flight", r.workspace_in_flight))
+        try:
+            admit, outcome, used, failed, cluster, service, ceiling = direct.resolve_budget(_factor(r.factor), counts)
+        except lowering.CoreCallError as e:
+            raise ComponentError(f"{self.instance.path}: {e}") from e
+        return AdmissionResult(admit=admit, outcome=_OUTCOME_CASES[outcome], factor_used=used, factor_read_failed=failed,
+                               cluster_budget=cluster, service_budget=service, workspace_ceiling=ceiling)
 
     def resolve_budgets(self, requests: Iterable[AdmissionRequest]) -> List[AdmissionResult]:
         """`resolve_budget` for each request, in order, in one call into the component."""
@@ -157,7 +202,22 @@ class Admission:
     def plan(self, request: PlanRequest) -> AdmissionPlan:
         """Admits a queue fairly: round robin across workspaces ordered by their oldest waiting
         batch, each within its ceiling, all within the service and cluster room."""
-        return _plan_out(self._plan(_plan_in(request)))
+        direct = self.direct
+        if direct is None:
+            return _plan_out(self._plan(_plan_in(request)))
+        r = request
+        counts = (_u32("cluster_batches", r.cluster_batches), _u32("service_batches", r.service_batches),
+                  _u32("cluster_in_flight", r.cluster_in_flight), _u32("service_in_flight", r.service_in_flight))
+        workspaces = [(_text(f"workspaces[{i}].workspace", w.workspace), _u32(f"workspaces[{i}].share", w.share),
+                       _u32(f"workspaces[{i}].in_flight", w.in_flight)) for i, w in enumerate(r.workspaces)]
+        queue = [(_text(f"queue[{i}].id", b.id), _text(f"queue[{i}].workspace", b.workspace),
+                  _s64(f"queue[{i}].enqueued_at", b.enqueued_at)) for i, b in enumerate(r.queue)]
+        try:
+            admitted, waiting, used, failed, cluster, service = direct.plan(_factor(r.factor), counts, workspaces, queue)
+        except lowering.CoreCallError as e:
+            raise ComponentError(f"{self.instance.path}: {e}") from e
+        return AdmissionPlan(admitted=admitted, waiting=[WaitingBatch(id=i, outcome=_OUTCOME_CASES[o]) for i, o in waiting],
+                             factor_used=used, factor_read_failed=failed, cluster_budget=cluster, service_budget=service)
 
     def choose_factor(self, cache: Optional[Tuple[str, str]], parameter: Optional[Tuple[str, str]], *,
                       now: int, max_age: int, max_skew: int) -> FactorReading:

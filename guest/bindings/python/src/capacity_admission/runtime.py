@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import wasmtime
 from wasmtime import component as wc
 
-__all__ = ["ComponentError", "ComponentInstance", "Export"]
+__all__ = ["ComponentError", "ComponentInstance", "Export", "engine", "read_component"]
 
 
 class ComponentError(RuntimeError):
@@ -36,6 +36,20 @@ class ComponentError(RuntimeError):
 _ENGINE = wasmtime.Engine()
 _COMPILED: Dict[str, wc.Component] = {}
 _COMPILED_LOCK = threading.Lock()
+
+
+def engine() -> wasmtime.Engine:
+    """The one engine every component and module of this package is compiled for."""
+    return _ENGINE
+
+
+def read_component(path: str) -> bytes:
+    """The bytes of the component file at `path`."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ComponentError(f"loading component {path}: {e}") from e
 
 
 def _compile(path: str) -> wc.Component:
