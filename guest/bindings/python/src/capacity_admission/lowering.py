@@ -185,13 +185,11 @@ class CoreAdmission:
             out.append(raw[0].i32 & 0xFFFFFFFF)
         return out
 
-    def _write(self, pieces: Sequence[Tuple[int, bytes]]) -> None:
-        """Copies each (address, bytes) into linear memory, every address checked."""
+    def _view(self) -> memoryview:
+        """Linear memory as it is now, as writable bytes (valid until the next call or
+        allocation, which may grow it)."""
         base, length = self._base()
-        for at, data in pieces:
-            if at + len(data) > length:
-                raise CoreCallError(f"cabi_realloc returned {at}, past linear memory ({length} bytes)")
-            ctypes.memmove(base + at, data, len(data))
+        return memoryview((ctypes.c_ubyte * length).from_address(base)).cast("B")
 
     def resolve_budget(self, factor: Optional[float], counts: Sequence[int]) -> Tuple[int, int, float, bool, int, int, int]:
         """`resolve-budget` of validated values: the factor (None: absent) and the six u32
@@ -219,7 +217,6 @@ class CoreAdmission:
             texts.append(batch_id.encode("utf-8"))
             texts.append(workspace.encode("utf-8"))
         text_at = self._allocs([len(t) for t in texts], 1)
-        pieces = list(zip(text_at, texts))
         loads = bytearray()
         for i, (_, share, in_flight) in enumerate(workspaces):
             loads += _WORKSPACE.pack(text_at[i], len(texts[i]), share, in_flight)
@@ -230,38 +227,48 @@ class CoreAdmission:
             batches += _QUEUED.pack(text_at[k], len(texts[k]), text_at[k + 1], len(texts[k + 1]), enqueued_at)
         (loads_at,) = self._allocs([len(loads)], 4)
         (queue_at,) = self._allocs([len(batches)], 8)
-        pieces += [(loads_at, bytes(loads)), (queue_at, bytes(batches))]
-        self._write(pieces)
+        memory = self._view()
+        end = len(memory)
+        for at, data in zip(text_at + [loads_at, queue_at], texts + [loads, batches]):
+            if at + len(data) > end:
+                raise CoreCallError(f"cabi_realloc returned {at}, past linear memory ({end} bytes)")
+            memory[at:at + len(data)] = data
+        memory.release()
         raw = self._raw
         raw[0].i32 = 0 if factor is None else 1
         raw[1].f64 = 0.0 if factor is None else factor
         raw[2].i32, raw[3].i32, raw[4].i32, raw[5].i32 = counts
         raw[6].i32, raw[7].i32, raw[8].i32, raw[9].i32 = loads_at, len(workspaces), queue_at, len(queue)
         at = self._call(self._plan, 10, "plan")
+        memory = self._view()
         try:
-            base, length = self._base()
-
-            def read(where: int, size: int) -> bytes:
-                if where + size > length:
-                    raise CoreCallError(f"plan: the answer points past linear memory ({where}+{size} > {length})")
-                return ctypes.string_at(base + where, size)
+            end = len(memory)
 
             def text(where: int, size: int) -> str:
+                if where + size > end:
+                    raise CoreCallError(f"plan: the answer points past linear memory ({where}+{size} > {end})")
                 try:
-                    return read(where, size).decode("utf-8")
+                    return str(memory[where:where + size], "utf-8")
                 except UnicodeDecodeError as e:
                     raise CoreCallError(f"plan: a string of the answer is not UTF-8: {e}") from e
 
-            admitted_at, admitted_n, waiting_at, waiting_n, used, failed, cluster, service = _PLAN.unpack(read(at, _PLAN.size))
-            block = read(admitted_at, admitted_n * _STRING.size)
-            admitted = [text(*_STRING.unpack_from(block, i * _STRING.size)) for i in range(admitted_n)]
-            block = read(waiting_at, waiting_n * _WAITING.size)
+            def fits(where: int, size: int) -> int:
+                if where + size > end:
+                    raise CoreCallError(f"plan: the answer points past linear memory ({where}+{size} > {end})")
+                return where
+
+            admitted_at, admitted_n, waiting_at, waiting_n, used, failed, cluster, service = _PLAN.unpack_from(
+                memory, fits(at, _PLAN.size))
+            fits(admitted_at, admitted_n * _STRING.size)
+            admitted = [text(*_STRING.unpack_from(memory, admitted_at + i * _STRING.size)) for i in range(admitted_n)]
+            fits(waiting_at, waiting_n * _WAITING.size)
             waiting = []
             for i in range(waiting_n):
-                id_at, id_len, outcome = _WAITING.unpack_from(block, i * _WAITING.size)
+                id_at, id_len, outcome = _WAITING.unpack_from(memory, waiting_at + i * _WAITING.size)
                 if outcome >= OUTCOMES:
                     raise CoreCallError(f"plan answered outcome case {outcome}, which admission-outcome does not have")
                 waiting.append((text(id_at, id_len), outcome))
+            memory.release()
         finally:
             if self._store is not None:
                 raw[0].i32 = at
