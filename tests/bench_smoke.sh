@@ -5,7 +5,9 @@
 # cargo selection, so nothing is rebuilt. Each runs in its package's folder, as cargo runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t benches < <(cargo test --workspace --all-targets --no-run --message-format=json-render-diagnostics 2>/dev/null |
+listed=$SECONDS
+# cargo's own lines (a "Compiling" here means the tests' build was not reused) go to the log.
+mapfile -t benches < <(cargo test --workspace --all-targets --no-run --message-format=json-render-diagnostics |
   python3 -c '
 import json, os, sys
 for line in sys.stdin:
@@ -17,6 +19,7 @@ if [ ${#benches[@]} -eq 0 ]; then
   echo "bench smoke: cargo listed no bench binary (cargo test --workspace --all-targets --no-run failed?)" >&2
   exit 1
 fi
+echo "bench smoke: cargo listed ${#benches[@]} bench binaries in $((SECONDS - listed)) s"
 for entry in "${benches[@]}"; do
   dir=${entry%%$'\t'*}
   exe=${entry#*$'\t'}

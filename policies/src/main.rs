@@ -198,9 +198,15 @@ fn build_world(root: &Path, target: &Path, feature: &str, policy: Option<&Path>,
     let feature = std::iter::once(feature.to_string()).chain(extra.iter().cloned()).collect::<Vec<_>>().join(",");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
+    // `cargo rustc --crate-type cdylib,rlib` (the two types the component was always built
+    // with, so its bytes stay the same): the guest is an rlib everywhere else (the host and the
+    // policies tool link it natively), so its native builds, with their different features,
+    // keep apart instead of overwriting one unhashed cdylib and rebuilding each other.
     cmd.current_dir(root).args([
-        "build",
+        "rustc",
         "--quiet",
+        "--crate-type",
+        "cdylib,rlib",
         "-p",
         "capacity-guest",
         "--lib",
