@@ -6,8 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 listed=$SECONDS
-# cargo's own lines (a "Compiling" here means the tests' build was not reused) go to the log.
-mapfile -t benches < <(cargo test --workspace --all-targets --no-run --message-format=json-render-diagnostics |
+# cargo's own lines go to the log. A "Compiling" here means the tests' build was not reused:
+# with BENCH_SMOKE_REUSE_ONLY=1 (tests/run, right after the tests' build) that fails the step.
+cargo_log=$(mktemp)
+trap 'rm -f "$cargo_log"' EXIT
+mapfile -t benches < <(cargo test --workspace --all-targets --no-run --message-format=json-render-diagnostics 2> >(tee "$cargo_log" >&2) |
   python3 -c '
 import json, os, sys
 for line in sys.stdin:
@@ -20,6 +23,10 @@ if [ ${#benches[@]} -eq 0 ]; then
   exit 1
 fi
 echo "bench smoke: cargo listed ${#benches[@]} bench binaries in $((SECONDS - listed)) s"
+if [ "${BENCH_SMOKE_REUSE_ONLY:-0}" = 1 ] && grep -q "Compiling" "$cargo_log"; then
+  echo "bench smoke: cargo compiled again to list the benches (above): something between the tests' build and this step changed what cargo builds (an environment variable a build script tracks, a feature, a file)" >&2
+  exit 1
+fi
 for entry in "${benches[@]}"; do
   dir=${entry%%$'\t'*}
   exe=${entry#*$'\t'}
