@@ -50,7 +50,7 @@ pub fn top_level_imports(bytes: &[u8]) -> Result<Vec<String>> {
             Payload::End(_) => depth = depth.saturating_sub(1),
             Payload::ComponentImportSection(reader) if depth == 0 => {
                 for import in reader {
-                    imports.push(import?.name.0.to_string());
+                    imports.push(import?.name.name.to_string());
                 }
             }
             _ => {}

@@ -71,10 +71,22 @@ pub fn retry_config() -> RetryConfig {
         .with_max_backoff(Duration::from_millis(500))
 }
 
+/// The SDK's hyper client with rustls over ring (the workspace builds the SDK without its
+/// default client, which would compile aws-lc), trusting the platform's roots as the SDK's
+/// default does. Every client and credential provider built from the loaded config uses it.
+fn https_client() -> aws_sdk_ssm::config::SharedHttpClient {
+    aws_smithy_http_client::Builder::new()
+        .tls_provider(aws_smithy_http_client::tls::Provider::Rustls(aws_smithy_http_client::tls::rustls_provider::CryptoMode::Ring))
+        .build_https()
+}
+
 /// The standard chain (`aws_config::defaults`), with the bounded timeouts and retries and any
 /// overrides. Loading reads the environment and profile files; it does not call AWS.
 pub async fn sdk_config(timeout: Duration, overrides: &AwsOverrides) -> SdkConfig {
-    let mut loader = aws_config::defaults(BehaviorVersion::latest()).timeout_config(timeout_config(timeout)).retry_config(retry_config());
+    let mut loader = aws_config::defaults(BehaviorVersion::latest())
+        .http_client(https_client())
+        .timeout_config(timeout_config(timeout))
+        .retry_config(retry_config());
     if let Some(endpoint) = &overrides.endpoint_url {
         loader = loader.endpoint_url(endpoint.clone());
     }

@@ -99,6 +99,11 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// A byte inside the payload's first number (cpu_pct.constrained) of a version named
+    /// "capacity-policy" with a five-byte version: the region's header (60 bytes), the name and
+    /// the version (4 + 15 and 4 + 5 bytes), then two bytes into the number.
+    const NUMBER_AT: usize = 60 + 19 + 9 + 2;
+
     #[test]
     fn the_template_is_the_one_cargo_policies_built_byte_for_byte() {
         let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/policy-template").join(FILE_NAME);
@@ -128,8 +133,7 @@ mod tests {
     fn a_damaged_region_is_refused_by_its_checksum() {
         let mut bytes = BYTES.to_vec();
         let at = policy_data::locate(&bytes).unwrap();
-        let digit = (at + 60..at + REGION_LEN).find(|i| bytes[*i] == b'7').unwrap(); // a digit of a number
-        bytes[digit] = b'9';
+        bytes[at + NUMBER_AT] ^= 0x10; // a bit of cpu_pct.constrained
         assert_eq!(numbers_of(&bytes).unwrap(), Err(DataError::Checksum));
     }
 
@@ -146,8 +150,7 @@ mod tests {
         // A number changed past `policy build` (the checksum not): the component never answers.
         let mut damaged = bytes.clone();
         let at = policy_data::locate(&damaged).unwrap();
-        let digit = (at + 60..at + REGION_LEN).find(|i| damaged[*i] == b'8').unwrap();
-        damaged[digit] = b'1';
+        damaged[at + NUMBER_AT] ^= 0x10;
         let refused = crate::policy::ComponentPolicy::from_bytes(&runtime, Path::new("damaged"), &damaged, None);
         assert!(refused.is_err(), "a damaged region must trap at the first call");
     }

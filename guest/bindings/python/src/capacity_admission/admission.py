@@ -208,10 +208,19 @@ class Admission:
         r = request
         counts = (_u32("cluster_batches", r.cluster_batches), _u32("service_batches", r.service_batches),
                   _u32("cluster_in_flight", r.cluster_in_flight), _u32("service_in_flight", r.service_in_flight))
-        workspaces = [(_text(f"workspaces[{i}].workspace", w.workspace), _u32(f"workspaces[{i}].share", w.share),
-                       _u32(f"workspaces[{i}].in_flight", w.in_flight)) for i, w in enumerate(r.workspaces)]
-        queue = [(_text(f"queue[{i}].id", b.id), _text(f"queue[{i}].workspace", b.workspace),
-                  _s64(f"queue[{i}].enqueued_at", b.enqueued_at)) for i, b in enumerate(r.queue)]
+        workspaces = [(w.workspace, w.share, w.in_flight) for w in r.workspaces]
+        queue = [(b.id, b.workspace, b.enqueued_at) for b in r.queue]
+        if not _loads_valid(workspaces, queue):
+            # The checks that name the field (a message built for each field costs more than
+            # the call: only once a value is known to be wrong).
+            for i, w in enumerate(r.workspaces):
+                _text(f"workspaces[{i}].workspace", w.workspace)
+                _u32(f"workspaces[{i}].share", w.share)
+                _u32(f"workspaces[{i}].in_flight", w.in_flight)
+            for i, b in enumerate(r.queue):
+                _text(f"queue[{i}].id", b.id)
+                _text(f"queue[{i}].workspace", b.workspace)
+                _s64(f"queue[{i}].enqueued_at", b.enqueued_at)
         try:
             admitted, waiting, used, failed, cluster, service = direct.plan(_factor(r.factor), counts, workspaces, queue)
         except lowering.CoreCallError as e:
@@ -244,6 +253,21 @@ def _channel_read(read: Optional[Tuple[str, str]]) -> Variant:
     if tag not in ("document", "failed") or not isinstance(text, str):
         raise ValueError(f"a channel read is ('document', text) or ('failed', why), not {read!r}")
     return Variant(tag, text)
+
+
+def _loads_valid(workspaces: List[Tuple[Any, Any, Any]], queue: List[Tuple[Any, Any, Any]]) -> bool:
+    """Whether every (workspace, share, in-flight) and (id, workspace, enqueued-at) holds what
+    `_text`, `_u32` and `_s64` accept."""
+    low, high = _S64
+    for name, share, in_flight in workspaces:
+        if not (isinstance(name, str) and type(share) is int and type(in_flight) is int
+                and 0 <= share <= _U32_MAX and 0 <= in_flight <= _U32_MAX):
+            return False
+    for batch_id, workspace, enqueued_at in queue:
+        if not (isinstance(batch_id, str) and isinstance(workspace, str) and type(enqueued_at) is int
+                and low <= enqueued_at <= high):
+            return False
+    return True
 
 
 def _s64(name: str, value: Any) -> int:
