@@ -132,4 +132,12 @@ fn the_embedded_default_and_a_single_policy_file_are_compiled_once_then_loaded_p
         let again = run(args);
         assert!(!again.contains(COMPILING), "sentinel {args:?} loads the artifact:\n{again}");
     }
+    // `policy info` too (it compiled every time before): the first compiles, the next loads.
+    let other = support::built_policies().join("capacity-policy-1.2.0.wasm");
+    let info = ["policy", "info", other.to_str().unwrap()];
+    let first = run(&info);
+    assert!(first.contains(COMPILING), "{first}");
+    artifact_of(&cache, &other);
+    let again = run(&info);
+    assert!(!again.contains(COMPILING), "policy info loads the artifact:\n{again}");
 }

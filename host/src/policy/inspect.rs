@@ -4,11 +4,9 @@ use super::contract;
 use super::runtime::Runtime;
 use super::{ComponentPolicy, Policy, PolicyError};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::Arc;
 use vocabulary::Thresholds;
-use wasmtime::component::Component;
 
 /// What `sentinel policy info` prints.
 #[derive(Debug, Serialize)]
@@ -32,8 +30,9 @@ pub struct ComponentInfo {
 pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<ComponentInfo, PolicyError> {
     let bytes = std::fs::read(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
     let engine = runtime.engine();
-    let component =
-        Component::from_binary(engine, &bytes).map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
+    // Compiled once per version into the user's cache, as the commands that run a single policy
+    // file are: inspecting it again loads the artifact (milliseconds, not a compile).
+    let (component, digest) = super::source::compile_cached(runtime, path, &bytes)?;
     let ty = component.component_type();
     let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
     let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
@@ -50,8 +49,7 @@ pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<Componen
     // A component of another contract is described only by its export names (activation refuses it).
     let runs_here = contract.as_deref().is_some_and(contract::runs_here);
     if world == "policy" && imports.is_empty() && runs_here {
-        let digest = hex::encode(Sha256::digest(&bytes));
-        let description = ComponentPolicy::from_component(runtime, path, &component, digest, None)?.describe()?;
+        let description = ComponentPolicy::from_component(runtime, path, &component, digest.clone(), None)?.describe()?;
         name = Some(description.name);
         version = Some(description.version);
         thresholds = Some(description.thresholds);
@@ -63,7 +61,7 @@ pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<Componen
         file: path.display().to_string(),
         name,
         version,
-        sha256: hex::encode(Sha256::digest(&bytes)),
+        sha256: digest,
         size: bytes.len(),
         world: world.to_string(),
         contract,

@@ -20,7 +20,24 @@ impl Lifecycle {
         let detected = Instant::now();
         let now = fingerprint(&self.config);
         let entries = manifest::policy_entries(&self.config.dir);
-        let versions: BTreeSet<String> = entries.iter().map(|e| e.manifest.version.clone()).collect();
+        // A manifest copied in before its component announces nothing yet: the version arrives
+        // with its component (the directory changes again then), instead of being refused for
+        // a file still on its way and counted as a refusal.
+        let versions: BTreeSet<String> = entries
+            .iter()
+            .filter(|e| {
+                let here = e.component_path.exists();
+                if !here {
+                    tracing::debug!(
+                        "policy {}: its manifest is here, its component {} not yet; waiting for it",
+                        e.manifest.version,
+                        e.component_path.display()
+                    );
+                }
+                here
+            })
+            .map(|e| e.manifest.version.clone())
+            .collect();
         let arrived: Vec<String> = {
             let mut seen = self.seen.lock().expect("seen lock");
             if seen.0 == now {

@@ -348,6 +348,8 @@ fn log_activation(c: &Candidate, why: &str) {
 }
 
 #[cfg(test)]
+mod arrival_tests;
+#[cfg(test)]
 mod fallback_tests;
 #[cfg(test)]
 mod follower_cache_tests;

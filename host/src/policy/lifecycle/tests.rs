@@ -11,7 +11,7 @@ use crate::policy::{Limits, Runtime};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-fn built(name: &str) -> PathBuf {
+pub(crate) fn built(name: &str) -> PathBuf {
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
     let shipped = target.join("policies").join(format!("{name}.wasm"));
     if shipped.is_file() { shipped } else { target.join("test-policies").join(format!("{name}.wasm")) }
