@@ -199,11 +199,14 @@ struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], DataError> {
-        let (head, rest) = self.bytes.split_at_checked(N).ok_or_else(|| DataError::Invalid("the payload ends early".into()))?;
+    fn slice(&mut self, len: usize) -> Result<&'a [u8], DataError> {
+        let (head, rest) = self.bytes.split_at_checked(len).ok_or_else(|| DataError::Invalid("the payload ends early".into()))?;
         self.bytes = rest;
+        Ok(head)
+    }
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], DataError> {
         let mut out = [0u8; N];
-        out.copy_from_slice(head);
+        out.copy_from_slice(self.slice(N)?);
         Ok(out)
     }
     fn number(&mut self) -> Result<f64, DataError> {
@@ -221,9 +224,7 @@ impl<'a> Fields<'a> {
     }
     fn text(&mut self) -> Result<String, DataError> {
         let len = self.count()? as usize;
-        let (head, rest) = self.bytes.split_at_checked(len).ok_or_else(|| DataError::Invalid("the payload ends early".into()))?;
-        self.bytes = rest;
-        String::from_utf8(head.to_vec()).map_err(|_| DataError::Invalid("a name is not UTF-8".into()))
+        String::from_utf8(self.slice(len)?.to_vec()).map_err(|_| DataError::Invalid("a name is not UTF-8".into()))
     }
     fn level(&mut self) -> Result<LevelThresholds, DataError> {
         Ok(LevelThresholds { constrained: self.number()?, critical: self.number()?, resolve_band: self.number()? })

@@ -7,7 +7,6 @@
 use super::state::PolicyState;
 use super::{Lifecycle, Role, fingerprint, log_activation, manifest, prepare, recent};
 use crate::config::policies::Selection;
-use std::collections::BTreeSet;
 use std::sync::PoisonError;
 use std::time::Instant;
 
@@ -19,30 +18,14 @@ impl Lifecycle {
         let _one = self.syncing.lock().await;
         let detected = Instant::now();
         let now = fingerprint(&self.config);
+        // Nothing changed since the last look: no manifest is read again.
+        if self.seen.lock().expect("seen lock").0 == now {
+            return Ok(None);
+        }
         let entries = manifest::policy_entries(&self.config.dir);
-        // A manifest copied in before its component announces nothing yet: the version arrives
-        // with its component (the directory changes again then), instead of being refused for
-        // a file still on its way and counted as a refusal.
-        let versions: BTreeSet<String> = entries
-            .iter()
-            .filter(|e| {
-                let here = e.component_path.exists();
-                if !here {
-                    tracing::debug!(
-                        "policy {}: its manifest is here, its component {} not yet; waiting for it",
-                        e.manifest.version,
-                        e.component_path.display()
-                    );
-                }
-                here
-            })
-            .map(|e| e.manifest.version.clone())
-            .collect();
+        let versions = manifest::announced(&entries);
         let arrived: Vec<String> = {
             let mut seen = self.seen.lock().expect("seen lock");
-            if seen.0 == now {
-                return Ok(None);
-            }
             let arrived = versions.difference(&seen.1).cloned().collect();
             *seen = (now, versions);
             arrived

@@ -6,6 +6,7 @@
 pub use super::entry::Entry;
 use super::signing::{self, SignatureStatus, Trust};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use vocabulary::PolicyManifest;
 
@@ -70,6 +71,28 @@ pub fn read_entry(path: &Path) -> Result<Entry, IntegrityError> {
 /// The policy versions of `dir` that decide (admission-only components are skipped).
 pub fn policy_entries(dir: &Path) -> Vec<Entry> {
     scan(dir).0.into_iter().filter(|e| e.manifest.world == "policy").collect()
+}
+
+/// The versions `entries` announce: those whose component is beside their manifest. A manifest
+/// copied in before its component announces nothing yet, so the version arrives with its
+/// component (the directory changes again then) instead of being refused, and counted as a
+/// refusal, for a file still on its way.
+pub fn announced(entries: &[Entry]) -> BTreeSet<String> {
+    entries
+        .iter()
+        .filter(|e| {
+            let here = e.component_path.exists();
+            if !here {
+                tracing::debug!(
+                    "policy {}: its manifest is here, its component {} not yet; waiting for it",
+                    e.manifest.version,
+                    e.component_path.display()
+                );
+            }
+            here
+        })
+        .map(|e| e.manifest.version.clone())
+        .collect()
 }
 
 /// Finds one version in `dir`.

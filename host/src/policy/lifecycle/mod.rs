@@ -126,13 +126,14 @@ impl Lifecycle {
         }
         let mut state = PolicyState::load(&config.state_dir)?;
         let entries = manifest::policy_entries(&config.dir);
+        let announced = manifest::announced(&entries);
         let mut order: Vec<String> = Vec::new();
         order.extend(state.active.clone());
         if let Selection::Version(v) = &config.active {
             order.push(v.clone());
         }
         order.extend(state.history.iter().rev().cloned());
-        order.extend(entries.iter().rev().map(|e| e.manifest.version.clone()));
+        order.extend(entries.iter().rev().map(|e| &e.manifest.version).filter(|v| announced.contains(*v)).cloned());
         let mut tried = BTreeSet::new();
         let mut refused: Vec<(String, String)> = Vec::new();
         let mut chosen: Option<Candidate> = None;
@@ -193,7 +194,7 @@ impl Lifecycle {
             shadow: std::sync::OnceLock::new(),
             unrecorded_rollbacks: Arc::new(Mutex::new(BTreeSet::new())),
             background: Arc::new(background::Background::start()),
-            seen: Mutex::new((fingerprint(&config), entries.iter().map(|e| e.manifest.version.clone()).collect())),
+            seen: Mutex::new((fingerprint(&config), announced)),
             syncing: tokio::sync::Mutex::new(()),
             config,
             preparer,
