@@ -24,7 +24,9 @@ pub fn install(
             built.display()
         );
     }
-    std::fs::write(dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
+    if built != dest {
+        std::fs::write(dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
+    }
     Ok(PolicyManifest {
         name: name.to_string(),
         version: version.to_string(),

@@ -7,10 +7,12 @@
 //! `sentinel policy build` rewrites, `target/policy-template/capacity-policy-template.wasm`
 //! (1.0.0's numbers as data). Fixture policies of the
 //! tests (`tests/policies/`) go to `target/test-policies/`. The builds run on one worker per
-//! core ([`run_jobs`]). The build fails when a
+//! core ([`run_jobs`]); a component already built from the same inputs is kept ([`freshness`]).
+//! The build fails when a
 //! component imports anything: a policy must have no file, network or clock access.
 
 mod component;
+mod freshness;
 mod manifest;
 
 use anyhow::{Context, Result, bail};
@@ -65,7 +67,8 @@ fn main() -> Result<()> {
         thresholds: None,
         manifest: true,
     });
-    run_jobs(&root, &target, jobs)
+    let shared = freshness::shared_inputs(&root)?;
+    run_jobs(&root, &target, &shared, jobs)
 }
 
 /// One component to build: the guest's `world` with `features`, `policy` baked in, installed at
@@ -86,7 +89,7 @@ struct Job {
 /// codegen unit on one core, so two workers halve the step on a 2-core machine. Worker 0 builds
 /// in `target`, worker N in `target/policy-workers/N` (the guest's few dependencies are built
 /// once per worker). The first failure stops the other workers after their current build.
-fn run_jobs(root: &Path, target: &Path, jobs: Vec<Job>) -> Result<()> {
+fn run_jobs(root: &Path, target: &Path, shared: &str, jobs: Vec<Job>) -> Result<()> {
     let workers = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4).min(jobs.len());
     let queue = std::sync::Mutex::new(jobs.into_iter());
     let failed = std::sync::atomic::AtomicBool::new(false);
@@ -101,7 +104,7 @@ fn run_jobs(root: &Path, target: &Path, jobs: Vec<Job>) -> Result<()> {
                             return Ok(());
                         }
                         let Some(job) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { return Ok(()) };
-                        if let Err(e) = build_job(root, &dir, &job) {
+                        if let Err(e) = build_job(root, target, &dir, shared, &job) {
                             failed.store(true, std::sync::atomic::Ordering::Relaxed);
                             return Err(e);
                         }
@@ -121,13 +124,23 @@ fn run_jobs(root: &Path, target: &Path, jobs: Vec<Job>) -> Result<()> {
     })
 }
 
-fn build_job(root: &Path, target: &Path, job: &Job) -> Result<()> {
-    let wasm = build_world(root, target, job.world, job.policy.as_deref(), &job.features)?;
+/// Builds one job in the worker's folder `dir`, unless its component is already the one built
+/// from the same inputs ([`freshness`]).
+fn build_job(root: &Path, target: &Path, dir: &Path, shared: &str, job: &Job) -> Result<()> {
+    let inputs = freshness::job_inputs(shared, job.world, &job.features, job.policy.as_deref())?;
+    let record = freshness::record_path(target, &job.dest);
+    let fresh = freshness::is_fresh(&record, &job.dest, &inputs);
+    let wasm = if fresh { job.dest.clone() } else { build_world(root, dir, job.world, job.policy.as_deref(), &job.features)? };
     let manifest = component::install(&wasm, &job.dest, job.kind, &job.name, &job.version, job.thresholds.as_ref())?;
     if job.manifest {
         manifest::write(&job.dest, &manifest)?;
     }
-    println!("built {} ({} bytes, sha256 {})", job.dest.display(), manifest.size, manifest.sha256);
+    if fresh {
+        println!("up to date {} ({} bytes, sha256 {})", job.dest.display(), manifest.size, manifest.sha256);
+    } else {
+        freshness::record(&record, &inputs, &manifest.sha256)?;
+        println!("built {} ({} bytes, sha256 {})", job.dest.display(), manifest.size, manifest.sha256);
+    }
     Ok(())
 }
 
