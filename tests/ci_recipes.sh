@@ -15,7 +15,12 @@
 #   - a branch editing 1.0.0 itself to 30 %: judged against the base's 1.0.0, failed;
 #   - a branch whose 1.1.0 has critical below constrained: refused naming the key, exit 2,
 #     the comment saying the gate could not be run;
-#   - a branch with no history in common with the base: refused, exit 2.
+#   - a branch with no history in common with the base: refused, exit 2;
+#   - a branch raising every threshold out of reach, deleting every trace but the calm one,
+#     editing another, and replacing ci/policy-gate.sh with one that passes everything, run as
+#     each recipe's gate step runs it (the step's own lines, against an `origin` remote): the
+#     base's script and the base's traces judge it, so it fails, and the comment lists the
+#     traces it removed and edited.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONDONTWRITEBYTECODE=1
@@ -50,6 +55,10 @@ cd "$repo"
 git init -q -b main
 git -c user.name=ci -c user.email=ci@example.invalid add -A
 git -c user.name=ci -c user.email=ci@example.invalid commit -qm "1.0.0"
+# The hosted repository the recipes fetch the base from (origin/main).
+git clone -q --bare . "$work/origin.git"
+git remote add origin "$work/origin.git"
+git fetch -q origin
 commit() { git -c user.name=ci -c user.email=ci@example.invalid add -A && git -c user.name=ci -c user.email=ci@example.invalid commit -qm "$1"; }
 gate() { # EXPECTED_STATUS: runs the recipe's script against main
   local status=0
@@ -117,5 +126,45 @@ commit "a history of its own"
 rm -rf gate-report
 gate 2
 grep -q "no common history" "$work/gate.out" || { cat "$work/gate.out"; fail "a missing merge base is not named"; }
+# The gate step of a recipe, as its CI runs it: the step's own lines, in the checkout.
+recipe_gate() { # RECIPE EXPECTED_STATUS
+  python3 - "$root/deploy/ci/$1" >"$work/step.sh" <<'PY'
+import sys
+try:
+    from ruamel.yaml import YAML
+    doc = YAML(typ="safe").load(open(sys.argv[1]))
+except ImportError:
+    import yaml
+    doc = yaml.safe_load(open(sys.argv[1]))
+if "jobs" in doc:
+    print(next(s["run"] for s in doc["jobs"]["gate"]["steps"] if s.get("name") == "Policy gate"))
+else:
+    print("\n".join(doc["policy-gate"]["script"]))
+PY
+  local status=0
+  env SENTINEL="$sentinel" BASE_REF=main RUNNER_TEMP="$work/runner" CI_MERGE_REQUEST_TARGET_BRANCH_NAME=main \
+    bash -eo pipefail "$work/step.sh" >"$work/gate.out" 2>&1 || status=$?
+  [ "$status" = "$2" ] || { cat "$work/gate.out" >&2; fail "the $1 gate step exited $status on $(git branch --show-current), not $2"; }
+}
+mkdir -p "$work/runner"
+git checkout -q -b loosen-by-deleting main
+"$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 70.0, critical = 85.0/cpu_pct = { constrained = 99.8, critical = 99.9/; s/connections_pct = { constrained = 70.0, critical = 85.0/connections_pct = { constrained = 99.8, critical = 99.9/; s/latency_ratio = { constrained = 1.5, critical = 2.5/latency_ratio = { constrained = 50.0, critical = 60.0/' policies/1.1.0/policy.toml
+grep -q "critical = 99.9" policies/1.1.0/policy.toml || fail "the thresholds were not raised"
+git rm -q traces/incident.jsonl traces/flapping.jsonl traces/signal_loss.jsonl
+cp "$root/tests/traces/quiet_day.jsonl" traces/direct_critical.jsonl
+printf '#!/usr/bin/env bash\necho "policy-gate.sh: everything passes"\nmkdir -p gate-report && echo passed >gate-report/comment.md\n' >ci/policy-gate.sh
+commit "1.1.0: thresholds out of reach, the traces that show it removed, a gate that passes"
+# Judged by its own script and traces it would pass: what the recipes must not do.
+SENTINEL="$sentinel" bash ci/policy-gate.sh --base main --out gate-report >/dev/null 2>&1 || fail "the change's own gate script did not pass it: the test proves nothing"
+for recipe in github-actions.yml gitlab-ci.yml; do
+  rm -rf gate-report
+  recipe_gate "$recipe" 1
+  grep -qF "| 1.1.0 | 1.0.0 (at origin/main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "$recipe: 1.1.0 is not failed by the base's script and traces"; }
+  grep -qF "Traces the change removes (still judged, as the base has them): traces/flapping.jsonl traces/incident.jsonl traces/signal_loss.jsonl" gate-report/comment.md ||
+    { cat gate-report/comment.md; fail "$recipe: the removed traces are not listed"; }
+  grep -qF "Traces the change edits (judged as the base has them; the edit judges the next change): traces/direct_critical.jsonl" gate-report/comment.md ||
+    { cat gate-report/comment.md; fail "$recipe: the edited trace is not listed"; }
+done
 cd "$root"
 echo "ci_recipes.sh: the workflows validate, and the gate script passed, failed and refused as it should on the sample repository"

@@ -3,13 +3,16 @@
 # (github-actions.yml, gitlab-ci.yml); it needs only an installed `sentinel`, git and bash.
 #
 # Every version folder (<policies>/<version>/policy.toml) the change adds or edits against the
-# base is built with `sentinel policy build` and replayed over the repository's traces (and,
+# base is built with `sentinel policy build` and replayed over the base's traces and those the
+# change adds (a trace the change removes or edits is replayed as the base has it) (and,
 # with SENTINEL_CONFIG, a `sentinel trace fetch` of recent history) beside its baseline with
 # `sentinel replay --baseline --candidate --gate --report`. The baseline and the gate come from
 # the base, never from the change itself: an edited version is judged against what it was, a
 # new one against the newest version below it at the base, by the base's gate file. A new
 # version with none below it is replayed alone and must break no invariant. The reports, the
 # built components and the comment to post land in --out; the exit status is the verdict.
+# Run the base's copy of this script, not the change's (the recipes do): a change must not
+# bring the code that judges it.
 #
 #   deploy/ci/policy-gate.sh --base REF [--policies policies] [--gate policies/gate.toml]
 #                            [--traces traces]... [--out gate-report]
@@ -63,18 +66,50 @@ else
   cp "$gate" "$out/gate.toml"
   echo "The base has no $gate: the change's own gate file judges it." >>"$comment"
 fi
-# A folder stands for its traces (*.jsonl, expected outputs aside).
-files=()
+# The traces: the base's set, as the base has them, and the traces the change adds. A change
+# cannot loosen its own gate by removing or editing traces: a removed trace is still replayed
+# (from the base), an edited one as it was at the base; both are listed in the comment, and the
+# change's edits judge the next change. A folder stands for its traces (*.jsonl, expected
+# outputs aside).
+is_trace() { [[ $1 == *.jsonl && $1 != *.expected.jsonl ]]; }
+files=() added=() removed=() edited=()
+base_traces="$out/base-traces"
+rm -rf "$base_traces"
 for t in "${traces[@]}"; do
   t=$(normal "$t")
-  [ -e "$t" ] || fail "no traces at $t: give --traces DIR"
-  if [ -d "$t" ]; then
-    for f in "$t"/*.jsonl; do [[ -f $f && $f != *.expected.jsonl ]] && files+=("$f"); done
-  else
-    files+=("$t")
+  at_base=()
+  if [ "$(git cat-file -t "$merge_base:$t" 2>/dev/null)" = tree ]; then
+    while IFS= read -r f; do is_trace "$f" && at_base+=("$t/$f"); done < <(git ls-tree --name-only "$merge_base:$t")
+  elif git cat-file -e "$merge_base:$t" 2>/dev/null; then
+    at_base+=("$t")
   fi
+  in_change=()
+  if [ -d "$t" ]; then
+    for f in "$t"/*.jsonl; do [ -f "$f" ] && is_trace "$f" && in_change+=("$f"); done
+  elif [ -f "$t" ]; then
+    in_change+=("$t")
+  fi
+  [ ${#at_base[@]} -gt 0 ] || [ ${#in_change[@]} -gt 0 ] || fail "no traces at $t, at the base or in the change: give --traces DIR"
+  for f in "${at_base[@]}"; do
+    mkdir -p "$base_traces/$(dirname "$f")"
+    git show "$merge_base:$f" >"$base_traces/$f"
+    files+=("$base_traces/$f")
+    if [ ! -f "$f" ]; then
+      removed+=("$f")
+    elif ! cmp -s "$f" "$base_traces/$f"; then
+      edited+=("$f")
+    fi
+  done
+  for f in "${in_change[@]}"; do
+    git cat-file -e "$merge_base:$f" 2>/dev/null || { files+=("$f"); added+=("$f"); }
+  done
 done
 [ ${#files[@]} -gt 0 ] || fail "no traces (*.jsonl) in ${traces[*]}"
+trace_notes() { # the traces the change added, removed or edited, for the comment
+  [ ${#added[@]} -eq 0 ] || printf 'Traces the change adds (judged too): %s\n' "${added[*]}"
+  [ ${#removed[@]} -eq 0 ] || printf 'Traces the change removes (still judged, as the base has them): %s\n' "${removed[*]}"
+  [ ${#edited[@]} -eq 0 ] || printf 'Traces the change edits (judged as the base has them; the edit judges the next change): %s\n' "${edited[*]}"
+}
 
 # The versions the change adds or edits (a removed one is not judged), in version order.
 diff=$(git diff --name-only "$merge_base" HEAD -- "$policies") || fail "git diff against $base failed (above)"
@@ -108,6 +143,11 @@ build() {
 }
 # The version folders at the base, in version order.
 mapfile -t at_base < <(git ls-tree --name-only "$merge_base:$policies" 2>/dev/null | sort -V)
+notes=$(trace_notes)
+if [ -n "$notes" ]; then
+  printf '%s\n\n' "$notes" >>"$comment"
+  printf '%s\n' "$notes" | sed 's/^/policy-gate.sh: /'
+fi
 echo "| version | against | verdict |" >>"$comment"
 echo "|---|---|---|" >>"$comment"
 failed=0

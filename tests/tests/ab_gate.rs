@@ -94,6 +94,37 @@ fn the_gate_fails_a_slower_candidate_naming_the_metric() {
 }
 
 #[test]
+fn the_gate_judges_the_factors_published_not_the_state_names() {
+    // The lighter fixture changes state exactly as 1.0.0 does but publishes heavy 0.5 where
+    // 1.0.0 publishes 0.25: the project's gate passed it while it judged state names only.
+    let out = run([
+        "replay",
+        "--baseline",
+        "policies/1.0.0",
+        "--candidate",
+        &fixture("lighter"),
+        "--gate",
+        "policies/gate.toml",
+        &scenario("incident"),
+    ]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("incident: state_factors (state_factors): publishes heavy 0.5 in critical where the baseline publishes 0.25"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("publishes heavy 0.5 in emergency where the baseline publishes 0.25"), "{}", out.stderr);
+    // A deliberate change of factors is accepted by a waiver that names it.
+    let dir = tempfile::tempdir().unwrap();
+    let gate = std::fs::read_to_string(workspace().join("policies/gate.toml")).unwrap()
+        + "\n[[waive]]\ncandidate = \"8.4.0\"\nmetric = \"state_factors\"\nreason = \"heavy work may run at half in critical\"\n";
+    let waived = gate_file(dir.path(), &gate);
+    let out = run(["replay", "--baseline", "policies/1.0.0", "--candidate", &fixture("lighter"), "--gate", &waived, &scenario("incident")]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("waived: incident: state_factors: publishes heavy 0.5 in critical"), "{}", out.stderr);
+}
+
+#[test]
 fn the_gate_fails_a_candidate_that_breaks_an_invariant() {
     // The hasty fixture escalates on one reading, a minute after its last change: the project's
     // gate holds it to INV-01's numbers.

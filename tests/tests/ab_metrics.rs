@@ -133,6 +133,8 @@ enum Fault {
     HoldsThroughSignalLoss,
     /// Calls a scaling reading critical.
     ScalingIsCritical,
+    /// Names its states as declared but publishes normal's factors in every one.
+    PublishesFullCapacity,
 }
 
 /// The 1.0.0 native modules with one fault injected into their decisions.
@@ -150,9 +152,10 @@ impl Policy for Broken {
     }
     fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError> {
         let mut d = self.inner.decide(input)?;
+        let declared = self.inner.describe()?.thresholds.factors;
         let before = input.memory.as_ref().map_or(ProtectionState::Normal, |m| m.state);
         let force = |d: &mut Decision, state: ProtectionState, cause: Cause| {
-            (d.state, d.previous, d.changed, d.cause) = (state, before, state != before, cause);
+            (d.state, d.previous, d.changed, d.cause, d.factors) = (state, before, state != before, cause, declared.of(state));
             (d.memory.state, d.memory.state_since, d.memory.last_auto_change) = (state, input.now, Some(input.now));
         };
         match (self.fault, &input.signal) {
@@ -163,9 +166,10 @@ impl Policy for Broken {
                 force(&mut d, ProtectionState::Emergency, Cause::Emergency)
             }
             (Fault::HoldsThroughSignalLoss, Signal::Failed(_)) => {
-                (d.state, d.changed, d.cause, d.memory.state) = (before, false, Cause::SignalHeld, before);
+                (d.state, d.changed, d.cause, d.memory.state, d.factors) = (before, false, Cause::SignalHeld, before, declared.of(before));
             }
             (Fault::ScalingIsCritical, Signal::Reading(r)) if r.scaling == Some(true) => d.level = Some(Level::Critical),
+            (Fault::PublishesFullCapacity, _) => d.factors = declared.normal,
             _ => {}
         }
         Ok(d)
@@ -198,8 +202,14 @@ fn the_checker_catches_each_deliberately_broken_policy() {
     let spike = trace("spike", &cpus(&[(40.0, 2), (90.0, 4)]), "");
     let loss = trace("loss", &[Some(90.0), Some(90.0), Some(90.0), None, None, None], "");
     let scaling = parse_trace("scaling", r#"{"at":"2026-10-20T14:00:00Z","reading":{"scaling":true}}"#).unwrap();
-    let cases: [(Fault, &Trace, &str, &str); 4] = [
+    let cases: [(Fault, &Trace, &str, &str); 5] = [
         (Fault::EscalatesOnOneReading, &spike, "INV-01", "escalation to critical without 3 supporting readings"),
+        (
+            Fault::PublishesFullCapacity,
+            &spike,
+            "INV-08",
+            "published bulk 1 heavy 1 write 1 read 1 in critical, where the version declares bulk 0",
+        ),
         (Fault::EmergencyFromNormal, &spike, "INV-02", "emergency reached from normal without a pin"),
         (Fault::HoldsThroughSignalLoss, &loss, "INV-03", "critical after two failed reads"),
         (Fault::ScalingIsCritical, &scaling, "INV-02", "a scaling reading was assessed critical"),
@@ -213,6 +223,33 @@ fn the_checker_catches_each_deliberately_broken_policy() {
             trace.name
         );
     }
+}
+
+#[test]
+fn a_version_whose_declared_factors_do_not_protect_breaks_inv_08_once() {
+    // Every factor 1.0 (the security review's policy): its decisions publish what it declares,
+    // but what it declares stops no bulk work in critical.
+    let text = std::fs::read_to_string(capacity_tests::workspace().join("policies/1.0.0/policy.toml")).unwrap();
+    let unprotective = text
+        .lines()
+        .map(|l| match l.split_once('=') {
+            Some((state, _)) if ["constrained ", "critical ", "emergency "].iter().any(|s| l.starts_with(s)) => {
+                format!("{state}= {{ bulk = 1.0, heavy = 1.0,  write = 1.0, read = 1.0 }}")
+            }
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let description: vocabulary::PolicyDescription = toml::from_str(&unprotective).unwrap();
+    assert!(description.check().unwrap_err().contains("thresholds.factors.critical.bulk"), "the file itself is refused");
+    let mut policy: Box<dyn Policy> = Box::new(NativePolicy::new(description.clone(), "none", Some("none")));
+    let spike = trace("spike", &cpus(&[(40.0, 2), (90.0, 6)]), "");
+    let mut acc = Accumulator::new("none", &spike.name, &description.thresholds);
+    sentinel::replay::run(&spike, std::slice::from_mut(&mut policy), false, &mut |_, t| acc.add(&t)).unwrap();
+    let s = acc.finish();
+    let found: Vec<_> = s.violations.iter().filter(|v| v.invariant == "INV-08").collect();
+    assert_eq!(found.len(), 1, "reported once, not on every tick: {:?}", s.violations);
+    assert!(found[0].detail.contains("declared factors do not protect") && found[0].detail.contains("critical.bulk"), "{found:?}");
 }
 
 #[test]

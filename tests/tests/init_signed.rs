@@ -80,3 +80,61 @@ fn a_config_that_reaches_redis_without_signed_policies_names_init() {
     let err = text(&refused.stderr);
     assert!(err.contains("policies: is required with") && err.contains("`sentinel init --signed DIR`"), "{err}");
 }
+
+#[test]
+fn under_umask_000_no_other_user_can_write_what_init_wrote() {
+    // Another user who can write policy.pub or policies/ chooses what runs (security review, 10).
+    let work = tempfile::tempdir().unwrap();
+    let sentinel = capacity_tests::sentinel_bin::sentinel();
+    let done = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 000 && exec \"$0\" init --signed site --redis redis://127.0.0.1:6379/0")
+        .arg(&sentinel)
+        .current_dir(work.path())
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    ok(done);
+    let mut writable = Vec::new();
+    let mut folders = vec![work.path().join("site")];
+    while let Some(folder) = folders.pop() {
+        for path in std::iter::once(folder.clone()).chain(std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path())) {
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.permissions().mode() & 0o022 != 0 {
+                writable.push(format!("{} {:o}", path.display(), meta.permissions().mode() & 0o777));
+            }
+            if meta.is_dir() && path != folder {
+                folders.push(path);
+            }
+        }
+    }
+    writable.sort();
+    writable.dedup();
+    assert!(writable.is_empty(), "written so that others can write them: {writable:?}");
+    let key = std::fs::metadata(work.path().join("site/keys/policy.key")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(key, 0o600, "the signing key stays private");
+}
+
+#[test]
+fn policy_list_never_reads_a_component_whose_manifest_is_not_signed() {
+    // An unsigned manifest may claim any size: reading its component to check it took 989 MB
+    // for a 1 GB sparse file (security review, 4). Listed as refused by its signature, unread.
+    let work = tempfile::tempdir().unwrap();
+    ok(sentinel_in(work.path(), &["init", "--signed", "site", "--redis", "redis://127.0.0.1:6379/0"]));
+    let policies = work.path().join("site/policies");
+    let signed = std::fs::read_to_string(policies.join("capacity-policy-1.0.0.manifest.json")).unwrap();
+    let mut manifest: serde_json::Value = serde_json::from_str(&signed).unwrap();
+    let size: u64 = 256 * 1024 * 1024;
+    manifest["version"] = "9.9.9".into();
+    manifest["file"] = "capacity-policy-9.9.9.wasm".into();
+    manifest["size"] = size.into();
+    std::fs::write(policies.join("capacity-policy-9.9.9.manifest.json"), serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    std::fs::File::create(policies.join("capacity-policy-9.9.9.wasm")).unwrap().set_len(size).unwrap();
+    let listed = sentinel_in(work.path(), &["policy", "list", "--config", "site/sentinel.toml"]);
+    let said = text(&listed.stdout);
+    assert!(listed.status.success(), "{said}{}", text(&listed.stderr));
+    let row = said.lines().skip_while(|l| !l.starts_with("9.9.9")).take(2).collect::<Vec<_>>().join("\n");
+    assert!(row.contains("REFUSED") && row.contains("it is not signed"), "refused for want of a signature: {row}");
+    assert!(!row.contains("sha256") && !row.contains("size"), "its component was not read: {row}");
+    assert!(said.lines().any(|l| l.starts_with("1.0.0") && l.contains(" ok ")), "the signed version is ok: {said}");
+}

@@ -118,6 +118,17 @@ fn a_policy_file_with_an_invalid_number_is_refused_naming_the_key_and_nothing_is
         (original.replace("escalate_readings = 3", "escalate_readings = 0"), "thresholds.escalate_readings"),
         (original.replace("spacing_s = 300", "spacing_s = 300\nspeed = 2"), "unknown field `speed`"),
         (original.replace("version = \"1.1.0\"", "version = \"1.1\""), "version"),
+        // The name becomes the file name: it may not lead out of `-o` (security review, 3).
+        (original.replace("name = \"capacity-policy\"", "name = \"../escape/evil\""), "name: \"../escape/evil\" is not a policy name"),
+        (original.replace("name = \"capacity-policy\"", "name = \"/tmp/evil\""), "is not a policy name"),
+        // Every factor 1.0: a version that protects nothing (security review, 1).
+        (
+            original
+                .replace("bulk = 0.5, heavy = 0.5,", "bulk = 1.0, heavy = 1.0,")
+                .replace("bulk = 0.0, heavy = 0.25, write = 1.0", "bulk = 1.0, heavy = 1.0, write = 1.0")
+                .replace("bulk = 0.0, heavy = 0.25, write = 0.5, read = 0.5", "bulk = 1.0, heavy = 1.0, write = 1.0, read = 1.0"),
+            "thresholds.factors.critical.bulk: is 1.0, must be 0.0",
+        ),
     ];
     for (policy_text, said) in cases {
         std::fs::write(work.path().join("policies/1.1.0/policy.toml"), &policy_text).unwrap();
@@ -126,6 +137,7 @@ fn a_policy_file_with_an_invalid_number_is_refused_naming_the_key_and_nothing_is
         assert_eq!(refused.status.code(), Some(2), "{said}: {err}");
         assert!(err.contains("policies/1.1.0/policy.toml") && err.contains(said), "{said}: {err}");
         assert!(!work.path().join("dist").exists(), "nothing is written for a refused file");
+        assert!(!work.path().join("escape").exists(), "nothing is written outside -o");
     }
     // `cargo policies` refuses the first with the same check and words: `<file>: <key>: <why>`
     // (policies/src/main.rs).

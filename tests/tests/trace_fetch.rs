@@ -328,6 +328,37 @@ fn a_query_prometheus_refuses_is_not_asked_again_and_a_source_without_history_is
 }
 
 #[test]
+fn a_redirect_is_not_followed_and_names_where_it_pointed() {
+    // Where the redirect points: a real Prometheus, which must never be asked (security review, 9).
+    let elsewhere = Prometheus::backfilled(&openmetrics());
+    // The configured address answers every request with a redirect there.
+    let redirecting = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = redirecting.local_addr().unwrap().port();
+    let target = elsewhere.url();
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = answered.clone();
+    std::thread::spawn(move || {
+        for stream in redirecting.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let answer =
+                format!("HTTP/1.1 302 Found\r\nLocation: {target}/api/v1/query_range\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = std::io::Write::write_all(&mut stream, answer.as_bytes());
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = live_config(dir.path(), &format!("http://127.0.0.1:{port}"), "db_cpu_percent");
+    let out = fetch(&config, &["--since", FROM, "--until", "2026-09-21T01:00:00Z", "-o", dir.path().join("never.jsonl").to_str().unwrap()]);
+    let log = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{log}");
+    assert!(log.contains(&format!("a redirect to {}/api/v1/query_range", elsewhere.url())) && log.contains("set [metrics] url"), "{log}");
+    assert!(answered.load(std::sync::atomic::Ordering::SeqCst) >= 1, "the redirecting server was asked");
+    assert!(!dir.path().join("never.jsonl").exists());
+}
+
+#[test]
 fn a_server_that_finds_a_day_too_many_samples_is_asked_in_smaller_requests() {
     let dir = tempfile::tempdir().unwrap();
     let day = ["--since", FROM, "--until", "2026-09-22T00:00:00Z"];

@@ -129,3 +129,87 @@ fn a_resolve_band_is_checked_and_named_by_its_key() {
     let written = serde_json::to_string(&bounds).unwrap();
     assert_eq!(written, r#"{"constrained":70.0,"critical":85.0}"#, "a band of 0 is not written: 1.0.0's manifest is unchanged");
 }
+
+fn seed_factors() -> StateFactors {
+    let f = |bulk, heavy, write, read| Factors { bulk, heavy, write, read };
+    StateFactors {
+        normal: f(1.0, 1.0, 1.0, 1.0),
+        constrained: f(0.5, 0.5, 1.0, 1.0),
+        critical: f(0.0, 0.25, 1.0, 1.0),
+        emergency: f(0.0, 0.25, 0.5, 0.5),
+    }
+}
+
+#[test]
+fn the_seeds_factors_protect_and_each_state_has_its_own() {
+    let factors = seed_factors();
+    assert_eq!(factors.check_protection(), Ok(()));
+    assert_eq!(factors.of(ProtectionState::Emergency).write, 0.5);
+    assert_eq!(factors.of(ProtectionState::Constrained).heavy, 0.5);
+    // Equal factors in two states protect no less: the property forbids rising, not staying.
+    let mut flat = factors;
+    flat.emergency = flat.critical;
+    assert_eq!(flat.check_protection(), Ok(()));
+}
+
+#[test]
+fn factors_that_rise_with_severity_or_let_bulk_work_through_are_refused_naming_lane_and_states() {
+    // Every factor 1.0: no protection at all (the security review's policy).
+    let mut none = seed_factors();
+    none.constrained = none.normal;
+    none.critical = none.normal;
+    none.emergency = none.normal;
+    let error = none.check_protection().unwrap_err();
+    assert!(error.contains("thresholds.factors.critical.bulk") && error.contains("must be 0.0"), "{error}");
+
+    let mut heavy_rises = seed_factors();
+    heavy_rises.emergency.heavy = 0.5;
+    let error = heavy_rises.check_protection().unwrap_err();
+    assert!(error.contains("heavy rises from 0.25 in critical to 0.5 in emergency"), "{error}");
+
+    let mut read_rises = seed_factors();
+    read_rises.normal.read = 0.9;
+    let error = read_rises.check_protection().unwrap_err();
+    assert!(error.contains("read rises from 0.9 in normal to 1.0 in constrained"), "{error}");
+
+    let mut bulk_in_emergency = seed_factors();
+    bulk_in_emergency.emergency.bulk = 0.1;
+    bulk_in_emergency.critical.bulk = 0.1;
+    let error = bulk_in_emergency.check_protection().unwrap_err();
+    assert!(error.contains("thresholds.factors.critical.bulk: is 0.1"), "{error}");
+}
+
+#[test]
+fn a_policy_name_is_a_file_name_and_names_no_other_folder() {
+    let description = |name: &str| PolicyDescription { name: name.into(), version: "1.4.0".into(), thresholds: default_thresholds() };
+    for good in ["capacity-policy", "orders_db.v2", "A1"] {
+        assert_eq!(description(good).check(), Ok(()), "{good}");
+    }
+    for bad in ["../escape/evil", "/etc/evil", "a/b", "a\\b", ".hidden", "-flag", "a..b", "with space", "ü", &"x".repeat(65)] {
+        let error = description(bad).check().unwrap_err();
+        assert!(error.starts_with("name: ") && error.contains("is not a policy name"), "{bad}: {error}");
+    }
+}
+
+/// 1.0.0's numbers.
+fn default_thresholds() -> Thresholds {
+    let bounds = LevelThresholds { constrained: 70.0, critical: 85.0, resolve_band: 0.0 };
+    Thresholds {
+        cpu_pct: bounds,
+        connections_pct: bounds,
+        latency_ratio: LevelThresholds { constrained: 1.5, critical: 2.5, resolve_band: 0.0 },
+        spacing_s: 300,
+        escalate_readings: 3,
+        recover_readings: 5,
+        emergency_after_s: 180,
+        throttle_after_s: 300,
+        restore_hold_max_s: 600,
+        max_gap_s: 90,
+        release_after_failed_reads: 2,
+        baseline_min_samples: 60,
+        pin_max_ahead_s: 86400,
+        pin_reason_max_chars: 500,
+        factors: seed_factors(),
+        damping: None,
+    }
+}

@@ -4,6 +4,7 @@
 //! `policies/`.
 
 use crate::damping::FlapDamping;
+use crate::state::ProtectionState;
 use serde::{Deserialize, Serialize};
 
 /// The two boundaries of one signal.
@@ -61,6 +62,55 @@ pub struct StateFactors {
     pub emergency: Factors,
 }
 
+impl Factors {
+    /// Each lane with its name, in the order people read them.
+    pub fn lanes(&self) -> [(&'static str, f64); 4] {
+        [("bulk", self.bulk), ("heavy", self.heavy), ("write", self.write), ("read", self.read)]
+    }
+}
+
+impl StateFactors {
+    /// The factors a version publishes in `state`.
+    pub fn of(&self, state: ProtectionState) -> Factors {
+        match state {
+            ProtectionState::Normal => self.normal,
+            ProtectionState::Constrained => self.constrained,
+            ProtectionState::Critical => self.critical,
+            ProtectionState::Emergency => self.emergency,
+        }
+    }
+
+    /// Protection, the property every version must have (INV-08, docs/behaviour.md §12): no
+    /// lane's factor rises with severity (normal >= constrained >= critical >= emergency), and
+    /// critical and emergency withhold bulk work (their bulk factor is 0: new bulk work stops).
+    /// The error names the lane and the states.
+    pub fn check_protection(&self) -> Result<(), String> {
+        for pair in ProtectionState::ALL.windows(2) {
+            let (milder, severer) = (pair[0], pair[1]);
+            for ((lane, mild), (_, severe)) in self.of(milder).lanes().into_iter().zip(self.of(severer).lanes()) {
+                if severe > mild {
+                    return Err(format!(
+                        "thresholds.factors: {lane} rises from {mild:?} in {} to {severe:?} in {}: a lane's factor must never rise \
+                         with severity (normal >= constrained >= critical >= emergency)",
+                        milder.name(),
+                        severer.name()
+                    ));
+                }
+            }
+        }
+        for state in [ProtectionState::Critical, ProtectionState::Emergency] {
+            let bulk = self.of(state).bulk;
+            if bulk != 0.0 {
+                return Err(format!(
+                    "thresholds.factors.{}.bulk: is {bulk:?}, must be 0.0: critical and emergency withhold bulk work (new bulk work stops)",
+                    state.name()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Every threshold of docs/behaviour.md §2 to §8 (all listed in §13).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -109,6 +159,18 @@ impl PolicyDescription {
     pub fn check(&self) -> Result<(), String> {
         if self.name.trim().is_empty() {
             return Err("name: must not be blank".into());
+        }
+        // The name becomes a file name (`<name>-<version>.wasm`), so it can name no other folder.
+        let name_ok = self.name.len() <= 64
+            && self.name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+            && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+            && !self.name.contains("..");
+        if !name_ok {
+            return Err(format!(
+                "name: {:?} is not a policy name: use at most 64 letters, digits, '-', '_' and '.', starting with a letter or digit \
+                 (it becomes the component's file name, such as capacity-policy)",
+                self.name
+            ));
         }
         check_semver(&self.version).map_err(|e| format!("version: {e}"))?;
         self.thresholds.check()
@@ -161,6 +223,7 @@ impl Thresholds {
                 }
             }
         }
+        t.factors.check_protection()?;
         if let Some(damping) = &t.damping {
             damping.check()?;
             if damping.suppressed_recover_readings.is_some_and(|n| n <= t.recover_readings) {

@@ -1,4 +1,4 @@
-//! The invariants INV-01 to INV-03 (docs/behaviour.md §12), checked from a policy's outputs alone (the decision
+//! The invariants INV-01 to INV-03 and INV-08 (docs/behaviour.md §12), checked from a policy's outputs alone (the decision
 //! lines and the inputs the replay gave it), independently of the policy's own code: the
 //! checker assesses every reading itself (docs/behaviour.md §3, with the thresholds the policy
 //! declares), so a policy that misjudges a reading and acts on it is caught, not excused.
@@ -103,6 +103,8 @@ pub struct InvariantChecker {
     levels: Vec<(Instant, Level, Level)>,
     max_gap_s: Instant,
     previous_failed: bool,
+    /// Why the declared factors do not protect (INV-08), reported once, at the first tick.
+    unprotective: Option<String>,
 }
 
 impl InvariantChecker {
@@ -123,6 +125,7 @@ impl InvariantChecker {
             levels: Vec::new(),
             max_gap_s: Instant::from(t.max_gap_s),
             previous_failed: false,
+            unprotective: t.factors.check_protection().err(),
         }
     }
 
@@ -183,6 +186,30 @@ impl InvariantChecker {
             && own_level != Some(Level::Critical)
         {
             found = found.or(violation("INV-02", "a scaling reading was assessed critical without a critical signal".into()));
+        }
+        // INV-08: protection. The factors published are the ones the version declares for its
+        // state, and those protect (no lane rises with severity; critical and emergency
+        // withhold bulk work), so a version cannot publish a weaker state than it names.
+        if let Some(why) = self.unprotective.take() {
+            found = found.or(violation("INV-08", format!("the version's declared factors do not protect: {why}")));
+        } else if d.factors != self.thresholds.factors.of(d.state) {
+            let f = d.factors;
+            let declared = self.thresholds.factors.of(d.state);
+            found = found.or(violation(
+                "INV-08",
+                format!(
+                    "published bulk {} heavy {} write {} read {} in {}, where the version declares bulk {} heavy {} write {} read {}",
+                    f.bulk,
+                    f.heavy,
+                    f.write,
+                    f.read,
+                    d.state.name(),
+                    declared.bulk,
+                    declared.heavy,
+                    declared.write,
+                    declared.read
+                ),
+            ));
         }
         // INV-03: without a pin, one failed read holds and the next restores normal.
         if !pinned && first_failure && d.changed {

@@ -13,6 +13,10 @@
 /** The verdict of a channel whose document was older than one already acted on. */
 export const SUPERSEDED = 'superseded';
 
+/** A document without a whole-number sequence (a string, a boolean, a fraction, none at all). */
+const UNORDERED = Symbol('unordered');
+
+/** The document's sequence, UNORDERED when none orders it, undefined when it is no JSON object. */
 function sequenceOf(text) {
   let doc;
   try {
@@ -20,8 +24,8 @@ function sequenceOf(text) {
   } catch {
     return undefined;
   }
-  const sequence = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? doc.sequence : undefined;
-  return Number.isSafeInteger(sequence) ? sequence : undefined;
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return undefined;
+  return Number.isSafeInteger(doc.sequence) ? doc.sequence : UNORDERED;
 }
 
 export class SequenceFence {
@@ -43,6 +47,12 @@ export class SequenceFence {
     const newest = this.#inForce(now);
     if (fetched === undefined || newest?.sequence === undefined || fetched.tag !== 'document') return [fetched, false];
     const sequence = sequenceOf(fetched.val);
+    if (sequence === UNORDERED) {
+      // It cannot be ordered against the document in force, so it cannot be shown newer.
+      const why = `superseded: the document's sequence is not a whole number, so it cannot be ordered after sequence ${newest.sequence} `
+        + 'already read (the sentinel writes whole numbers; the newer decision stands)';
+      return [{ tag: 'failed', val: why }, true];
+    }
     if (sequence === undefined || sequence >= newest.sequence) return [fetched, false];
     const why = `superseded: sequence ${sequence} is older than sequence ${newest.sequence} already read `
       + '(a late write of a sentinel that lost its lease; the newer decision stands)';

@@ -130,6 +130,8 @@ impl PrometheusHttp {
             .connect_timeout(timeout)
             .timeout(timeout)
             .no_proxy()
+            // Only the configured server is asked: a redirect elsewhere is an error that names it.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| setup(redact(&chain(&e))))?;
         Ok(PrometheusHttp { source, timeout, client })
@@ -238,6 +240,16 @@ impl PrometheusHttp {
         };
         let mut response = self.client.get(url.clone()).query(params).send().await.map_err(failed)?;
         let status = response.status();
+        if status.is_redirection() {
+            let to =
+                response.headers().get(reqwest::header::LOCATION).and_then(|l| l.to_str().ok()).map_or_else(|| "nowhere".into(), redact);
+            return Err(unavailable(
+                format!(
+                    "HTTP {status}: a redirect to {to}; the sentinel asks only the configured server: set [metrics] url to where Prometheus answers"
+                ),
+                Again::Never,
+            ));
+        }
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(failed)? {
             if body.len() + chunk.len() > MAX_BODY {

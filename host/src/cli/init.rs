@@ -58,6 +58,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
         .tempdir_in(&parent)
         .with_context(|| format!("creating a working folder in {}", parent.display()))?;
     let versions = write(work.path(), &args)?;
+    no_one_else_writes(work.path())?;
     // The config loads as `run` will load it: a mistake here is ours, and nothing is left behind.
     let config_path = work.path().join("sentinel.toml");
     Config::load(Some(&config_path)).context("the written sentinel.toml does not load (a bug in `sentinel init`: please report it)")?;
@@ -114,6 +115,31 @@ fn write(root: &Path, args: &InitArgs) -> anyhow::Result<Vec<String>> {
     let config = config_text(&args.redis);
     std::fs::write(root.join("sentinel.toml"), config).context("writing sentinel.toml")?;
     Ok(versions)
+}
+
+/// Takes the write bits of group and others off everything written, whatever the umask: the
+/// public key, the config and the policies decide what runs, so no other user may swap them
+/// (under umask 000 they were 0666 and 0777, and another user's signed version ran).
+#[cfg(unix)]
+fn no_one_else_writes(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::symlink_metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & !0o022))
+            .with_context(|| format!("setting the permissions of {}", path.display()))?;
+    }
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path).with_context(|| format!("reading {}", path.display()))? {
+            no_one_else_writes(&entry.with_context(|| format!("reading {}", path.display()))?.path())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn no_one_else_writes(_: &Path) -> anyhow::Result<()> {
+    Ok(())
 }
 
 /// Copies every policy version of `from` (component and manifest) into `to`, the embedded one

@@ -52,10 +52,14 @@ impl ActivePolicy {
             let mut policy = self.lock();
             let decision = match policy.decide(input) {
                 Ok(d) => d,
-                Err(e) if recoverable(&e) && self.lifecycle.as_ref().is_some_and(|l| l.fall_back(&mut policy, &e)) => {
-                    notes.push(format!("{e}; the tick reran with policy {}", policy.identity().version));
-                    policy.decide(input)?
-                }
+                Err(e) if recoverable(&e) => match self.lifecycle.as_ref().and_then(|l| l.fall_back(&mut policy, &e, input)) {
+                    Some(Ok(d)) => {
+                        notes.push(format!("{e}; the tick reran with policy {}", policy.identity().version));
+                        d
+                    }
+                    Some(Err(both)) => return Err(both),
+                    None => return Err(e),
+                },
                 Err(e) => return Err(e),
             };
             (decision, policy.identity().clone())
@@ -67,7 +71,11 @@ impl ActivePolicy {
     }
 }
 
-/// A failure of the version itself (a memory-cap hit traps or fails instantiation).
+/// A failure of the version itself (a memory-cap hit traps or fails instantiation; a decision
+/// publishing other factors than the version declares).
 fn recoverable(e: &PolicyError) -> bool {
-    matches!(e, PolicyError::Trap { .. } | PolicyError::Timeout { .. } | PolicyError::Instantiate { .. })
+    matches!(
+        e,
+        PolicyError::Trap { .. } | PolicyError::Timeout { .. } | PolicyError::Instantiate { .. } | PolicyError::FactorsNotDeclared { .. }
+    )
 }

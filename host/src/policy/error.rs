@@ -25,6 +25,21 @@ pub enum PolicyError {
     ContractMismatch { path: PathBuf, built_for: String, speaks: &'static str },
     #[error("{path} imports {imports:?}; a policy component must import nothing")]
     HasImports { path: PathBuf, imports: Vec<String> },
+    #[error(
+        "{path} declares numbers no version may have: {message}; fix them in its policy.toml and build it again \
+         (docs/behaviour.md §12, INV-08: a version withholds more work as the state rises)"
+    )]
+    Unprotective { path: PathBuf, message: String },
+    #[error(
+        "policy {policy} published {detail} (INV-08); the decision was refused and its instance discarded: the component \
+         does not publish what it declares, do not run it"
+    )]
+    FactorsNotDeclared { policy: String, state: &'static str, detail: String },
+    #[error(
+        "policy {active} failed on this tick's input, and so did the version before it ({detail}): the input is at fault, \
+         not a version, so none is marked unhealthy; check what the metrics source returned (an answer far larger than usual?)"
+    )]
+    InputFault { active: String, detail: String },
     #[error("policy {policy} trapped in {call}: {message}; its instance was discarded")]
     Trap { policy: String, call: &'static str, message: String },
     #[error("policy {policy} ran past its deadline in {call}; its instance was discarded")]

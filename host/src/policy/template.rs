@@ -80,12 +80,21 @@ pub fn built_message(component: &Path, out: &Path) -> String {
     format!("built {} and its manifest: sign them with `sentinel policy sign --key KEY {}`", component.display(), out.display())
 }
 
-/// Written beside, then renamed: a reader never sees half a component or a manifest.
+/// Written beside, then renamed: a reader never sees half a component or a manifest. The
+/// partial file is created new (a file or link left at its name is removed first, and one put
+/// back meanwhile fails the write), so a link planted in a shared folder is never written through.
 fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), TemplateError> {
+    use std::io::Write;
     let partial = path.with_extension("partial");
-    std::fs::write(&partial, bytes)
-        .and_then(|()| std::fs::rename(&partial, path))
-        .map_err(|source| TemplateError::Write { path: path.to_path_buf(), source })
+    let fail = |source| TemplateError::Write { path: path.to_path_buf(), source };
+    match std::fs::remove_file(&partial) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(e)),
+    }
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial).map_err(fail)?;
+    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(fail)?;
+    std::fs::rename(&partial, path).map_err(fail)
 }
 
 /// The numbers a component built from the template carries (none: not built from it).
@@ -136,6 +145,26 @@ mod tests {
         assert_eq!(numbers_of(&bytes).unwrap().unwrap(), description);
         // The template itself carries 1.0.0's numbers.
         assert_eq!(numbers_of(BYTES).unwrap().unwrap().version, "1.0.0");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_the_partial_name_is_replaced_not_written_through() {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies/1.1.0/policy.toml")).unwrap();
+        let description: PolicyDescription = toml::from_str(&text).unwrap();
+        let shared = tempfile::tempdir().unwrap();
+        let victim = shared.path().join("victim");
+        std::fs::write(&victim, "the victim's own bytes").unwrap();
+        for planted in ["capacity-policy-1.1.0.partial", "capacity-policy-1.1.0.manifest.partial"] {
+            std::os::unix::fs::symlink(&victim, shared.path().join(planted)).unwrap();
+        }
+        std::os::unix::fs::symlink(shared.path().join("nowhere"), shared.path().join("capacity-policy-1.1.0.manifest.partial.json"))
+            .unwrap();
+        let component = build_into(&description, shared.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the victim's own bytes");
+        assert!(!shared.path().join("nowhere").exists());
+        assert_eq!(numbers_of(&std::fs::read(&component).unwrap()).unwrap().unwrap(), description);
+        assert!(!std::fs::symlink_metadata(&component).unwrap().file_type().is_symlink());
     }
 
     #[test]

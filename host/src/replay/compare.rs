@@ -6,7 +6,7 @@
 use super::Tick;
 use crate::policy::invariants::{Floors, InvariantChecker, Violation};
 use serde::Serialize;
-use vocabulary::{Instant, Level, ProtectionState, Thresholds, ThrottleIntent};
+use vocabulary::{Factors, Instant, Level, ProtectionState, Thresholds, ThrottleIntent};
 
 /// A change undone within this long is a flap.
 pub const FLAP_WINDOW_S: Instant = 15 * 60;
@@ -51,6 +51,10 @@ pub struct Summary {
     /// assessed calm (`max_calm_protection_minutes_per_incident`).
     #[serde(skip)]
     pub calm_marks: Vec<CalmMark>,
+    /// Per state (normal to emergency), each lane's highest factor published in it; none for a
+    /// state the policy never was in. The gate compares these, not state names (`state_factors`).
+    #[serde(skip)]
+    pub published: [Option<Factors>; 4],
 }
 
 /// One tick of a short trace, as the gate's calm-minute rule reads it.
@@ -133,6 +137,7 @@ impl Accumulator {
                 first_critical_at: None,
                 first_protected_at: None,
                 calm_marks: Vec::new(),
+                published: [None; 4],
             },
             checker: InvariantChecker::with_floors(thresholds, floors),
             changes: Vec::new(),
@@ -147,6 +152,13 @@ impl Accumulator {
         let state_rank = d.state.rank();
         s.minutes[state_rank as usize] += 1;
         s.bulk_capacity_minutes += d.factors.bulk;
+        let f = d.factors;
+        s.published[state_rank as usize] = Some(match s.published[state_rank as usize] {
+            Some(p) => {
+                Factors { bulk: p.bulk.max(f.bulk), heavy: p.heavy.max(f.heavy), write: p.write.max(f.write), read: p.read.max(f.read) }
+            }
+            None => f,
+        });
         if d.level.is_none() {
             s.failed_reads += 1;
         }

@@ -27,6 +27,11 @@
 //! reason = "the critical boundaries moved up on purpose"
 //! ```
 //!
+//! Whatever the file says, the gate judges what each version publishes: in every state both
+//! were in on a trace, a lane's factor from the candidate above the baseline's fails it
+//! (`state_factors`, waivable as any finding), and with `fail_on_invariant` a decision whose
+//! factors are not the ones its version declares, or declared factors that do not protect,
+//! break INV-08.
 //! An absent limit is not gated. Limits are "worse by more than": equal to the limit passes.
 //! Costs are judged in what an operator pays: capacity as a share of a day, and on short
 //! scenarios minutes per incident, never as a share of a trace's own length. The key that did
@@ -40,6 +45,7 @@ use super::metrics::{Row, Verdict, metric};
 use crate::policy::invariants::Floors;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use vocabulary::ProtectionState;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,6 +109,10 @@ impl Waiver {
 }
 
 const MINUTES_A_DAY: f64 = 1440.0;
+
+/// The finding of a candidate publishing a higher factor than the baseline in the same state;
+/// always judged (a waiver names it to accept a deliberate change of factors).
+pub const STATE_FACTORS: &str = "state_factors";
 
 /// On a trace shorter than a day: the minutes each policy was protected (no pin) while the
 /// baseline assessed the reading normal: calm by one judge for both, so a candidate whose
@@ -187,6 +197,7 @@ impl Gate {
         for (i, w) in gate.waive.iter().enumerate() {
             if let Some(m) = &w.metric
                 && metric(m).is_none()
+                && m != STATE_FACTORS
             {
                 return Err(GateError::Invalid { path: name.into(), message: format!("waive[{i}].metric: unknown metric {m:?}") });
             }
@@ -262,6 +273,25 @@ impl Gate {
                 first.detail
             );
             fail(rows, "invariant_violations", "fail_on_invariant", message);
+        }
+        // What is published, not what a state is called: in each state both were in, no lane
+        // may get a higher factor from the candidate than from the baseline.
+        for state in ProtectionState::ALL {
+            let i = state.rank() as usize;
+            let (Some(base), Some(cand)) = (baseline.published[i], candidate.published[i]) else { continue };
+            for ((lane, b), (_, c)) in base.lanes().into_iter().zip(cand.lanes()) {
+                if c > b + 1e-12 {
+                    fail(
+                        rows,
+                        STATE_FACTORS,
+                        "state_factors",
+                        format!(
+                            "publishes {lane} {c} in {} where the baseline publishes {b}: less protection in the same state",
+                            state.name()
+                        ),
+                    );
+                }
+            }
         }
         let value = |key: &str, s: &Summary| metric(key).and_then(|m| (m.value)(s));
         let increase = |key: &str| value(key, baseline).zip(value(key, candidate)).map(|(b, c)| c - b);

@@ -20,6 +20,9 @@ pub enum PartialError {
     /// A file operation failed, naming the file.
     #[error("{path}: {error} (check that the folder exists, is writable and has space)")]
     Io { path: String, error: std::io::Error },
+    /// A link or a folder stands where the fetch keeps its own file.
+    #[error("{path} is not a regular file (a link, or a folder): the fetch writes only files of its own; remove it and run again")]
+    NotAFile { path: String },
     /// The partial file holds something this fetch cannot go on with.
     #[error(
         "{partial} holds a stopped fetch this one cannot go on with: {why}. To go on with it, run the command with {again}; to \
@@ -65,6 +68,13 @@ impl Partial {
     /// `out`: going on after what an earlier run of the same fetch kept, or starting afresh.
     pub fn open(out: &Path, window: &Window, fingerprint: &str) -> Result<Partial, PartialError> {
         let (partial, state) = (beside(out, ".partial"), beside(out, ".partial.json"));
+        // Never through a link planted in the output folder: it could point anywhere.
+        for path in [&partial, &state] {
+            match std::fs::symlink_metadata(path) {
+                Ok(meta) if !meta.is_file() => return Err(PartialError::NotAFile { path: path.display().to_string() }),
+                _ => {}
+            }
+        }
         let fetching = Fetching {
             source: fingerprint.to_string(),
             from: format_rfc3339(window.from),
@@ -91,9 +101,11 @@ impl Partial {
                 return Err(PartialError::Another { partial, record, why, again });
             }
         }
-        let file = File::create(&partial).map_err(io(&partial))?;
+        // Created new: a link put at either name after the look above fails the fetch.
+        let file = OpenOptions::new().write(true).create_new(true).open(&partial).map_err(io(&partial))?;
         let text = serde_json::to_string_pretty(&fetching).unwrap_or_default();
-        std::fs::write(&state, format!("{text}\n")).map_err(io(&state))?;
+        let mut record = OpenOptions::new().write(true).create_new(true).open(&state).map_err(io(&state))?;
+        record.write_all(format!("{text}\n").as_bytes()).map_err(io(&state))?;
         Ok(Partial { out: out.to_path_buf(), partial, state, file, next: window.from, kept: 0 })
     }
 
@@ -224,5 +236,24 @@ mod tests {
         // Nothing there: a fresh start.
         std::fs::remove_file(dir.path().join("history.jsonl.partial")).unwrap();
         assert_eq!(Partial::open(&out, &WINDOW, "source A").unwrap().kept, 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_planted_at_the_partial_names_are_refused_and_nothing_is_created_at_their_targets() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("history.jsonl");
+        for (name, target) in [("history.jsonl.partial", "victim-a"), ("history.jsonl.partial.json", "victim-b")] {
+            std::os::unix::fs::symlink(dir.path().join(target), dir.path().join(name)).unwrap();
+            let err = Partial::open(&out, &WINDOW, "source A").unwrap_err().to_string();
+            assert!(err.contains(name) && err.contains("is not a regular file"), "{err}");
+            assert!(!dir.path().join(target).exists(), "nothing was created at the link's target");
+            std::fs::remove_file(dir.path().join(name)).unwrap();
+        }
+        // A link to a file that exists is refused the same way, and that file is left as it was.
+        std::fs::write(dir.path().join("victim-a"), "the victim's own lines\n").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("victim-a"), dir.path().join("history.jsonl.partial")).unwrap();
+        assert!(Partial::open(&out, &WINDOW, "source A").is_err());
+        assert_eq!(std::fs::read_to_string(dir.path().join("victim-a")).unwrap(), "the victim's own lines\n");
     }
 }

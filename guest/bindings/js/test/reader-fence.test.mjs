@@ -41,6 +41,23 @@ test('a late write of an older sequence is refused while the newer is fresh', as
   await r.close();
 });
 
+test('a sequence that is not a whole number cannot be ordered and is refused', async () => {
+  const now = { at: T0 + 60 };
+  publish(cache, { state: 'critical', factors: { bulk: 0 }, sequence: 43 });
+  publish(parameter, { state: 'critical', factors: { bulk: 0 }, sequence: 43 });
+  const r = reader(now);
+  assert.equal((await r.read()).factor, 0);
+  for (const unordered of [44.5, '44', true, null]) {
+    publish(cache, { state: 'normal', factors: { bulk: 1 }, sequence: unordered });
+    publish(parameter, { state: 'normal', factors: { bulk: 1 }, sequence: unordered });
+    const got = await r.read();
+    assert.deepEqual([got.factor, got.state, got.sequence], [0, 'critical', 43], String(unordered));
+    assert.deepEqual([got.cache, got.parameter], ['superseded', 'superseded'], String(unordered));
+    assert.match(got.error, /sequence is not a whole number/);
+  }
+  await r.close();
+});
+
 test('the parameter is used when only the cache went back', async () => {
   const now = { at: T0 + 60 };
   publish(cache, { factors: { bulk: 0 }, sequence: 43 });

@@ -32,6 +32,22 @@ def test_a_late_write_of_an_older_sequence_is_refused_while_the_newer_is_fresh(r
         assert (r.read().factor, r.read().cache) == (0.5, "usable")
 
 
+def test_a_sequence_that_is_not_a_whole_number_cannot_be_ordered_and_is_refused(redis, ssm):
+    """`"sequence": 1.0` (or a string, or a boolean) cannot be ordered after the decision in force;
+    it let a stale "normal, bulk 1.0" past the fence (security review, 13)."""
+    now = [NOW]
+    publish(redis, ssm, cache=document(0.0, state="critical", sequence=43), parameter=document(0.0, state="critical", sequence=43))
+    with reader(redis, lambda: now[0]) as r:
+        assert r.read().factor == 0.0
+        for unordered in (1.0, 44.0, "44", True, None):
+            publish(redis, ssm, cache=document(1.0, state="normal", sequence=unordered),
+                    parameter=document(1.0, state="normal", sequence=unordered))
+            got = r.read()
+            assert (got.factor, got.state, got.sequence) == (0.0, "critical", 43), unordered
+            assert (got.cache, got.parameter) == ("superseded", "superseded"), unordered
+            assert "sequence is not a whole number" in got.error, got.error
+
+
 def test_the_parameter_is_used_when_only_the_cache_went_back(redis, ssm):
     publish(redis, ssm, cache=document(0.0, sequence=43))
     with reader(redis, lambda: NOW) as r:

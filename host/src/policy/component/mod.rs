@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 use vocabulary::{
     AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
-    PlanRequest, PolicyDescription, SessionStart,
+    PlanRequest, PolicyDescription, SessionStart, StateFactors,
 };
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder, Trap};
@@ -34,6 +34,9 @@ pub struct ComponentPolicy {
     pre: InstancePre<StoreState>,
     indices: ExportIndices,
     live: Option<(Store<StoreState>, Exports)>,
+    /// The factors the version declares for each state: every decision must publish these
+    /// (INV-08), so a component cannot name a state and publish a weaker one.
+    declared: Option<StateFactors>,
 }
 
 impl ComponentPolicy {
@@ -78,8 +81,13 @@ impl ComponentPolicy {
             pre: instance_pre,
             indices,
             live: None,
+            declared: None,
         };
         let description = policy.describe()?;
+        // What it declares is checked as a policy file is (a component need not come from one):
+        // above all, its factors must protect (INV-08).
+        description.check().map_err(|message| PolicyError::Unprotective { path: path.into(), message })?;
+        policy.declared = Some(description.thresholds.factors);
         policy.identity.label = label.map(str::to_string).unwrap_or_else(|| description.version.clone());
         policy.identity.name = description.name;
         policy.identity.version = description.version;
@@ -100,6 +108,22 @@ impl ComponentPolicy {
             self.live = Some((store, world));
         }
         Ok(self.live.as_mut().expect("instance was just created"))
+    }
+
+    /// The decision, when it publishes the factors the version declares for its state (INV-08);
+    /// otherwise an error naming both, and the instance is discarded as after a trap.
+    fn published_as_declared(&mut self, decision: Decision) -> Result<Decision, PolicyError> {
+        let Some(declared) = self.declared.map(|d| d.of(decision.state)) else { return Ok(decision) };
+        if decision.factors == declared {
+            return Ok(decision);
+        }
+        self.live = None;
+        let show = |f: vocabulary::Factors| format!("bulk {} heavy {} write {} read {}", f.bulk, f.heavy, f.write, f.read);
+        Err(PolicyError::FactorsNotDeclared {
+            policy: self.identity.label.clone(),
+            state: decision.state.name(),
+            detail: format!("{} in {}, where it declares {}", show(decision.factors), decision.state.name(), show(declared)),
+        })
     }
 
     /// Runs one export under the deadline; any failure discards the instance.
@@ -146,12 +170,13 @@ impl Policy for ComponentPolicy {
     fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError> {
         let flap = input.memory.as_ref().and_then(|m| m.flap.as_ref()).map(damping_convert::flap_to_wit);
         let input = convert::input_to_wit(input);
-        if self.indices.has_damping() {
+        let decision = if self.indices.has_damping() {
             let damped = self.call("decide", |w, s| w.damping.as_ref().expect("bound").call_decide(s, &input, flap))?;
-            return Ok(damping_convert::damped_decision_from_wit(damped));
-        }
-        let decision = self.call("decide", |w, s| w.decision.call_decide(s, &input))?;
-        Ok(convert::decision_from_wit(decision))
+            damping_convert::damped_decision_from_wit(damped)
+        } else {
+            convert::decision_from_wit(self.call("decide", |w, s| w.decision.call_decide(s, &input))?)
+        };
+        self.published_as_declared(decision)
     }
 
     fn compute_baselines(&mut self, hour: Instant, samples: &[ApiSamples]) -> Result<Vec<ApiBaseline>, PolicyError> {
@@ -201,4 +226,39 @@ fn one_line(e: &wasmtime::Error) -> String {
     let cause = e.root_cause().to_string();
     let first = cause.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown failure");
     first.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Limits;
+    use vocabulary::{Reading, Signal};
+
+    fn critical_input(now: Instant) -> DecisionInput {
+        let reading = Reading { cpu_pct: Some(95.0), connections_pct: Some(30.0), scaling: Some(false), latency: vec![] };
+        DecisionInput { now, signal: Signal::Reading(reading), memory: None, pin: None, throttles_enabled: false, stages_throttled: false }
+    }
+
+    #[test]
+    fn a_decision_publishing_other_factors_than_declared_is_refused_naming_both() {
+        let runtime = Arc::new(Runtime::new(Limits::default()).unwrap());
+        let mut policy = ComponentPolicy::from_bytes(&runtime, Path::new("1.0.0"), crate::policy::embedded::BYTES, None).unwrap();
+        let decided = policy.decide(&critical_input(1_792_500_000)).unwrap();
+        assert_eq!(decided.factors, policy.declared.unwrap().of(decided.state), "what it publishes is what it declares");
+        // As if the component declared stronger factors than its decisions publish (a component
+        // built by hand can: the host holds it to what it declared).
+        let mut declared = policy.declared.unwrap();
+        declared.normal.bulk = 0.9;
+        declared.normal.heavy = 0.9;
+        policy.declared = Some(declared);
+        let refused = policy.decide(&critical_input(1_792_500_000)).unwrap_err();
+        assert!(matches!(refused, PolicyError::FactorsNotDeclared { state: "normal", .. }), "{refused}");
+        let said = refused.to_string();
+        assert!(
+            said.contains(
+                "published bulk 1 heavy 1 write 1 read 1 in normal, where it declares bulk 0.9 heavy 0.9 write 1 read 1 (INV-08)"
+            ),
+            "{said}"
+        );
+    }
 }

@@ -93,3 +93,47 @@ async fn a_look_at_the_directory_before_the_rollback_is_recorded_keeps_the_good_
     assert_eq!(recorded.active.as_deref(), Some("1.0.0"));
     assert!(recorded.unhealthy.contains_key("9.3.0"), "{recorded:?}");
 }
+
+/// An input no version can decide (a reading of 200,000 latency series, past every version's
+/// memory cap) is the input's fault: the active version is neither condemned nor rolled back,
+/// the tick fails naming both errors, and the next ordinary reading is decided by the same
+/// version (security review, 6: it stayed condemned for good).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_input_every_version_fails_on_condemns_no_version() {
+    let dir = tempfile::tempdir().unwrap();
+    install(&dir.path().join("policies"), &[V1, super::tests::V2]);
+    state::update(&dir.path().join("sentinel-state"), |s| {
+        s.activated("1.0.0");
+        s.activated("2.0.0");
+    })
+    .unwrap();
+    trace(dir.path(), &[40.0, 40.0, 40.0]);
+    let at = |i: i64| crate::instants::format_rfc3339(START + 60 * i);
+    let flood: Vec<String> = (0..200_000).map(|i| format!(r#"{{"api":"api-{i}","p95_ms":100,"baseline_ms":100}}"#)).collect();
+    let lines = [
+        format!("{{\"at\":\"{}\",\"reading\":{{\"cpu_pct\":40,\"connections_pct\":30,\"scaling\":false,\"latency\":[]}}}}", at(0)),
+        format!(
+            "{{\"at\":\"{}\",\"reading\":{{\"cpu_pct\":40,\"connections_pct\":30,\"scaling\":false,\"latency\":[{}]}}}}",
+            at(1),
+            flood.join(",")
+        ),
+        format!("{{\"at\":\"{}\",\"reading\":{{\"cpu_pct\":40,\"connections_pct\":30,\"scaling\":false,\"latency\":[]}}}}", at(2)),
+    ];
+    std::fs::write(dir.path().join("trace.jsonl"), lines.join("\n") + "\n").unwrap();
+    let text = "[policy_limits]\ndeadline = \"2s\"\nmemory_mib = 3\n[store]\nkind = \"sqlite\"\npath = \"state/sentinel.db\"\n\
+                [metrics]\nkind = \"trace\"\npath = \"trace.jsonl\"\n\
+                [publish.cache]\nkind = \"file\"\npath = \"out/cache.json\"\n[publish.parameter]\nkind = \"file\"\npath = \"out/parameter.json\"\n\
+                [policies]\ndir = \"policies\"\nallow_unsigned = true\npoll = \"100ms\"\nactive = \"2.0.0\"\n";
+    let config = crate::config::Config::parse(text, &dir.path().join("sentinel.toml")).unwrap();
+    let (sentinel, _) = crate::setup::sentinel(&config, START, None).await.unwrap();
+    assert_eq!(sentinel.tick(START).await.unwrap().document.policy.version, "2.0.0");
+    let failed = sentinel.tick(START + 60).await.expect_err("no version can decide this input");
+    let said = format!("{failed:#}");
+    assert!(said.contains("the input is at fault") && said.contains("2.0.0") && said.contains("1.0.0"), "{said}");
+    assert_eq!(sentinel.telemetry.policy_rollbacks.get(), 0, "no rollback");
+    assert_eq!(sentinel.tick(START + 120).await.unwrap().document.policy.version, "2.0.0", "the same version decides the next reading");
+    sentinel.policy.lifecycle().unwrap().settle().await;
+    let recorded = PolicyState::load(&dir.path().join("sentinel-state")).unwrap();
+    assert_eq!(recorded.active.as_deref(), Some("2.0.0"));
+    assert!(recorded.unhealthy.is_empty(), "{recorded:?}");
+}

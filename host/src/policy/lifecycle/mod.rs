@@ -247,12 +247,35 @@ impl Lifecycle {
         self.telemetry.policy_activations.inc();
     }
 
-    /// Called by the tick holding the active policy's lock when the active version failed:
-    /// puts the last good version in its place and raises the alarm; the failing one is
-    /// recorded as unhealthy in the persisted state off the tick's thread (an unreadable state
-    /// file is left as it is, and said so). False when there is no good version to fall back to.
-    pub fn fall_back(&self, active: &mut Box<dyn Policy>, error: &PolicyError) -> bool {
-        let Some(good) = self.last_good.lock().expect("last good lock").take() else { return false };
+    /// Called by the tick holding the active policy's lock when the active version failed on
+    /// `input`: the last good version decides the same input. When it can, it takes the failing
+    /// version's place, the alarm is raised, and the failing one is recorded as unhealthy in the
+    /// persisted state off the tick's thread (an unreadable state file is left as it is, and
+    /// said so); its decision is returned. When it fails too, the input is at fault, not the
+    /// version: nothing is condemned or swapped, and the tick fails with both errors (an input
+    /// that made the active version hit its memory cap condemned it for good before). None when
+    /// there is no good version to fall back to.
+    pub fn fall_back(
+        &self,
+        active: &mut Box<dyn Policy>,
+        error: &PolicyError,
+        input: &DecisionInput,
+    ) -> Option<Result<Decision, PolicyError>> {
+        let mut good = self.last_good.lock().expect("last good lock").take()?;
+        let decided = match good.decide(input) {
+            Ok(decided) => decided,
+            Err(second) => {
+                let (bad, other) = (active.identity().version.clone(), good.identity().version.clone());
+                tracing::error!(
+                    active = %bad, fallback = %other,
+                    "policy {bad} failed on this tick's input ({error}), and so did {other} ({second}): the input is at fault, \
+                     not the version; no version is marked unhealthy and the tick fails"
+                );
+                *self.last_good.lock().expect("last good lock") = Some(good);
+                let detail = format!("{bad}: {error}; {other}: {second}");
+                return Some(Err(PolicyError::InputFault { active: bad, detail }));
+            }
+        };
         let failing = std::mem::replace(active, good);
         let (bad, good) = (failing.identity().version.clone(), active.identity().version.clone());
         self.telemetry.policy_rollbacks.inc();
@@ -276,7 +299,7 @@ impl Lifecycle {
                 Err(e) => tracing::error!("the rollback from {bad} to {good} is in effect but not recorded: {e:#}"),
             }
         });
-        true
+        Some(Ok(decided))
     }
 
     /// Gives the shadow this tick's input and the active decision; it decides on the

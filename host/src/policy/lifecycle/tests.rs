@@ -30,7 +30,7 @@ pub(crate) fn install(dir: &Path, names: &[&str]) {
 }
 
 pub(crate) const V1: &str = "capacity-policy-1.0.0";
-const V2: &str = "capacity-policy-2.0.0";
+pub(crate) const V2: &str = "capacity-policy-2.0.0";
 const LOOP: &str = "capacity-policy-fault-loop-9.1.0";
 const OOM: &str = "capacity-policy-fault-oom-9.2.0";
 pub(crate) const TRAP: &str = "capacity-policy-fault-trap-on-api-trap-9.3.0";

@@ -1,64 +1,167 @@
 """The one masking of connection strings in this package, the rule the sentinel's own
-(host/src/redact.rs) follows: every URL or DSN a log line or an error shows goes through
-`redact`, and an error a client library raised about a connection string through `scrub`.
+(host/src/redact.rs) follows, step for step: every URL or DSN a log line or an error shows goes
+through `redact`, and an error a client library raised about a connection string through
+`scrub`. The cases all three must agree on are one table, tests/vectors/redaction.json.
 
 What is masked, with `***`:
 - a URL's user-info password, up to the URL's last `@` (`redis://:secret@host`,
-  `postgresql://app:pw@db`);
+  `postgresql://app:pw@db`); a URL that does not parse (a password holding a space) is masked
+  up to the last `@` of its line;
 - a URL's fragment (`#...`), whole;
-- the value of a parameter whose name holds `pass`, `pwd`, `secret`, `token`, `credential`,
-  `apikey`, `api_key`, `signature`, `authorization`, `access_key` or `private_key`, or is `key`,
-  `auth` or `sig`, in any case: in a URL's query up to the next `&`, in libpq's keyword form up
-  to the next unescaped space or the closing quote.
+- the value of a parameter whose name (percent-decoded, in any case, `-`, `_` and `.` left out)
+  contains `pass`, `pwd`, `secret`, `token`, `credential`, `signature`, `authorization` or
+  `jwt`, ends in `key` (`apikey`, `access-key`, `accessKey`, `subscription-key`, `key`), or is
+  `auth` or `sig`: in a URL's query up to the next `&`, in libpq's keyword form up to the next
+  unescaped space or the closing quote.
 It may mask more than a secret, never less.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote
+from typing import List, Tuple
+from urllib.parse import unquote, urlsplit
 
 __all__ = ["MASK", "redact", "scrub"]
 
 MASK = "***"
 
-_NAME = (r"(?:[A-Za-z0-9_.%-]*(?:pass|pwd|secret|token|credential|apikey|api_key|api-key|signature|authorization"
-         r"|access_key|private_key)[A-Za-z0-9_.%-]*|key|auth|sig)")
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:@/\s]*):\S*@")  # greedy: to the last @
-_FRAGMENT = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s#]*#)\S+")
-_QUERY = re.compile(r"([?&]" + _NAME + r"=)[^&\s#]*", re.IGNORECASE)
-_KEYWORD = re.compile(r"((?<![?&A-Za-z0-9_.%-])" + _NAME + r"\s*=\s*)(?:'(?:[^'\\]|\\.)*'?|(?:\\.|[^\s\\])*\\?)",
-                      re.IGNORECASE)
+_SCHEME_CHARS = re.compile(r"[A-Za-z0-9+.-]")
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.%-]")
+_CONTAINED = ("pass", "pwd", "secret", "token", "credential", "signature", "authorization", "jwt")
+
+Span = Tuple[int, int]
+
+
+def _secret_name(name: str) -> bool:
+    name = "".join(c for c in unquote(name).lower() if c not in "-_.")
+    return any(word in name for word in _CONTAINED) or name.endswith("key") or name in ("auth", "sig")
+
+
+def _parses(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is no number raises
+        return bool(parts.scheme)
+    except ValueError:
+        return False
+
+
+def _userinfo_spans(text: str) -> List[Span]:
+    spans: List[Span] = []
+    search = 0
+    while True:
+        marker = text.find("://", search)
+        if marker < 0:
+            return spans
+        after = marker + 3
+        search = after
+        line_end = len(text)
+        for stop in ("\n", "\r"):
+            k = text.find(stop, after)
+            if 0 <= k < line_end:
+                line_end = k
+        m = re.search(r"\s", text[after:line_end])
+        token_end = after + m.start() if m else line_end
+        scheme_start = marker
+        while scheme_start > 0 and _SCHEME_CHARS.match(text[scheme_start - 1]):
+            scheme_start -= 1
+        # The last `@` of the URL ends its user info; a URL that does not parse may hold a space
+        # in its password, so its line is searched on.
+        at = text.rfind("@", after, token_end)
+        if at < 0 and not _parses(text[scheme_start:token_end]):
+            at = text.rfind("@", token_end, line_end)
+        if at >= 0:
+            colon = text.find(":", after, at)
+            if colon >= 0:
+                spans.append((colon + 1, at))
+        fragment_from = min(at + 1 if at >= 0 else after, token_end)
+        hash_at = text.find("#", fragment_from, token_end)
+        if hash_at >= 0:
+            spans.append((hash_at + 1, token_end))
+
+
+def _parameter_spans(text: str, inside: List[Span]) -> List[Span]:
+    spans: List[Span] = []
+    i, n = 0, len(text)
+    while i < n:
+        if not _NAME_CHARS.match(text[i]) or (i > 0 and _NAME_CHARS.match(text[i - 1])):
+            i += 1
+            continue
+        start = end = i
+        while end < n and _NAME_CHARS.match(text[end]):
+            end += 1
+        i = end
+        eq = end
+        while eq < n and text[eq] == " ":
+            eq += 1
+        if eq >= n or text[eq] != "=" or not _secret_name(text[start:end]) or any(a <= start < b for a, b in inside):
+            continue
+        value = eq + 1
+        while value < n and text[value] == " ":
+            value += 1
+        in_query = start > 0 and text[start - 1] in "?&"
+        if value < n and text[value] == "'":
+            # libpq quoting: up to the closing quote, a backslash escaping the next character.
+            j = value + 1
+            while j < n:
+                if text[j] == "\\":
+                    j += 2
+                elif text[j] == "'":
+                    j += 1
+                    break
+                else:
+                    j += 1
+            value_end = min(j, n)
+        elif in_query:
+            m = re.search(r"[&\s]", text[value:])
+            value_end = value + m.start() if m else n
+        else:
+            # libpq unquoted: up to a space, a backslash escaping the next character.
+            j = value
+            while j < n and not text[j].isspace():
+                j += 2 if text[j] == "\\" else 1
+            value_end = min(j, n)
+        spans.append((value, value_end))
+        i = max(value_end, i)
+    return spans
+
+
+def _secret_spans(text: str) -> List[Span]:
+    spans = _userinfo_spans(text)
+    spans += _parameter_spans(text, list(spans))
+    merged: List[List[int]] = []
+    for a, b in sorted(s for s in spans if s[0] < s[1]):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
 
 
 def redact(text: str) -> str:
     """`text` with every secret of a connection string in it replaced by `***`."""
-    text = _USERINFO.sub(r"\1:" + MASK + "@", text)
-    text = _FRAGMENT.sub(r"\1" + MASK, text)
-    text = _QUERY.sub(r"\1" + MASK, text)
-    return _KEYWORD.sub(r"\1" + MASK, text)
-
-
-def _secrets(source: str) -> list:
-    """The secrets `redact` would mask in `source`, as written and percent-decoded."""
-    found = []
-    for pattern in (_USERINFO, _QUERY, _KEYWORD):
-        for m in pattern.finditer(source):
-            whole, head = m.group(0), m.group(1)
-            secret = whole[len(head):]
-            if pattern is _USERINFO:
-                secret = secret[1:-1]  # between ':' and '@'
-            secret = secret.strip("'")
-            if secret and secret != MASK:
-                found.extend({secret, unquote(secret)})
-    return found
+    text = str(text)
+    out, last = [], 0
+    for a, b in _secret_spans(text):
+        out.append(text[last:a])
+        out.append(MASK)
+        last = b
+    out.append(text[last:])
+    return "".join(out)
 
 
 def scrub(message: str, source: str) -> str:
-    """`message` redacted, and every secret of `source` masked wherever `message` quotes it:
-    for an error a library raised about `source` (it may quote a password without its URL)."""
+    """`message` redacted, and every secret of `source` masked wherever `message` quotes it, as
+    written or percent-decoded: for an error a library raised about `source` (it may quote a
+    password without its URL)."""
     out = redact(message)
-    for secret in sorted(_secrets(source), key=len, reverse=True):
+    secrets = set()
+    for a, b in _secret_spans(source):
+        secret = source[a:b].strip("'")
+        if secret and secret != MASK:
+            secrets.update((secret, unquote(secret)))
+    for secret in sorted(secrets, key=len, reverse=True):
         if len(secret) >= 3:
             out = out.replace(secret, MASK)
     return out

@@ -26,13 +26,21 @@ from .types import FactorReading
 SUPERSEDED = "superseded"
 
 
-def _sequence(text: str) -> Optional[int]:
+#: A document without a whole-number sequence (`1.0`, `"43"`, `true`, none at all).
+_UNORDERED = object()
+
+
+def _sequence(text: str):
+    """The document's sequence: an int, `_UNORDERED` when it has none that orders it, or None
+    when the text is no JSON object (the component reports that)."""
     try:
         doc = json.loads(text)
     except ValueError:
         return None
-    sequence = doc.get("sequence") if isinstance(doc, dict) else None
-    return sequence if type(sequence) is int else None
+    if not isinstance(doc, dict):
+        return None
+    sequence = doc.get("sequence")
+    return sequence if type(sequence) is int else _UNORDERED
 
 
 class SequenceFence:
@@ -55,6 +63,11 @@ class SequenceFence:
         if fetched is None or newest is None or newest.sequence is None or fetched[0] != "document":
             return fetched, False
         sequence = _sequence(fetched[1])
+        if sequence is _UNORDERED:
+            # It cannot be ordered against the document in force, so it cannot be shown newer.
+            why = (f"superseded: the document's sequence is not a whole number, so it cannot be ordered after "
+                   f"sequence {newest.sequence} already read (the sentinel writes whole numbers; the newer decision stands)")
+            return ("failed", why), True
         if sequence is None or sequence >= newest.sequence:
             return fetched, False
         why = (f"superseded: sequence {sequence} is older than sequence {newest.sequence} already read "
