@@ -20,7 +20,9 @@
 #     editing another, and replacing ci/policy-gate.sh with one that passes everything, run as
 #     each recipe's gate step runs it (the step's own lines, against an `origin` remote): the
 #     base's script and the base's traces judge it, so it fails, and the comment lists the
-#     traces it removed and edited.
+#     traces it removed and edited;
+#   - a change holding a symbolic link, or a file name outside plain characters, and an output
+#     folder holding a link: refused, exit 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONDONTWRITEBYTECODE=1
@@ -158,13 +160,43 @@ commit "1.1.0: thresholds out of reach, the traces that show it removed, a gate 
 # Judged by its own script and traces it would pass: what the recipes must not do.
 SENTINEL="$sentinel" bash ci/policy-gate.sh --base main --out gate-report >/dev/null 2>&1 || fail "the change's own gate script did not pass it: the test proves nothing"
 for recipe in github-actions.yml gitlab-ci.yml; do
-  rm -rf gate-report
+  # GitHub's recipe writes its report outside the checkout, GitLab's inside (artifacts must be).
+  report=gate-report
+  [ "$recipe" = github-actions.yml ] && report="$work/runner/gate-report"
+  rm -rf gate-report "$work/runner/gate-report"
   recipe_gate "$recipe" 1
-  grep -qF "| 1.1.0 | 1.0.0 (at origin/main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "$recipe: 1.1.0 is not failed by the base's script and traces"; }
-  grep -qF "Traces the change removes (still judged, as the base has them): traces/flapping.jsonl traces/incident.jsonl traces/signal_loss.jsonl" gate-report/comment.md ||
-    { cat gate-report/comment.md; fail "$recipe: the removed traces are not listed"; }
-  grep -qF "Traces the change edits (judged as the base has them; the edit judges the next change): traces/direct_critical.jsonl" gate-report/comment.md ||
-    { cat gate-report/comment.md; fail "$recipe: the edited trace is not listed"; }
+  grep -qF "| 1.1.0 | 1.0.0 (at origin/main) | **failed** |" "$report/comment.md" || { cat "$report/comment.md"; fail "$recipe: 1.1.0 is not failed by the base's script and traces"; }
+  grep -qF "Traces the change removes (still judged, as the base has them): traces/flapping.jsonl traces/incident.jsonl traces/signal_loss.jsonl" "$report/comment.md" ||
+    { cat "$report/comment.md"; fail "$recipe: the removed traces are not listed"; }
+  grep -qF "Traces the change edits (judged as the base has them; the edit judges the next change): traces/direct_critical.jsonl" "$report/comment.md" ||
+    { cat "$report/comment.md"; fail "$recipe: the edited trace is not listed"; }
 done
+
+# What a change may not hold: a link (it could make the job read any file of the runner and post
+# it), a file name git would quote (it slipped past the list of changed versions), a link
+# planted in the output folder (the comment would be written through it, or posted from it).
+git checkout -q -b a-link main
+ln -s /proc/self/environ traces/environ.jsonl
+commit "a trace that is a link"
+rm -rf gate-report
+gate 2
+grep -q "the change holds symbolic links (traces/environ.jsonl)" "$work/gate.out" || { cat "$work/gate.out"; fail "a linked trace is not refused"; }
+git checkout -q -b odd-name main
+# git quotes a name outside ASCII ("policies/\303\251/..."): the list of changed versions missed
+# it, and the gate said "No policy version changed" and passed.
+mkdir -p "policies/é"
+cp policies/1.0.0/policy.toml "policies/é/policy.toml"
+sed -i 's/version = "1.0.0"/version = "1.1.0"/; s/critical = 85.0/critical = 99.0/' "policies/é/policy.toml"
+commit "a version folder named outside ASCII"
+rm -rf gate-report
+gate 2
+grep -q "names a file outside letters, digits" "$work/gate.out" || { cat "$work/gate.out"; fail "a folder named outside ASCII is not refused"; }
+git checkout -q main
+rm -rf gate-report
+mkdir -p gate-report
+ln -s /proc/self/environ gate-report/comment.md
+gate 2
+grep -q "is or holds a symbolic link" "$work/gate.out" || { cat "$work/gate.out"; fail "a link in the output folder is not refused"; }
+rm -rf gate-report
 cd "$root"
 echo "ci_recipes.sh: the workflows validate, and the gate script passed, failed and refused as it should on the sample repository"

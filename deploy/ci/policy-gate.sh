@@ -42,9 +42,16 @@ normal() { local p=${1#./}; echo "${p%/}"; }
 policies=$(normal "$policies")
 gate=$(normal "${gate:-$policies/gate.toml}")
 [ ${#traces[@]} -gt 0 ] || traces=(traces)
+# The output folder holds only what this run writes: a link in it (one a change committed, say,
+# comment.md -> /proc/self/environ) would be written through or posted.
+if [ -L "$out" ] || { [ -d "$out" ] && [ -n "$(find "$out" -type l -print -quit)" ]; }; then
+  echo "policy-gate.sh: --out $out is or holds a symbolic link: give a folder of the job's own (outside the checkout)" >&2
+  exit 2
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 comment="$out/comment.md"
+rm -f "$comment"
 printf '## Policy gate\n\n' >"$comment"
 fail() { # MESSAGE: said on stderr and in the comment, exit 2
   echo "policy-gate.sh: $1" >&2
@@ -58,6 +65,21 @@ command -v "$sentinel" >/dev/null || fail "no sentinel at '$sentinel': install i
 git rev-parse --verify --quiet "$base^{commit}" >/dev/null || fail "--base $base is no commit here: fetch it (actions/checkout with fetch-depth: 0)"
 merge_base=$(git merge-base "$base" HEAD) || fail "$base and HEAD have no common history: fetch the whole history (fetch-depth: 0, GIT_DEPTH: 0)"
 ls "$policies"/*/policy.toml >/dev/null 2>&1 || fail "no version folders ($policies/<version>/policy.toml): give --policies DIR"
+# What the change brings is data, read by the sentinel; a link among it could make the job read
+# (and report) any file of the runner, so a change holding one is not judged.
+links=$(git ls-files -s -- "$policies" "${traces[@]}" | awk '$1 == "120000" {print $4}')
+[ -z "$links" ] || fail "the change holds symbolic links (${links//$'\n'/, }): a policy repository holds plain files; replace them"
+# Every path of the change (NUL-separated, so no name is quoted or split) must be plain: a name
+# git quotes (a tab, a newline, a byte outside ASCII) could slip past the parsing below or write
+# into the comment.
+while IFS= read -r -d '' path; do
+  [[ $path =~ ^[A-Za-z0-9._/-]+$ ]] || fail "the change names a file outside letters, digits, '.', '_', '-' and '/': $(printf '%q' "$path"); rename it"
+done < <(git diff -z --name-only "$merge_base" HEAD -- "$policies" "$gate" "${traces[@]}")
+# With SENTINEL_CONFIG, history is read with the base's config only: a change cannot point the
+# job's credentials at another server.
+if [ -n "${SENTINEL_CONFIG:-}" ] && ! git diff --quiet "$merge_base" HEAD -- "$SENTINEL_CONFIG"; then
+  fail "the change edits $SENTINEL_CONFIG, which the gate reads history with: change it in its own pull request first"
+fi
 # The base's gate file; the change's own only when the base has none yet (it is then shown).
 if git cat-file -e "$merge_base:$gate" 2>/dev/null; then
   git show "$merge_base:$gate" >"$out/gate.toml"
@@ -79,7 +101,7 @@ for t in "${traces[@]}"; do
   t=$(normal "$t")
   at_base=()
   if [ "$(git cat-file -t "$merge_base:$t" 2>/dev/null)" = tree ]; then
-    while IFS= read -r f; do is_trace "$f" && at_base+=("$t/$f"); done < <(git ls-tree --name-only "$merge_base:$t")
+    while IFS= read -r -d '' f; do is_trace "$f" && at_base+=("$t/$f"); done < <(git ls-tree -z --name-only "$merge_base:$t")
   elif git cat-file -e "$merge_base:$t" 2>/dev/null; then
     at_base+=("$t")
   fi
@@ -117,6 +139,7 @@ changed=()
 while read -r v; do
   [ -n "$v" ] && [ -f "$policies/$v/policy.toml" ] && changed+=("$v")
 done < <(printf '%s\n' "$diff" | sed -n "s#^$policies/\([^/]*\)/.*#\1#p" | sort -uV)
+# Every changed path was checked plain above, so none is quoted here.
 if [ ${#changed[@]} -eq 0 ]; then
   echo "No policy version changed against $base." >>"$comment"
   if [ -n "$(git diff --name-only "$merge_base" HEAD -- "$gate" "${traces[@]}")" ]; then

@@ -9,8 +9,9 @@
 //!   `scheme://user:***@host`, and `redis://:secret@host` becomes `redis://:***@host`. The user
 //!   name stays (it says who connects, and `postgres://sentinel@db` holds no secret). The user
 //!   info runs to the last `@` of the URL, so a password holding `@`, `/`, `?` or `#` is masked
-//!   whole; a URL that does not parse is masked up to the last `@` of its line (a password
-//!   holding a space). This may mask more than the password, never less.
+//!   whole; a URL with no `@` before the next space whose host part holds a `:` with no `/`
+//!   after it (`redis://u:pa ss@host`, a password holding a space) is masked up to the last `@`
+//!   of its line. This may mask more than the password, never less.
 //! - the value of a parameter whose name (percent-decoded, in any case, `-`, `_` and `.` left
 //!   out) contains `pass`, `pwd`, `secret`, `token`, `credential`, `signature`, `authorization`
 //!   or `jwt`, ends in `key` (`apikey`, `access-key`, `accessKey`, `private_key`,
@@ -79,7 +80,6 @@ fn secret_spans(text: &str) -> Vec<Range<usize>> {
 /// The password of each `scheme://user:password@` in `text`. Every index found is that of an
 /// ASCII character or of the text's end, so each is a character boundary.
 fn userinfo_spans(text: &str) -> Vec<Range<usize>> {
-    let bytes = text.as_bytes();
     let mut spans = Vec::new();
     let mut search = 0;
     while let Some(found) = text[search..].find("://") {
@@ -87,16 +87,16 @@ fn userinfo_spans(text: &str) -> Vec<Range<usize>> {
         let after = marker + 3;
         search = after;
         let line_end = text[after..].find(['\n', '\r']).map_or(text.len(), |i| after + i);
-        let token_end = text[after..line_end].find(char::is_whitespace).map_or(line_end, |i| after + i);
-        let mut scheme_start = marker;
-        while scheme_start > 0 && matches!(bytes[scheme_start - 1], b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'+' | b'-' | b'.') {
-            scheme_start -= 1;
-        }
-        // The last `@` of the URL ends its user info, whichever `@` a library takes; a URL that
-        // does not parse may hold a space in its password, so its line is searched on.
+        let token_end = text[after..line_end].find(is_space).map_or(line_end, |i| after + i);
+        // The last `@` of the URL ends its user info, whichever `@` a library takes. A URL with
+        // no `@` before the next space whose host part holds a `:` with no `/` after it
+        // (`redis://u:pa ss@...`, `redis://:2024 secret@...`) may hold a space in its password,
+        // so its line is searched on (a `host:port` followed by text with an `@` is masked
+        // too: more than a secret, never less).
         let at = text[after..token_end].rfind('@').map(|i| after + i).or_else(|| {
-            let parses = reqwest::Url::parse(&text[scheme_start..token_end]).is_ok();
-            if parses { None } else { text[token_end..line_end].rfind('@').map(|i| token_end + i) }
+            let token = &text[after..token_end];
+            let cut_by_a_space = token.find(':').is_some_and(|colon| !token[colon..].contains('/'));
+            if cut_by_a_space { text[token_end..line_end].rfind('@').map(|i| token_end + i) } else { None }
         });
         if let Some(at) = at
             && let Some(colon) = text[after..at].find(':')
@@ -123,6 +123,12 @@ fn secret_name(name: &str) -> bool {
     ["pass", "pwd", "secret", "token", "credential", "signature", "authorization", "jwt"].iter().any(|s| name.contains(s))
         || name.ends_with("key")
         || ["auth", "sig"].contains(&name.as_str())
+}
+
+/// What ends a URL or an unquoted value: ASCII space, tab, line feed, vertical tab, form feed
+/// and carriage return, the same six in the three languages (a no-break space does not end one).
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r')
 }
 
 fn name_byte(b: u8) -> bool {
@@ -172,11 +178,11 @@ fn parameter_spans(text: &str, inside: &[Range<usize>]) -> Vec<Range<usize>> {
             }
             .min(bytes.len())
         } else if in_query {
-            text[value..].find(|c: char| c == '&' || c.is_whitespace()).map_or(text.len(), |k| value + k)
+            text[value..].find(|c: char| c == '&' || is_space(c)).map_or(text.len(), |k| value + k)
         } else {
             // libpq unquoted: up to a space, a backslash escaping the next character (`a\ b`).
             let mut j = value;
-            while j < bytes.len() && !bytes[j].is_ascii_whitespace() {
+            while j < bytes.len() && !is_space(char::from(bytes[j])) {
                 j += if bytes[j] == b'\\' { 2 } else { 1 };
             }
             j.min(bytes.len())

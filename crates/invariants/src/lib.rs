@@ -190,8 +190,12 @@ impl InvariantChecker {
         // INV-08: protection. The factors published are the ones the version declares for its
         // state, and those protect (no lane rises with severity; critical and emergency
         // withhold bulk work), so a version cannot publish a weaker state than it names.
-        if let Some(why) = self.unprotective.take() {
-            found = found.or(violation("INV-08", format!("the version's declared factors do not protect: {why}")));
+        if self.unprotective.is_some() {
+            // Reported once, at the first tick no other invariant is reported at.
+            if found.is_none() {
+                let why = self.unprotective.take().unwrap_or_default();
+                found = violation("INV-08", format!("the version's declared factors do not protect: {why}"));
+            }
         } else if d.factors != self.thresholds.factors.of(d.state) {
             let f = d.factors;
             let declared = self.thresholds.factors.of(d.state);

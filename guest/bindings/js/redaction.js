@@ -5,8 +5,9 @@
 // all three must agree on are one table, tests/vectors/redaction.json.
 //
 // What is masked, with `***`:
-// - a URL's user-info password, up to the URL's last `@` (`redis://:secret@host`); a URL that
-//   does not parse (a password holding a space) is masked up to the last `@` of its line;
+// - a URL's user-info password, up to the URL's last `@` (`redis://:secret@host`); a URL with
+//   no `@` before the next space whose host part holds a `:` with no `/` after it (a password
+//   holding a space) is masked up to the last `@` of its line;
 // - a URL's fragment (`#...`), whole;
 // - the value of a parameter whose name (percent-decoded, in any case, `-`, `_` and `.` left
 //   out) contains `pass`, `pwd`, `secret`, `token`, `credential`, `signature`, `authorization`
@@ -18,29 +19,29 @@
 export const MASK = '***';
 
 const CONTAINED = ['pass', 'pwd', 'secret', 'token', 'credential', 'signature', 'authorization', 'jwt'];
-const isSchemeChar = (c) => /[A-Za-z0-9+.-]/.test(c);
 const isNameChar = (c) => c !== undefined && /[A-Za-z0-9_.%-]/.test(c);
-const isSpace = (c) => /\s/.test(c);
+// What ends a URL or an unquoted value: the same six characters in the three languages.
+const isSpace = (c) => c === ' ' || c === '\t' || c === '\n' || c === '\v' || c === '\f' || c === '\r';
+const isHex = (b) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
 
+/** `%XX` sequences decoded byte by byte (others left as they are), invalid UTF-8 replaced. */
 function decode(text) {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
+  const raw = new TextEncoder().encode(text);
+  const out = [];
+  for (let i = 0; i < raw.length; i += 1) {
+    if (raw[i] === 0x25 && i + 2 < raw.length && isHex(raw[i + 1]) && isHex(raw[i + 2])) {
+      out.push(parseInt(String.fromCharCode(raw[i + 1], raw[i + 2]), 16));
+      i += 2;
+    } else {
+      out.push(raw[i]);
+    }
   }
+  return new TextDecoder('utf-8').decode(new Uint8Array(out));
 }
 
 function secretName(name) {
   const n = decode(name).toLowerCase().replace(/[-_.]/g, '');
   return CONTAINED.some((w) => n.includes(w)) || n.endsWith('key') || n === 'auth' || n === 'sig';
-}
-
-function parses(url) {
-  try {
-    return Boolean(new URL(url).protocol);
-  } catch {
-    return false;
-  }
 }
 
 function userinfoSpans(text) {
@@ -58,13 +59,14 @@ function userinfoSpans(text) {
     }
     let tokenEnd = after;
     while (tokenEnd < lineEnd && !isSpace(text[tokenEnd])) tokenEnd += 1;
-    let schemeStart = marker;
-    while (schemeStart > 0 && isSchemeChar(text[schemeStart - 1])) schemeStart -= 1;
-    // The last `@` of the URL ends its user info; a URL that does not parse may hold a space in
-    // its password, so its line is searched on.
-    let at = text.slice(after, tokenEnd).lastIndexOf('@');
+    // The last `@` of the URL ends its user info. A URL with no `@` before the next space whose
+    // host part holds a `:` with no `/` after it may hold a space in its password, so its line
+    // is searched on.
+    const token = text.slice(after, tokenEnd);
+    let at = token.lastIndexOf('@');
     at = at >= 0 ? after + at : -1;
-    if (at < 0 && !parses(text.slice(schemeStart, tokenEnd))) {
+    const colon = token.indexOf(':');
+    if (at < 0 && colon >= 0 && !token.slice(colon).includes('/')) {
       const further = text.slice(tokenEnd, lineEnd).lastIndexOf('@');
       at = further >= 0 ? tokenEnd + further : -1;
     }

@@ -120,8 +120,17 @@ pub async fn datapoints(
         match answer.next_token() {
             Some(next) if !next.is_empty() => token = Some(next.to_string()),
             _ => {
-                for points in by_id.values_mut() {
+                for (id, points) in by_id.iter_mut() {
                     points.sort_by_key(|(at, _)| *at);
+                    if let Some((repeated, first)) = keep_last_of_each_timestamp(points) {
+                        tracing::warn!(
+                            metric = %id,
+                            repeated,
+                            "cloudwatch gave {repeated} datapoint(s) of `{id}` at a timestamp it had given already (the first at {}): \
+                             the last of each is kept, as within any minute",
+                            format_rfc3339(first)
+                        );
+                    }
                 }
                 return Ok(Datapoints(by_id));
             }
@@ -131,6 +140,25 @@ pub async fn datapoints(
         message: format!("cloudwatch GetMetricData: more than {MOST_PAGES} pages for one window ({location})"),
         transient: false,
     })
+}
+
+/// Keeps the last of each run of equal timestamps in `points` (sorted, a stable sort keeping
+/// the order CloudWatch gave them in); how many were dropped and the first such timestamp, if any.
+fn keep_last_of_each_timestamp(points: &mut Points) -> Option<(usize, Instant)> {
+    let before = points.len();
+    let mut first = None;
+    let mut kept: Points = Vec::with_capacity(before);
+    for point in points.drain(..) {
+        match kept.last_mut() {
+            Some(last) if last.0 == point.0 => {
+                first.get_or_insert(point.0);
+                *last = point;
+            }
+            _ => kept.push(point),
+        }
+    }
+    *points = kept;
+    first.map(|at| (before - points.len(), at))
 }
 
 impl Datapoints {
@@ -177,5 +205,20 @@ impl Datapoints {
             )));
         }
         Ok(Reading { cpu_pct, connections_pct, scaling: None, latency })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_timestamp_keeps_its_last_value_and_is_counted() {
+        let mut points: Points = vec![(60, 1.0), (120, 2.0), (120, 3.0), (120, 4.0), (180, 5.0), (240, 6.0), (240, 7.0)];
+        assert_eq!(keep_last_of_each_timestamp(&mut points), Some((3, 120)));
+        assert_eq!(points, vec![(60, 1.0), (120, 4.0), (180, 5.0), (240, 7.0)]);
+        let mut plain: Points = vec![(60, 1.0), (120, 2.0)];
+        assert_eq!(keep_last_of_each_timestamp(&mut plain), None);
+        assert_eq!(plain, vec![(60, 1.0), (120, 2.0)]);
     }
 }

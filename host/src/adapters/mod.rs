@@ -12,6 +12,7 @@ pub mod cloudwatch_metrics;
 pub mod file_publisher;
 pub mod log_stages;
 pub mod postgres;
+mod prometheus_answer;
 pub mod prometheus_history;
 mod prometheus_http;
 pub mod prometheus_metrics;

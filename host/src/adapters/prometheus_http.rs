@@ -4,6 +4,7 @@
 //! the query, never the password, and says whether asking again may help (a timeout, a refused
 //! connection, a 5xx) or not (a query Prometheus refuses, a body that is not Prometheus's).
 
+use super::prometheus_answer::{Answer, TOO_LARGE};
 pub use crate::config::prometheus::PrometheusSource;
 use crate::error_chain::chain;
 use crate::ports::metrics::MetricsError;
@@ -97,21 +98,8 @@ struct Envelope {
 struct Data {
     #[serde(rename = "resultType")]
     result_type: String,
-    result: serde_json::Value,
-}
-
-#[derive(Deserialize)]
-struct VectorSample {
-    #[serde(default)]
-    metric: BTreeMap<String, String>,
-    value: (f64, String),
-}
-
-#[derive(Deserialize)]
-struct MatrixSeries {
-    #[serde(default)]
-    metric: BTreeMap<String, String>,
-    values: Vec<(f64, String)>,
+    /// Read within bounds, series counted as they are parsed ([`super::prometheus_answer`]).
+    result: Answer,
 }
 
 /// The HTTP client and the source it asks.
@@ -147,21 +135,21 @@ impl PrometheusHttp {
         let params = [("query", query.to_string()), ("time", now.to_string()), ("timeout", self.server_timeout())];
         let (result_type, result) = self.get(self.source.endpoint(), sig, query, &params).await?;
         let malformed = |why: String| self.malformed(sig, query, why);
-        match result_type.as_str() {
-            "vector" => {
-                let series: Vec<VectorSample> =
-                    serde_json::from_value(result).map_err(|e| malformed(format!("an instant vector that does not parse: {e}")))?;
-                Ok(series.into_iter().map(|s| Sample { labels: s.metric, value: s.value.1 }).collect())
-            }
-            "scalar" => {
-                let (_, value): (f64, String) =
-                    serde_json::from_value(result).map_err(|e| malformed(format!("a scalar that does not parse: {e}")))?;
-                Ok(vec![Sample { labels: BTreeMap::new(), value }])
-            }
-            "matrix" => {
+        match (result_type.as_str(), result) {
+            ("vector", Answer::Series(series)) => series
+                .into_iter()
+                .map(|s| match s.value {
+                    Some((_, value)) => Ok(Sample { labels: s.metric, value }),
+                    None => Err(malformed("an instant vector that does not parse: a sample without its value".into())),
+                })
+                .collect(),
+            ("scalar", Answer::Scalar(value)) => Ok(vec![Sample { labels: BTreeMap::new(), value }]),
+            ("vector", _) => Err(malformed("an instant vector that does not parse: not a list of samples".into())),
+            ("scalar", _) => Err(malformed("a scalar that does not parse: not [time, \"value\"]".into())),
+            ("matrix", _) => {
                 Err(malformed("expected an instant vector, got a matrix (a range selector needs a function such as rate())".into()))
             }
-            other => Err(malformed(format!("expected an instant vector or a scalar, got a {other}"))),
+            (other, _) => Err(malformed(format!("expected an instant vector or a scalar, got a {other}"))),
         }
     }
 
@@ -180,13 +168,12 @@ impl PrometheusHttp {
         if result_type != "matrix" {
             return Err(malformed(format!("a range query gave a {result_type}, not a matrix")));
         }
-        let series: Vec<MatrixSeries> =
-            serde_json::from_value(result).map_err(|e| malformed(format!("a matrix that does not parse: {e}")))?;
+        let Answer::Series(series) = result else { return Err(malformed("a matrix that does not parse: not a list of series".into())) };
         series
             .into_iter()
             .map(|s| {
-                let points = s
-                    .values
+                let values = s.values.ok_or_else(|| malformed("a matrix that does not parse: a series without its values".into()))?;
+                let points = values
                     .into_iter()
                     .map(|(at, v)| {
                         // Prometheus writes a step's time as seconds with a fraction; steps here
@@ -215,13 +202,7 @@ impl PrometheusHttp {
     }
 
     /// Sends one GET and reads Prometheus's envelope: the result's type and the result.
-    async fn get(
-        &self,
-        url: &reqwest::Url,
-        sig: Sig,
-        query: &str,
-        params: &[(&str, String)],
-    ) -> Result<(String, serde_json::Value), QueryFailure> {
+    async fn get(&self, url: &reqwest::Url, sig: Sig, query: &str, params: &[(&str, String)]) -> Result<(String, Answer), QueryFailure> {
         let unavailable = |why: String, again: Again| QueryFailure {
             error: MetricsError::Unavailable(format!("prometheus {} query `{query}`: {why}", sig.field())),
             again,
@@ -279,6 +260,12 @@ impl PrometheusHttp {
             return Err(unavailable(format!("HTTP {status}: {why}"), again));
         }
         let envelope = envelope.map_err(|e| {
+            let said = e.to_string();
+            if said.contains(TOO_LARGE) {
+                // Refused while it was read: say why, not where in the body.
+                let why = said.split(" at line ").next().unwrap_or(&said).to_string();
+                return self.malformed(sig, query, why);
+            }
             self.malformed(sig, query, format!("the response is not Prometheus JSON ({e}): {} ({})", excerpt(&body), self.not_prometheus()))
         })?;
         if envelope.status != "success" {

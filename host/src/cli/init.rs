@@ -50,7 +50,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
+    create_parent(&parent).with_context(|| format!("creating {}", parent.display()))?;
     // Everything is written beside the target, then renamed into place (over an empty folder,
     // atomically): a failure leaves nothing, the working folder included.
     let work = tempfile::Builder::new()
@@ -115,6 +115,19 @@ fn write(root: &Path, args: &InitArgs) -> anyhow::Result<Vec<String>> {
     let config = config_text(&args.redis);
     std::fs::write(root.join("sentinel.toml"), config).context("writing sentinel.toml")?;
     Ok(versions)
+}
+
+/// The folders above the new one, created 0755 whatever the umask (under umask 000 they were
+/// 0777, and another user could have swapped the new folder for one of their own).
+#[cfg(unix)]
+fn create_parent(parent: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o755).create(parent)
+}
+
+#[cfg(not(unix))]
+fn create_parent(parent: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(parent)
 }
 
 /// Takes the write bits of group and others off everything written, whatever the umask: the

@@ -26,10 +26,12 @@ pub enum PolicyError {
     #[error("{path} imports {imports:?}; a policy component must import nothing")]
     HasImports { path: PathBuf, imports: Vec<String> },
     #[error(
-        "{path} declares numbers no version may have: {message}; fix them in its policy.toml and build it again \
-         (docs/behaviour.md §12, INV-08: a version withholds more work as the state rises)"
+        "{path} declares factors that do not protect: {message}; fix them in its policy.toml and build it again \
+         (docs/behaviour.md §2 and §12, INV-08: a version withholds more work as the state rises)"
     )]
     Unprotective { path: PathBuf, message: String },
+    #[error("{path} describes itself with values no version may have: {message}; fix its policy.toml and build it again")]
+    InvalidDescription { path: PathBuf, message: String },
     #[error(
         "policy {policy} published {detail} (INV-08); the decision was refused and its instance discarded: the component \
          does not publish what it declares, do not run it"

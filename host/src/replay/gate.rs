@@ -3,7 +3,7 @@
 //! TOML with only the keys below (anything else is refused, naming the key):
 //!
 //! ```toml
-//! fail_on_invariant = true                   # the candidate breaks INV-01..03: fail (default)
+//! fail_on_invariant = true                   # the candidate breaks INV-01..03, 08: fail (default)
 //! max_minutes_to_protect_regression = 2      # minutes, first critical reading -> critical
 //! max_protection_delay_minutes = 30          # minutes, the candidate's first protection later
 //! max_flaps_per_day_increase = 1.0

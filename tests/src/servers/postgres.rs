@@ -13,6 +13,10 @@ use std::time::Duration;
 pub struct Postgres {
     pub process: ServerProcess,
     dir: tempfile::TempDir,
+    /// The backends of a killed server (checkpointer, writers...): they hold its shared memory
+    /// until they notice their server is gone, and a restart before that is refused
+    /// ("pre-existing shared memory block is still in use").
+    orphans: Vec<u32>,
 }
 
 fn running_as_root() -> bool {
@@ -50,7 +54,7 @@ impl Postgres {
             .expect("running initdb");
         assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
         let process = Postgres::spawn(dir.path(), free_port());
-        Postgres { process, dir }
+        Postgres { process, dir, orphans: Vec::new() }
     }
 
     fn spawn(dir: &Path, port: u16) -> ServerProcess {
@@ -74,18 +78,22 @@ impl Postgres {
 
     /// Kills the server (SIGKILL, as a crash would).
     pub fn kill(&mut self) {
+        self.orphans.extend(self.process.pid().map(children_of).unwrap_or_default());
         self.process.kill();
     }
 
     /// Starts the same cluster again on the same port (after `kill`). Waits first until the
     /// killed server's backends have gone (they hold its shared memory for a moment).
     pub fn restart(&mut self) {
-        self.process.kill();
+        self.kill();
         let data = self.dir.path().join("data");
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while processes_using(&data) && std::time::Instant::now() < deadline {
+        // The server itself is found by its data folder on its command line; its backends
+        // rewrite theirs ("postgres: checkpointer"), so they are the children taken at the kill.
+        while (processes_using(&data) || self.orphans.iter().any(|pid| alive(*pid))) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
+        self.orphans.clear();
         let _ = std::fs::remove_file(data.join("postmaster.pid"));
         self.process = Postgres::spawn(self.dir.path(), self.process.port);
     }
@@ -124,6 +132,27 @@ fn wait_until_accepting(server: &mut ServerProcess, within: Duration) {
 }
 
 /// Is any live (not zombie) process running with `data` on its command line?
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let child: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid ...`: the command may hold spaces, so after its `)`.
+            let ppid: u32 = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            (ppid == pid).then_some(child)
+        })
+        .collect()
+}
+
+/// Whether `pid` still runs (a zombie does not).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"))
+}
+
 fn processes_using(data: &Path) -> bool {
     let needle = data.to_string_lossy().into_owned();
     let Ok(entries) = std::fs::read_dir("/proc") else { return false };

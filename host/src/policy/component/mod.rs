@@ -86,7 +86,8 @@ impl ComponentPolicy {
         let description = policy.describe()?;
         // What it declares is checked as a policy file is (a component need not come from one):
         // above all, its factors must protect (INV-08).
-        description.check().map_err(|message| PolicyError::Unprotective { path: path.into(), message })?;
+        description.thresholds.factors.check_protection().map_err(|message| PolicyError::Unprotective { path: path.into(), message })?;
+        description.check().map_err(|message| PolicyError::InvalidDescription { path: path.into(), message })?;
         policy.declared = Some(description.thresholds.factors);
         policy.identity.label = label.map(str::to_string).unwrap_or_else(|| description.version.clone());
         policy.identity.name = description.name;

@@ -5,8 +5,8 @@ through `redact`, and an error a client library raised about a connection string
 
 What is masked, with `***`:
 - a URL's user-info password, up to the URL's last `@` (`redis://:secret@host`,
-  `postgresql://app:pw@db`); a URL that does not parse (a password holding a space) is masked
-  up to the last `@` of its line;
+  `postgresql://app:pw@db`); a URL with no `@` before the next space whose host part holds a
+  `:` with no `/` after it (a password holding a space) is masked up to the last `@` of its line;
 - a URL's fragment (`#...`), whole;
 - the value of a parameter whose name (percent-decoded, in any case, `-`, `_` and `.` left out)
   contains `pass`, `pwd`, `secret`, `token`, `credential`, `signature`, `authorization` or
@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import re
 from typing import List, Tuple
-from urllib.parse import unquote, urlsplit
 
 __all__ = ["MASK", "redact", "scrub"]
 
 MASK = "***"
 
-_SCHEME_CHARS = re.compile(r"[A-Za-z0-9+.-]")
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.%-]")
 _CONTAINED = ("pass", "pwd", "secret", "token", "credential", "signature", "authorization", "jwt")
 
@@ -34,17 +32,27 @@ Span = Tuple[int, int]
 
 
 def _secret_name(name: str) -> bool:
-    name = "".join(c for c in unquote(name).lower() if c not in "-_.")
+    name = "".join(c for c in _percent_decode(name).lower() if c not in "-_.")
     return any(word in name for word in _CONTAINED) or name.endswith("key") or name in ("auth", "sig")
 
 
-def _parses(url: str) -> bool:
-    try:
-        parts = urlsplit(url)
-        _ = parts.port  # a port that is no number raises
-        return bool(parts.scheme)
-    except ValueError:
-        return False
+#: What ends a URL or an unquoted value: the same six characters in the three languages.
+_SPACE = " \t\n\x0b\x0c\r"
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _percent_decode(text: str) -> str:
+    """`%XX` sequences decoded byte by byte (others left as they are), invalid UTF-8 replaced."""
+    raw = text.encode("utf-8", "surrogatepass")
+    out, i = bytearray(), 0
+    while i < len(raw):
+        if raw[i] == 0x25 and i + 2 < len(raw) and raw[i + 1] in _HEX and raw[i + 2] in _HEX:
+            out.append(int(raw[i + 1:i + 3], 16))
+            i += 3
+        else:
+            out.append(raw[i])
+            i += 1
+    return out.decode("utf-8", "replace")
 
 
 def _userinfo_spans(text: str) -> List[Span]:
@@ -61,15 +69,15 @@ def _userinfo_spans(text: str) -> List[Span]:
             k = text.find(stop, after)
             if 0 <= k < line_end:
                 line_end = k
-        m = re.search(r"\s", text[after:line_end])
-        token_end = after + m.start() if m else line_end
-        scheme_start = marker
-        while scheme_start > 0 and _SCHEME_CHARS.match(text[scheme_start - 1]):
-            scheme_start -= 1
-        # The last `@` of the URL ends its user info; a URL that does not parse may hold a space
-        # in its password, so its line is searched on.
+        token_end = after
+        while token_end < line_end and text[token_end] not in _SPACE:
+            token_end += 1
+        # The last `@` of the URL ends its user info. A URL with no `@` before the next space
+        # whose host part holds a `:` with no `/` after it may hold a space in its password, so
+        # its line is searched on.
         at = text.rfind("@", after, token_end)
-        if at < 0 and not _parses(text[scheme_start:token_end]):
+        token = text[after:token_end]
+        if at < 0 and ":" in token and "/" not in token[token.index(":"):]:
             at = text.rfind("@", token_end, line_end)
         if at >= 0:
             colon = text.find(":", after, at)
@@ -114,12 +122,14 @@ def _parameter_spans(text: str, inside: List[Span]) -> List[Span]:
                     j += 1
             value_end = min(j, n)
         elif in_query:
-            m = re.search(r"[&\s]", text[value:])
-            value_end = value + m.start() if m else n
+            j = value
+            while j < n and text[j] != "&" and text[j] not in _SPACE:
+                j += 1
+            value_end = j
         else:
             # libpq unquoted: up to a space, a backslash escaping the next character.
             j = value
-            while j < n and not text[j].isspace():
+            while j < n and text[j] not in _SPACE:
                 j += 2 if text[j] == "\\" else 1
             value_end = min(j, n)
         spans.append((value, value_end))
@@ -160,7 +170,7 @@ def scrub(message: str, source: str) -> str:
     for a, b in _secret_spans(source):
         secret = source[a:b].strip("'")
         if secret and secret != MASK:
-            secrets.update((secret, unquote(secret)))
+            secrets.update((secret, _percent_decode(secret)))
     for secret in sorted(secrets, key=len, reverse=True):
         if len(secret) >= 3:
             out = out.replace(secret, MASK)
