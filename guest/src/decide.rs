@@ -7,11 +7,11 @@
 
 use crate::assess::{assess, assess_for_recovery};
 use crate::damping::{record_change, recovery_hold};
+use vocabulary::Thresholds;
 use vocabulary::{
     Cause, ChangeDirection, DampingHold, Decision, DecisionInput, Instant, Level, Memory, Pin, ProtectionState, RecentEntry, Signal,
     ThrottleIntent,
 };
-use vocabulary::{Factors, Thresholds};
 
 /// One tick. Pure: the same input gives the same decision.
 pub fn decide(input: &DecisionInput, t: &Thresholds) -> Decision {
@@ -73,7 +73,7 @@ pub fn decide_with(input: &DecisionInput, memory: Option<Memory>, t: &Thresholds
     let damping_hold = step.damping_hold;
     Decision {
         state,
-        factors: factors_of(state, t),
+        factors: t.factors.of(state),
         changed,
         previous,
         cause: step.cause,
@@ -84,16 +84,6 @@ pub fn decide_with(input: &DecisionInput, memory: Option<Memory>, t: &Thresholds
         memory,
         explanation,
         damping_hold,
-    }
-}
-
-/// The factors of a state under these thresholds.
-pub fn factors_of(state: ProtectionState, t: &Thresholds) -> Factors {
-    match state {
-        ProtectionState::Normal => t.factors.normal,
-        ProtectionState::Constrained => t.factors.constrained,
-        ProtectionState::Critical => t.factors.critical,
-        ProtectionState::Emergency => t.factors.emergency,
     }
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use capacity_guest::decide::{decide, factors_of};
+use capacity_guest::decide::decide;
 use common::*;
 use vocabulary::{Cause, DecisionInput, Level, Memory, ProtectionState, ThrottleIntent};
 
@@ -14,7 +14,7 @@ fn absent_memory_starts_fresh_in_normal() {
     assert_eq!(d.state, ProtectionState::Normal);
     assert_eq!(d.previous, ProtectionState::Normal);
     assert!(!d.changed);
-    assert_eq!(d.factors, factors_of(ProtectionState::Normal, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Normal));
     assert_eq!(d.throttles, ThrottleIntent::None);
     assert_eq!(d.memory.state_since, T0);
     assert_eq!(d.memory.last_auto_change, None);
@@ -74,7 +74,7 @@ fn every_tick_publishes_the_factors_of_its_state() {
     for state in ProtectionState::ALL {
         let mut sim = Sim::in_state(state, &[]);
         for d in sim.repeat(Level::Constrained, 3) {
-            assert_eq!(d.factors, factors_of(d.state, &T));
+            assert_eq!(d.factors, T.factors.of(d.state));
             assert_consistent(&d);
         }
     }

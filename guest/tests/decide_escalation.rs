@@ -4,7 +4,6 @@
 
 mod common;
 
-use capacity_guest::decide::factors_of;
 use common::*;
 use vocabulary::{Cause, Level, ProtectionState, Reading, Signal};
 
@@ -19,7 +18,7 @@ fn normal_to_constrained_after_three_constrained_readings() {
     assert_eq!(d.cause, Cause::Escalate);
     assert!(d.changed);
     assert_eq!((d.previous, d.state), (ProtectionState::Normal, ProtectionState::Constrained));
-    assert_eq!(d.factors, factors_of(ProtectionState::Constrained, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Constrained));
     assert_eq!(d.memory.state_since, T0 + 2 * MIN);
     assert_eq!(d.memory.last_auto_change, Some(T0 + 2 * MIN));
     let supporting: Vec<_> = d.supporting.iter().map(|e| (e.at, e.level)).collect();
@@ -40,7 +39,7 @@ fn normal_goes_straight_to_critical_on_three_critical_readings() {
     let d = sim.repeat(X, 3).pop().unwrap();
     assert_eq!(d.cause, Cause::Escalate);
     assert_eq!((d.previous, d.state), (ProtectionState::Normal, ProtectionState::Critical));
-    assert_eq!(d.factors, factors_of(ProtectionState::Critical, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Critical));
 }
 
 #[test]
@@ -105,7 +104,7 @@ fn critical_to_emergency_after_three_minutes_of_critical_with_critical_readings(
     let d = decide_once(T0, signal(X), Some(m), None, false);
     assert_eq!(d.cause, Cause::Emergency);
     assert_eq!((d.previous, d.state), (ProtectionState::Critical, ProtectionState::Emergency));
-    assert_eq!(d.factors, factors_of(ProtectionState::Emergency, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Emergency));
     assert_eq!(d.factors.write, 0.5);
     assert_eq!(d.memory.state_since, T0);
     assert_eq!(d.memory.last_auto_change, Some(T0));

@@ -4,7 +4,6 @@
 
 mod common;
 
-use capacity_guest::decide::factors_of;
 use common::*;
 use vocabulary::{Cause, Level, ProtectionState};
 
@@ -18,7 +17,7 @@ fn normal_to_emergency_by_a_pin() {
     assert_eq!(d.cause, Cause::Pinned);
     assert!(d.changed);
     assert_eq!((d.previous, d.state), (ProtectionState::Normal, ProtectionState::Emergency));
-    assert_eq!(d.factors, factors_of(ProtectionState::Emergency, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Emergency));
     assert!(d.explanation.contains("ops@example.com"), "{}", d.explanation);
 }
 
@@ -48,7 +47,7 @@ fn a_pin_selects_any_state_from_any_state() {
             assert_eq!(d.state, to, "{from:?} pinned to {to:?}");
             assert_eq!(d.cause, Cause::Pinned);
             assert_eq!(d.changed, from != to);
-            assert_eq!(d.factors, factors_of(to, &T));
+            assert_eq!(d.factors, T.factors.of(to));
         }
     }
 }

@@ -3,7 +3,6 @@
 
 mod common;
 
-use capacity_guest::decide::factors_of;
 use common::*;
 use vocabulary::{Cause, Level, ProtectionState};
 
@@ -15,7 +14,7 @@ fn critical_to_constrained_after_five_below_critical_readings() {
     let d = sim.read(C);
     assert_eq!(d.cause, Cause::Recover);
     assert_eq!((d.previous, d.state), (ProtectionState::Critical, ProtectionState::Constrained));
-    assert_eq!(d.factors, factors_of(ProtectionState::Constrained, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Constrained));
     assert_eq!(d.memory.state_since, T0);
     assert_eq!(d.memory.last_auto_change, Some(T0));
     assert_eq!(d.supporting.len(), 5);
@@ -55,7 +54,7 @@ fn constrained_to_normal_after_five_normal_readings() {
     let d = sim.read(N);
     assert_eq!(d.cause, Cause::Recover);
     assert_eq!((d.previous, d.state), (ProtectionState::Constrained, ProtectionState::Normal));
-    assert_eq!(d.factors, factors_of(ProtectionState::Normal, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Normal));
 }
 
 #[test]
@@ -72,7 +71,7 @@ fn emergency_to_critical_after_five_below_critical_readings() {
     let d = sim.read(C);
     assert_eq!(d.cause, Cause::Recover);
     assert_eq!((d.previous, d.state), (ProtectionState::Emergency, ProtectionState::Critical));
-    assert_eq!(d.factors, factors_of(ProtectionState::Critical, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Critical));
 }
 
 #[test]

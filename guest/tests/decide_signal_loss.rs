@@ -4,7 +4,6 @@
 
 mod common;
 
-use capacity_guest::decide::factors_of;
 use common::*;
 use vocabulary::{Cause, Level, ProtectionState, ThrottleIntent};
 
@@ -32,7 +31,7 @@ fn releases_to_normal_after_two_failed_reads() {
     let d = sim.fail();
     assert_eq!(d.cause, Cause::SignalLostRelease);
     assert_eq!((d.previous, d.state), (ProtectionState::Constrained, ProtectionState::Normal));
-    assert_eq!(d.factors, factors_of(ProtectionState::Normal, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Normal));
     assert_eq!(d.memory.failed_reads, 2);
 }
 
@@ -53,7 +52,7 @@ fn emergency_to_normal_after_signal_loss() {
     sim.fail();
     let d = sim.fail();
     assert_eq!((d.previous, d.state), (ProtectionState::Emergency, ProtectionState::Normal));
-    assert_eq!(d.factors, factors_of(ProtectionState::Normal, &T));
+    assert_eq!(d.factors, T.factors.of(ProtectionState::Normal));
     assert!(!d.memory.throttles_engaged);
 }
 

@@ -2,7 +2,6 @@
 
 mod common;
 
-use capacity_guest::decide::factors_of;
 use capacity_guest::embedded::{NAME, THRESHOLDS, VERSION};
 use common::T;
 use vocabulary::Factors;
@@ -38,10 +37,10 @@ fn embedded_thresholds_are_the_documented_1_0_0_values() {
 
 #[test]
 fn each_state_has_the_factors_of_the_documented_table() {
-    assert_eq!(factors_of(ProtectionState::Normal, &T), f(1.0, 1.0, 1.0, 1.0));
-    assert_eq!(factors_of(ProtectionState::Constrained, &T), f(0.5, 0.5, 1.0, 1.0));
-    assert_eq!(factors_of(ProtectionState::Critical, &T), f(0.0, 0.25, 1.0, 1.0));
-    assert_eq!(factors_of(ProtectionState::Emergency, &T), f(0.0, 0.25, 0.5, 0.5));
+    assert_eq!(T.factors.of(ProtectionState::Normal), f(1.0, 1.0, 1.0, 1.0));
+    assert_eq!(T.factors.of(ProtectionState::Constrained), f(0.5, 0.5, 1.0, 1.0));
+    assert_eq!(T.factors.of(ProtectionState::Critical), f(0.0, 0.25, 1.0, 1.0));
+    assert_eq!(T.factors.of(ProtectionState::Emergency), f(0.0, 0.25, 0.5, 0.5));
 }
 
 #[test]
@@ -75,7 +74,7 @@ fn state_names_round_trip_and_unknown_names_do_not_parse() {
 #[test]
 fn factors_never_grow_with_rank() {
     for pair in ProtectionState::ALL.windows(2) {
-        let (lo, hi) = (factors_of(pair[0], &T), factors_of(pair[1], &T));
+        let (lo, hi) = (T.factors.of(pair[0]), T.factors.of(pair[1]));
         assert!(hi.bulk <= lo.bulk && hi.heavy <= lo.heavy && hi.write <= lo.write && hi.read <= lo.read);
     }
 }

@@ -4,7 +4,6 @@
 
 mod common;
 
-use capacity_guest::decide::factors_of;
 use common::*;
 use proptest::prelude::*;
 use vocabulary::{Cause, Decision, Instant, Level, Memory, ProtectionState, Reading, RecentEntry, Signal, ThrottleIntent};
@@ -233,7 +232,7 @@ proptest! {
         let d = sim.tick_at(last.now + gaps.0 + gaps.1, failed());
         prop_assert_eq!(d.cause, Cause::SignalLostRelease);
         prop_assert_eq!(d.state, ProtectionState::Normal);
-        prop_assert_eq!(d.factors, factors_of(ProtectionState::Normal, &T));
+        prop_assert_eq!(d.factors, T.factors.of(ProtectionState::Normal));
         prop_assert!(!d.memory.throttles_engaged);
     }
 

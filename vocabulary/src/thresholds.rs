@@ -62,6 +62,13 @@ pub struct StateFactors {
     pub emergency: Factors,
 }
 
+/// As messages name them: `bulk 0 heavy 0.25 write 1 read 1`.
+impl std::fmt::Display for Factors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "bulk {} heavy {} write {} read {}", self.bulk, self.heavy, self.write, self.read)
+    }
+}
+
 impl Factors {
     /// Each lane with its name, in the order people read them.
     pub fn lanes(&self) -> [(&'static str, f64); 4] {

@@ -197,23 +197,9 @@ impl InvariantChecker {
                 found = violation("INV-08", format!("the version's declared factors do not protect: {why}"));
             }
         } else if d.factors != self.thresholds.factors.of(d.state) {
-            let f = d.factors;
             let declared = self.thresholds.factors.of(d.state);
-            found = found.or(violation(
-                "INV-08",
-                format!(
-                    "published bulk {} heavy {} write {} read {} in {}, where the version declares bulk {} heavy {} write {} read {}",
-                    f.bulk,
-                    f.heavy,
-                    f.write,
-                    f.read,
-                    d.state.name(),
-                    declared.bulk,
-                    declared.heavy,
-                    declared.write,
-                    declared.read
-                ),
-            ));
+            found = found
+                .or(violation("INV-08", format!("published {} in {}, where the version declares {declared}", d.factors, d.state.name())));
         }
         // INV-03: without a pin, one failed read holds and the next restores normal.
         if !pinned && first_failure && d.changed {

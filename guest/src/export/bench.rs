@@ -13,7 +13,7 @@ pub fn echo(input: &DecisionInput, t: &Thresholds) -> Decision {
     let state = memory.state;
     Decision {
         state,
-        factors: crate::decide::factors_of(state, t),
+        factors: t.factors.of(state),
         changed: false,
         previous: state,
         cause: Cause::Hold,

@@ -3,7 +3,7 @@
 //! into the next.
 #![allow(dead_code)]
 
-use capacity_guest::decide::{decide, factors_of};
+use capacity_guest::decide::decide;
 use capacity_guest::embedded::THRESHOLDS;
 use vocabulary::Thresholds;
 use vocabulary::{ApiLatency, Cause, Decision, DecisionInput, Instant, Level, Memory, Pin, ProtectionState, Reading, RecentEntry, Signal};
@@ -171,7 +171,7 @@ impl Sim {
 /// The checks every decision must pass, whatever the input.
 pub fn assert_consistent(d: &Decision) {
     assert_eq!(d.state, d.memory.state, "decision and memory agree on the state");
-    assert_eq!(d.factors, factors_of(d.state, &T), "factors are those of the state");
+    assert_eq!(d.factors, T.factors.of(d.state), "factors are those of the state");
     assert_eq!(d.changed, d.state != d.previous, "changed means state differs from previous");
     assert!(d.memory.recent.len() <= T.escalate_readings.max(T.recover_readings) as usize);
     assert!(!d.explanation.contains('\n'), "the explanation is one line");
