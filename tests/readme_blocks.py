@@ -25,6 +25,8 @@ A block is steered by the HTML comment on the line before its fence:
                                             `policies/`, `target` (the repository's) and the
                                             block saved by the comment below as sentinel.toml
     <!-- readme-test: save sentinel.toml --> on a ```toml block: the deploy folder's config
+    <!-- readme-test: commonjs -->          on a ```js block: run as `index.js` of a CommonJS
+                                            project (the package.json `npm init -y` writes)
 
 Usage: tests/readme_blocks.py [README.md...]   (exit 1 naming the file, the block's line and
 its output)
@@ -117,7 +119,14 @@ def command(block: Block, scratch: Path, root: Path) -> tuple:
     if not modules.exists():
         modules.mkdir(parents=True)
         (modules / "capacity-admission").symlink_to(root / "guest" / "bindings" / "js")
-    script = scratch / "js" / f"{name}.mjs"
+    if block.directive == "commonjs":
+        # `npm init -y`'s package.json: no "type", so every .js file is CommonJS.
+        project = scratch / "js" / f"commonjs-{name}"
+        project.mkdir()
+        (project / "package.json").write_text('{"name": "service", "version": "1.0.0", "main": "index.js"}\n', encoding="utf-8")
+        script = project / "index.js"
+    else:
+        script = scratch / "js" / f"{name}.mjs"
     script.write_text(GIVEN["js"] + block.text, encoding="utf-8")
     return ["node", str(script)], EXAMPLE_TIMEOUT_S
 
@@ -156,7 +165,7 @@ def main() -> int:
     found = [b for name in names for b in blocks(root / name, name)]
     if not any(b.language in ("sh", "bash") for b in found):
         raise SystemExit(f"{', '.join(names)}: no sh blocks found: are these the READMEs?")
-    unknown = [b for b in found if b.directive and not re.match(r"^(skip: .+|deploy|save sentinel\.toml)$", b.directive)]
+    unknown = [b for b in found if b.directive and not re.match(r"^(skip: .+|deploy|save sentinel\.toml|commonjs)$", b.directive)]
     if unknown:
         raise SystemExit("\n".join(f"{b.file}:{b.line - 1}: unknown readme-test comment {b.directive!r}" for b in unknown))
     logs = Path(os.environ.get("CARGO_TARGET_DIR", root / "target")) / "readme-blocks"

@@ -49,6 +49,21 @@ pub fn read_whole(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The nearest folder of `folder` and its parents that exists, once a temporary file was made
+/// and removed there: where a writer that creates `folder` would write. An error says what
+/// could not be written.
+pub fn nearest_writable_folder(folder: &Path) -> std::io::Result<std::path::PathBuf> {
+    let existing = folder
+        .ancestors()
+        .map(|a| if a.as_os_str().is_empty() { Path::new(".") } else { a })
+        .find(|a| a.is_dir())
+        .unwrap_or(Path::new("/"))
+        .to_path_buf();
+    tempfile::NamedTempFile::new_in(&existing)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write in {}: {e}", existing.display())))?;
+    Ok(existing)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

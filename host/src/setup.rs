@@ -102,7 +102,8 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Stores> {
     })
 }
 
-async fn publisher(channel: Channel, c: &ChannelConfig, timeout: Duration) -> anyhow::Result<Box<dyn Publisher>> {
+/// The publisher of `channel` as configured (`c`); only the URL is checked, nothing is reached.
+pub async fn publisher(channel: Channel, c: &ChannelConfig, timeout: Duration) -> anyhow::Result<Box<dyn Publisher>> {
     Ok(match c {
         ChannelConfig::File { path } => Box::new(FilePublisher::new(channel, path)),
         ChannelConfig::Stdout => Box::new(StdoutPublisher::new(channel)),
@@ -192,7 +193,8 @@ pub fn preflight(config: &Config, now: vocabulary::Instant) -> anyhow::Result<Bo
     metrics_source(config, now)
 }
 
-async fn stage_controller(config: &Config) -> anyhow::Result<Box<dyn StageController>> {
+/// The configured stage controller; nothing is reached.
+pub async fn stage_controller(config: &Config) -> anyhow::Result<Box<dyn StageController>> {
     Ok(match config.stage_controller {
         StageControllerConfig::Log => Box::new(LogStageController),
         #[cfg(feature = "aws")]

@@ -66,12 +66,14 @@ impl Unit {
 
     /// ExecStart split into words (the units quote nothing).
     fn exec_start(&self) -> Vec<String> {
-        let line = self.service("ExecStart");
-        assert!(
-            line.starts_with('/') && !line.contains(['"', '\'']),
-            "{}: ExecStart must be a plain absolute command: {line}",
-            self.name()
-        );
+        self.exec("ExecStart")
+    }
+
+    /// An Exec line (`ExecStart`, `ExecStartPre`) split into words, without the `-` that lets
+    /// it fail.
+    fn exec(&self, key: &str) -> Vec<String> {
+        let line = self.service(key).trim_start_matches('-');
+        assert!(line.starts_with('/') && !line.contains(['"', '\'']), "{}: {key} must be a plain absolute command: {line}", self.name());
         line.split_whitespace().map(str::to_string).collect()
     }
 
@@ -251,7 +253,12 @@ impl Host {
     /// The unit's ExecStart as a command: the built binary, paths moved in, `--metrics-addr`
     /// on `metrics_port`, run in the unit's WorkingDirectory, logs at info into `log`.
     fn command(&self, unit: &Unit, metrics_port: u16, log: &Path) -> Command {
-        let words = unit.exec_start();
+        self.command_of(unit, "ExecStart", metrics_port, log)
+    }
+
+    /// As [`Host::command`], for the Exec line `key`.
+    fn command_of(&self, unit: &Unit, key: &str, metrics_port: u16, log: &Path) -> Command {
+        let words = unit.exec(key);
         let mut cmd = Command::new(sentinel());
         let mut previous = "";
         for word in &words[1..] {
@@ -300,6 +307,25 @@ fn the_run_units_exec_start_ticks_with_the_store_in_its_working_directory() {
         [host.path("/etc/capacity-sentinel/sentinel.toml")],
         "nothing is written beside the config"
     );
+}
+
+#[test]
+fn the_run_units_exec_start_pre_reaches_every_configured_server_and_may_fail_without_stopping_the_start() {
+    let unit = Unit::load(RUN_UNIT);
+    assert!(unit.service("ExecStartPre").starts_with('-'), "a server down must not keep the sentinel from starting");
+    assert_eq!(unit.exec("ExecStartPre")[1..], ["check", "--connect", "--config", "/etc/capacity-sentinel/sentinel.toml"]);
+    let host = Host::new("# the embedded default\n");
+    let log = host.path("/pre.log");
+    let status = host.command_of(&unit, "ExecStartPre", free_port(), &log).status().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success() && text.contains("all 5 reached"), "{} ({status}):\n{text}", unit.service("ExecStartPre"));
+    assert!(files_under(&host.path("/var/lib/capacity-sentinel")).is_empty(), "the preflight creates nothing:\n{text}");
+    // A channel no one may write (a config that names a server needs signed policies).
+    let host = Host::new("[publish.cache]\nkind = \"file\"\npath = \"/proc/capacity/cache.json\"\n");
+    let status = host.command_of(&unit, "ExecStartPre", free_port(), &log).status().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(6), "a dependency that fails fails the preflight, which the '-' lets pass:\n{text}");
+    assert!(text.contains("FAIL publish.cache"), "{text}");
 }
 
 /// Starts the unit's command, waits for `port` and the line logged once the signal handlers are

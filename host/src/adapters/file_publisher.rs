@@ -15,11 +15,15 @@ impl FilePublisher {
         FilePublisher { channel, path: path.to_path_buf() }
     }
 
-    fn write(&self, document: &StateDocument) -> std::io::Result<()> {
-        let dir = match self.path.parent() {
+    fn folder(&self) -> PathBuf {
+        match self.path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
-        };
+        }
+    }
+
+    fn write(&self, document: &StateDocument) -> std::io::Result<()> {
+        let dir = self.folder();
         std::fs::create_dir_all(&dir)?;
         let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
         serde_json::to_writer_pretty(&mut tmp, document)?;
@@ -45,6 +49,26 @@ impl Publisher for FilePublisher {
             channel: self.channel,
             target: self.target(),
             message: format!("{e} (check that the folder exists and is writable)"),
+        })
+    }
+
+    /// A temporary file made and removed in the document's folder (which a publish creates
+    /// when missing, so a missing folder whose nearest existing parent is writable passes).
+    async fn reach(&self) -> Result<String, PublishError> {
+        let folder = self.folder();
+        let existing = crate::plain_files::nearest_writable_folder(&folder).map_err(|e| PublishError {
+            channel: self.channel,
+            target: self.target(),
+            message: format!("{e} (check that the folder exists and is writable by this user)"),
+        })?;
+        Ok(if existing == folder {
+            format!("wrote and removed a temporary file in {}", folder.display())
+        } else {
+            format!(
+                "{} does not exist yet; the first publish creates it in {}, where this user may write",
+                folder.display(),
+                existing.display()
+            )
         })
     }
 }
@@ -82,5 +106,9 @@ impl Publisher for StdoutPublisher {
             target: self.target(),
             message: e.to_string(),
         })
+    }
+
+    async fn reach(&self) -> Result<String, PublishError> {
+        Ok("the document goes to this process's standard output: nothing to reach".into())
     }
 }

@@ -101,9 +101,13 @@ impl RedisPublisher {
     }
 
     async fn set(&self, value: &str, sequence: u64) -> Result<Written, (&'static str, RedisError)> {
+        self.set_key(&self.key, value, sequence, self.expiry_secs).await
+    }
+
+    async fn set_key(&self, key: &str, value: &str, sequence: u64, expiry_secs: u64) -> Result<Written, (&'static str, RedisError)> {
         let mut connection = self.connection().await.map_err(|e| ("connecting", e))?;
-        let mut invocation = FENCED_SET.key(&self.key);
-        invocation.arg(value).arg(sequence).arg(self.expiry_secs);
+        let mut invocation = FENCED_SET.key(key);
+        invocation.arg(value).arg(sequence).arg(expiry_secs);
         let answer: i64 = invocation.invoke_async(&mut connection).await.map_err(|e| ("the fenced SET script", e))?;
         Ok(if answer < 0 { Written::Yes } else { Written::Newer(answer) })
     }
@@ -155,6 +159,33 @@ impl Publisher for RedisPublisher {
                     document.sequence
                 )));
             }
+            Ok(Err((step, e))) => self.describe(step, &e),
+            Err(_) => format!("no answer within {:?}; check that {} is a Redis server and not overloaded", self.timeout, self.shown_url),
+        };
+        self.forget().await;
+        Err(self.error(message))
+    }
+
+    /// The fenced write's script on a scratch key (`<key>:preflight`, expiring after a minute),
+    /// then a GET of it: the calls and permissions a publish needs, the published key untouched.
+    async fn reach(&self) -> Result<String, PublishError> {
+        let scratch = format!("{}:preflight", self.key);
+        let value = r#"{"preflight":true,"sequence":0}"#;
+        let attempt = async {
+            self.set_key(&scratch, value, 0, 60).await?;
+            let mut connection = self.connection().await.map_err(|e| ("connecting", e))?;
+            let read: Option<String> = redis::cmd("GET").arg(&scratch).query_async(&mut connection).await.map_err(|e| ("GET", e))?;
+            Ok::<_, (&'static str, RedisError)>(read)
+        };
+        let message = match tokio::time::timeout(self.timeout, attempt).await {
+            Ok(Ok(Some(read))) if read == value => {
+                return Ok(format!("the fenced SET script and a GET on the scratch key {scratch} (expires in 60 s)"));
+            }
+            Ok(Ok(read)) => format!(
+                "the scratch key {scratch} read back {} after the fenced SET script wrote it; check that the URL names one \
+                 Redis primary, not a proxy or a cluster that spreads keys",
+                if read.is_some() { "something else" } else { "nothing" }
+            ),
             Ok(Err((step, e))) => self.describe(step, &e),
             Err(_) => format!("no answer within {:?}; check that {} is a Redis server and not overloaded", self.timeout, self.shown_url),
         };

@@ -73,6 +73,42 @@ impl Publisher for SsmPublisher {
             ))),
         }
     }
+
+    /// GetParameter, the read before each write. PutParameter is not tried: it would publish
+    /// (a scratch parameter proves nothing where IAM grants the one name).
+    async fn reach(&self) -> Result<String, PublishError> {
+        if self.name.is_empty() {
+            return Err(self.error("the parameter name is empty (check the configuration)".into()));
+        }
+        let call = self.client.get_parameter().name(&self.name).send();
+        let found = match tokio::time::timeout(self.timeout + GUARD_SLACK, call).await {
+            Ok(Ok(answer)) => answer.parameter.and_then(|p| p.value).map(|v| stored_sequence(&v)),
+            Ok(Err(e)) if e.as_service_error().is_some_and(|s| s.is_parameter_not_found()) => None,
+            Ok(Err(e)) => {
+                return Err(self.error(format!(
+                    "GetParameter: {}",
+                    aws_client::describe_sdk_error(
+                        &e,
+                        self.timeout,
+                        &self.location,
+                        "check the parameter name and the IAM permission ssm:GetParameter on it (the sentinel reads it before each write)"
+                    )
+                )));
+            }
+            Err(_) => {
+                return Err(self.error(format!(
+                    "GetParameter: no answer within {:?} ({}; check that the endpoint is reachable and answering)",
+                    self.timeout, self.location
+                )));
+            }
+        };
+        let held = match found {
+            None => "the parameter does not exist yet (the first publish creates it)".to_string(),
+            Some(Some(sequence)) => format!("it holds sequence {sequence}"),
+            Some(None) => "it holds a value that is not a state document (the first publish replaces it)".to_string(),
+        };
+        Ok(format!("GetParameter at {}: {held}; PutParameter is not tried (it would publish): check ssm:PutParameter on it", self.location))
+    }
 }
 
 impl SsmPublisher {

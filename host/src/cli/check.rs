@@ -10,16 +10,27 @@ use std::process::ExitCode;
 pub struct CheckArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Also reach every configured server with the sentinel's own clients and the calls a tick
+    /// makes (nothing is published): one line each with its time and what to fix; exits 6 when
+    /// any fails.
+    #[arg(long)]
+    pub connect: bool,
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
+    let now = crate::clock::current_minute();
     // What a tick checks before it opens the store: [policies], Redis URLs, the metrics source.
-    let metrics = crate::setup::preflight(&config, crate::clock::current_minute())?;
+    let metrics = crate::setup::preflight(&config, now)?;
     // The version `run` would decide with: with [policies], the persisted active version,
     // verified as `run` verifies it (never the single `policy` file).
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let policy = runtime.block_on(crate::setup::active_policy(&config))?.shared();
+    if args.connect {
+        let identity = policy.lock().identity().clone();
+        let reached = runtime.block_on(crate::connectivity::reach_all(&config, now));
+        return super::connect_report::print(&config, &identity, &reached);
+    }
     let (identity, thresholds) = {
         let mut p = policy.lock();
         let description = p.describe()?;
@@ -41,7 +52,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         ChannelConfig::File { path } => format!("file {}", path.display()),
         ChannelConfig::Stdout => "stdout".into(),
         ChannelConfig::Redis { url, key, expiry } => {
-            format!("redis {} key {key} expiring after {}", redact(url), humantime::format_duration(*expiry))
+            format!("redis {} key {key} expiring after {}", redact(url), crate::shown_duration::duration(*expiry))
         }
         ChannelConfig::Ssm { name } => format!("ssm parameter {name}"),
     };
@@ -52,23 +63,23 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             "name": identity.name,
             "version": identity.version,
             "digest": identity.digest,
-            "deadline": humantime::format_duration(config.policy_deadline).to_string(),
+            "deadline": crate::shown_duration::duration(config.policy_deadline),
             "memory_mib": config.policy_memory_bytes >> 20,
             "thresholds": thresholds,
         },
         "store": match &config.store {
             StoreConfig::Sqlite { path } => format!("sqlite {}", path.display()),
             StoreConfig::Postgres { url, lock_key, lease, .. } => {
-                format!("postgres {} (lock key {lock_key}, lease {})", redact(url), humantime::format_duration(*lease))
+                format!("postgres {} (lock key {lock_key}, lease {})", redact(url), crate::shown_duration::duration(*lease))
             }
         },
         "metrics": metrics.describe(),
         "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace", MetricsConfig::Prometheus(_) => "prometheus", MetricsConfig::CloudWatch(_) => "cloudwatch" },
         "stage_controller": config.stage_controller.kind(),
-        "read_timeout": humantime::format_duration(config.read_timeout).to_string(),
+        "read_timeout": crate::shown_duration::duration(config.read_timeout),
         "publish": { "cache": channel(&config.cache), "parameter": channel(&config.parameter),
-                      "timeout": humantime::format_duration(config.publish_timeout).to_string() },
-        "tick_deadline": humantime::format_duration(config.tick_deadline).to_string(),
+                      "timeout": crate::shown_duration::duration(config.publish_timeout) },
+        "tick_deadline": crate::shown_duration::duration(config.tick_deadline),
         "dead_letter": config.dead_letter.display().to_string(),
         "throttles_enabled": config.throttles_enabled,
         "stage_targets": config.stage_targets.iter().map(|t| t.id()).collect::<Vec<_>>(),

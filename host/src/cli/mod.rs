@@ -2,6 +2,7 @@
 
 mod alert_rules;
 mod check;
+mod connect_report;
 mod failures;
 mod init;
 mod pin;
@@ -46,7 +47,7 @@ pub enum Command {
     Stages(stages::StagesArgs),
     /// Validate the config and the policy and print what would run.
     Check(check::CheckArgs),
-    /// Inspect policy components.
+    /// Policy versions: scaffold, build, tune, sign, verify, list, activate, shadow, promote, roll back.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
     /// Replay recorded traces through one or two policies.
@@ -138,6 +139,8 @@ pub mod exit {
     pub const LOCK_HELD: u8 = 3;
     /// `policy tune --write`: the choice is the base's numbers, so nothing was written.
     pub const UNCHANGED: u8 = 5;
+    /// `check --connect`: a configured server could not be reached as a tick reaches it.
+    pub const UNREACHABLE: u8 = 6;
 }
 
 /// Runs `work` on a rayon pool of `--jobs N` workers (default: one per core); `what` names the

@@ -151,7 +151,7 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
             let args = new_version::NewArgs { version: &version, from: &from, dir: &dir, purpose: purpose.as_deref() };
             let folder = new_version::new_version(args)?;
             super::emit(&format!(
-                "wrote {0}/policy.toml ({from}'s numbers) and {0}/README.md: edit the numbers, say why in the README, then `sentinel policy build {0} -o build/`",
+                "wrote {0}/policy.toml ({from}'s numbers) and {0}/README.md: edit the numbers, say why in the README, then `sentinel policy build {0} -o dist/`",
                 folder.display()
             ))?;
             Ok(ExitCode::SUCCESS)

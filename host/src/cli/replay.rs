@@ -86,7 +86,7 @@ pub(super) fn recorded_ticks(
 pub(super) fn recorded_trace(config: &std::path::Path, since: std::time::Duration) -> anyhow::Result<Trace> {
     let (source, records) = recorded_ticks(config, since)?;
     if records.is_empty() {
-        bail!("the store of {source} holds no tick records from the last {}", humantime::format_duration(since));
+        bail!("the store of {source} holds no tick records from the last {}", crate::shown_duration::duration(since));
     }
     Ok(Trace { name: "store".into(), events: crate::trace::recorded::events(&records) })
 }

@@ -97,6 +97,9 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
         "sentinel running ({})",
         config.source
     );
+    if terminal {
+        let _ = writeln!(std::io::stdout().lock(), "{LIVE_HEADER}");
+    }
     let mut done = 0u64;
     let mut failures = 0u64;
     loop {
@@ -211,12 +214,17 @@ fn listen_for_shutdown(stopping: Arc<AtomicBool>, wake: Arc<Notify>) {
     });
 }
 
+/// Printed once before the first live line: what its columns and marks mean.
+const LIVE_HEADER: &str = "times in UTC (the Z); each line: the minute, state, level of the reading, the four factors, \
+the cause, the sequence, then each channel as configured: + published, ! failed (a log line on stderr says why)";
+
 fn live_line(r: &TickReport, n: u64, total: Option<u64>) {
     let d = &r.decision;
-    let time = r.document.decided_at.get(11..16).unwrap_or("");
+    let time = r.document.decided_at.get(11..16).map(|hm| format!("{hm}Z")).unwrap_or_default();
     let progress = total.map(|t| format!("[{n}/{t}] ")).unwrap_or_default();
     let level = d.level.map(|n| n.name()).unwrap_or("read-failed");
-    let mut channels: String = r.outcomes.iter().map(|o| if o.ok { '+' } else { '!' }).collect();
+    let mut channels: String =
+        r.outcomes.iter().map(|o| format!("{}{}", o.channel, if o.ok { '+' } else { '!' })).collect::<Vec<_>>().join(" ");
     if r.republished {
         channels.push_str(" (already decided: republished)");
     }

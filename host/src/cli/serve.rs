@@ -63,9 +63,9 @@ async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitC
     let limits = config.api.limits;
     tracing::info!(
         tokens = config.api.tokens.len(),
-        header_read_timeout = %humantime::format_duration(limits.header_read_timeout),
-        request_body_timeout = %humantime::format_duration(limits.request_body_timeout),
-        idle_timeout = %humantime::format_duration(limits.idle_timeout),
+        header_read_timeout = %crate::shown_duration::duration(limits.header_read_timeout),
+        request_body_timeout = %crate::shown_duration::duration(limits.request_body_timeout),
+        idle_timeout = %crate::shown_duration::duration(limits.idle_timeout),
         max_connections = limits.max_connections,
         "serving the API on http://{local} ({})",
         config.source

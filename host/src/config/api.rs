@@ -175,7 +175,7 @@ fn check_limits(raw: &RawApi) -> Result<ApiLimits, (String, String)> {
                 "must be at most api.header_read_timeout ({}): the server closes a kept-alive connection that has \
                  not sent its next request header within the header-read timeout anyway; raise \
                  header_read_timeout too for longer idle connections",
-                humantime::format_duration(header_read_timeout)
+                crate::shown_duration::duration(header_read_timeout)
             ),
         ));
     }

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod bounds;
 pub mod cloudwatch;
+mod error_place;
 pub mod features;
 pub mod oidc;
 pub mod policies;
@@ -20,7 +21,7 @@ use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config {path}: {source}")]
+    #[error("cannot read config {}: {source}{}", path.display(), error_place::read_advice(source))]
     Read { path: PathBuf, source: std::io::Error },
     #[error("config {path}: {message}")]
     Invalid { path: String, message: String },
@@ -168,7 +169,7 @@ impl Config {
                     format!("{} (line {})", e.message(), text.bytes().take(span.start).filter(|b| *b == b'\n').count() + 1)
                 }
                 // TOML's snippet may be a URL's line: shown without its password.
-                _ => crate::redact::redact(&e.to_string()),
+                _ => crate::redact::redact(&error_place::shown(text, &e)),
             };
             ConfigError::Invalid {
                 path: path.display().to_string(),

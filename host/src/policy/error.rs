@@ -57,4 +57,25 @@ pub enum PolicyError {
     BatchStartWithFlap { policy: String },
     #[error("policy {policy} refused a replay batch: {message}; this is a defect of the sentinel's replay, please report it")]
     ReplayRefused { policy: String, message: String },
+    #[error(
+        "{path} was built from the policy template and its numbers are damaged ({message}), so it cannot run: build it again \
+         from its policy.toml with `sentinel policy build`, or copy it again from where it was built"
+    )]
+    DamagedData { path: PathBuf, message: String },
+}
+
+impl PolicyError {
+    /// This error, or [`PolicyError::DamagedData`] when the component `bytes` (read from `path`)
+    /// was built from the template and its policy data region does not read: the component
+    /// then traps at its first call, which by itself says only `unreachable`.
+    pub fn or_damaged_data(self, path: &std::path::Path, bytes: &[u8]) -> PolicyError {
+        use capacity_guest::policy_data::{REGION_LEN, decode, locate};
+        if !matches!(self, PolicyError::Trap { .. } | PolicyError::Instantiate { .. }) {
+            return self;
+        }
+        match locate(bytes).map(|at| decode(&bytes[at..at + REGION_LEN])) {
+            Some(Err(damage)) => PolicyError::DamagedData { path: path.to_path_buf(), message: damage.to_string() },
+            _ => self,
+        }
+    }
 }

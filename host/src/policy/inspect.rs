@@ -49,7 +49,9 @@ pub fn inspect_component(runtime: &Arc<Runtime>, path: &Path) -> Result<Componen
     // A component of another contract is described only by its export names (activation refuses it).
     let runs_here = contract.as_deref().is_some_and(contract::runs_here);
     if world == "policy" && imports.is_empty() && runs_here {
-        let description = ComponentPolicy::from_component(runtime, path, &component, digest.clone(), None)?.describe()?;
+        let description = ComponentPolicy::from_component(runtime, path, &component, digest.clone(), None)
+            .and_then(|mut policy| policy.describe())
+            .map_err(|e| e.or_damaged_data(path, &bytes))?;
         name = Some(description.name);
         version = Some(description.version);
         thresholds = Some(description.thresholds);

@@ -40,7 +40,7 @@ pub fn open_cached(spec: &str, runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>
     }
     let bytes = std::fs::read(path).map_err(|source| PolicyError::Read { path: path.to_path_buf(), source })?;
     let (component, digest) = compile_cached(runtime, path, &bytes)?;
-    Ok(Box::new(ComponentPolicy::from_component(runtime, path, &component, digest, label)?))
+    Ok(Box::new(ComponentPolicy::from_component(runtime, path, &component, digest, label).map_err(|e| e.or_damaged_data(path, &bytes))?))
 }
 
 /// A policy as given on the command line, ready to open any number of instances.
@@ -70,15 +70,17 @@ impl PolicySource {
     pub fn open(spec: &str, runtime: &Arc<Runtime>) -> Result<PolicySource, PolicyError> {
         let (label, path) = split_spec(spec);
         let (label, path) = (label.map(str::to_string), path.to_path_buf());
+        let mut bytes = Vec::new();
         let kind = if path.extension().is_some_and(|e| e == "wasm") {
-            let bytes = std::fs::read(&path).map_err(|source| PolicyError::Read { path: path.clone(), source })?;
+            bytes = std::fs::read(&path).map_err(|source| PolicyError::Read { path: path.clone(), source })?;
             let (component, digest) = compile_cached(runtime, &path, &bytes)?;
-            SourceKind::Component { runtime: runtime.clone(), path, component, digest, label }
+            SourceKind::Component { runtime: runtime.clone(), path: path.clone(), component, digest, label }
         } else {
             SourceKind::Native { runtime: runtime.clone() }
         };
-        let mut first = instantiate(&kind, spec)?;
-        let thresholds = first.describe()?.thresholds;
+        let damaged = |e: PolicyError| e.or_damaged_data(&path, &bytes);
+        let mut first = instantiate(&kind, spec).map_err(damaged)?;
+        let thresholds = first.describe().map_err(damaged)?.thresholds;
         Ok(PolicySource { spec: spec.to_string(), identity: first.identity().clone(), kind, thresholds, idle: Mutex::new(vec![first]) })
     }
 

@@ -190,6 +190,23 @@ mod tests {
         let at = policy_data::locate(&damaged).unwrap();
         damaged[at + NUMBER_AT] ^= 0x10;
         let refused = crate::policy::ComponentPolicy::from_bytes(&runtime, Path::new("damaged"), &damaged, None);
-        assert!(refused.is_err(), "a damaged region must trap at the first call");
+        // The trap says only `unreachable`: the host names the damage and what to do.
+        match refused {
+            Err(PolicyError::DamagedData { message, .. }) => assert!(message.contains("SHA-256"), "{message}"),
+            Err(other) => panic!("a damaged region must be named, not {other}"),
+            Ok(_) => panic!("a damaged region must trap at the first call"),
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("capacity-policy-2.0.0.wasm");
+        std::fs::write(&file, &damaged).unwrap();
+        let runtime = std::sync::Arc::new(runtime);
+        for (what, refused) in [
+            ("a config's policy file", crate::policy::source::open_cached(&file.display().to_string(), &runtime).err()),
+            ("replay", crate::policy::source::PolicySource::open(&file.display().to_string(), &runtime).err()),
+            ("policy info", crate::policy::inspect::inspect_component(&runtime, &file).err()),
+        ] {
+            let text = refused.map(|e| e.to_string()).unwrap_or_default();
+            assert!(text.contains("numbers are damaged") && text.contains("sentinel policy build"), "{what}: {text}");
+        }
     }
 }

@@ -53,6 +53,27 @@ pub fn check_reading(r: &Reading) -> Result<(), String> {
     Ok(())
 }
 
+/// A reading in one line, for a person: each signal, or `absent`.
+pub fn summary(r: &Reading) -> String {
+    let pct = |v: Option<f64>| v.map_or("absent".to_string(), |v| format!("{v:.1} %"));
+    let scaling = match r.scaling {
+        None => "absent",
+        Some(true) => "yes",
+        Some(false) => "no",
+    };
+    let latency = if r.latency.is_empty() {
+        "no API".to_string()
+    } else {
+        let shown = |v: Option<f64>| v.map_or("absent".to_string(), |v| format!("{v:.0} ms"));
+        r.latency
+            .iter()
+            .map(|l| format!("{} p95 {} (baseline {})", l.api, shown(l.p95_ms), shown(l.baseline_ms)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!("cpu {}, connections {}, scaling {scaling}, latency: {latency}", pct(r.cpu_pct), pct(r.connections_pct))
+}
+
 /// A value for a message: huge ones in exponent form (1e300, not 301 digits).
 fn shown(v: f64) -> String {
     if v.is_finite() && v.abs() >= 1e15 { format!("{v:e}") } else { v.to_string() }

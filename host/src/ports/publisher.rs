@@ -39,4 +39,7 @@ pub trait Publisher: Send + Sync {
     /// Where it writes, for logs.
     fn target(&self) -> String;
     async fn publish(&self, document: &StateDocument) -> Result<(), PublishError>;
+    /// Reaches where it writes with the calls a publish makes, without publishing
+    /// (`sentinel check --connect`): what was done, or what failed and what to do.
+    async fn reach(&self) -> Result<String, PublishError>;
 }

@@ -203,7 +203,7 @@ async fn ask(
                     of = options.retries + 1,
                     from = %format_rfc3339(start),
                     "a request failed, asking again in {}: {why}",
-                    humantime::format_duration(wait)
+                    crate::shown_duration::duration(wait)
                 );
                 fetched.retried += 1;
                 tokio::time::sleep(wait).await;

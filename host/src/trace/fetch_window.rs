@@ -24,7 +24,7 @@ impl Window {
         if step.subsec_nanos() != 0 || step.is_zero() || step > LONGEST_STEP {
             return Err(format!(
                 "--step {}: expected whole seconds from 1s to 1h (the live sentinel reads once a minute: 1m)",
-                humantime::format_duration(step)
+                crate::shown_duration::duration(step)
             ));
         }
         let step_secs = step.as_secs() as u32;
@@ -56,7 +56,7 @@ impl Window {
                 "the window from {} to {} holds no step of {}: --since must come before --until",
                 format_rfc3339(from),
                 format_rfc3339(until),
-                humantime::format_duration(step)
+                crate::shown_duration::duration(step)
             ));
         }
         Ok(Window { from, until, step: step_secs })
@@ -88,7 +88,7 @@ impl Window {
             "{} to {} every {}",
             format_rfc3339(self.from),
             format_rfc3339(self.until),
-            humantime::format_duration(Duration::from_secs(u64::from(self.step)))
+            crate::shown_duration::duration(Duration::from_secs(u64::from(self.step)))
         )
     }
 }

@@ -104,6 +104,13 @@ impl KeySet {
         Ok(inner.look(kid).0)
     }
 
+    /// Fetches the set now, whatever is held (`sentinel check --connect`): how many keys it holds.
+    pub async fn fetch_now(&self) -> Result<usize, JwksError> {
+        let _one = self.inner.fetching.lock().await;
+        self.inner.refresh().await?;
+        Ok(self.inner.lock().keys.len())
+    }
+
     /// How many times the keys were fetched (tests, logs).
     pub async fn fetches(&self) -> u64 {
         self.inner.lock().fetches

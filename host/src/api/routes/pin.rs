@@ -89,7 +89,7 @@ pub async fn put_pin(
     s.metrics.pin_change(action);
     if let Some(pin) = &entry.after {
         // What a caller typed is a field formatted with `?` (escaped): never a line of its own.
-        tracing::info!(actor = ?caller.name, state = ?pin.state, expires_at = %format_rfc3339(expires_at), audit_id = entry.id, reason = ?pin.reason, "pin {action} through the API");
+        tracing::info!(actor = ?caller.name, state = pin.state.name(), expires_at = %format_rfc3339(expires_at), audit_id = entry.id, reason = ?pin.reason, "pin {action} through the API");
     }
     Ok(Json(entry))
 }

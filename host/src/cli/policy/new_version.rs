@@ -88,10 +88,10 @@ fn readme(new: &PolicyDescription, base: &PolicyDescription, source: &str, args:
          `policy.toml` is edited. Say each change here.\n\n\
          ## How it ships\n\n\
          ```sh\n\
-         sentinel policy build {dir}/{version} -o build/\n\
-         sentinel replay --baseline BASELINE.wasm --candidate build/{name}-{version}.wasm --gate gate.toml --report ab TRACES...\n\
-         sentinel policy sign --key KEY build/\n\
-         cp build/{name}-{version}.* POLICY_DIRECTORY/ && sentinel policy activate {version} --config CONFIG\n\
+         sentinel policy build {dir}/{version} -o dist/\n\
+         sentinel replay --baseline BASELINE.wasm --candidate dist/{name}-{version}.wasm --gate gate.toml --report ab TRACES...\n\
+         sentinel policy sign --key KEY dist/\n\
+         cp dist/{name}-{version}.* POLICY_DIRECTORY/ && sentinel policy activate {version} --config CONFIG\n\
          ```\n",
         name = new.name,
         from = base.version,

@@ -80,8 +80,8 @@ pub fn promote(config: &Path, args: PromoteArgs<'_>) -> anyhow::Result<ExitCode>
             "error: {version} is not promoted: its shadow period is {} ticks ({}), shorter than --min-period {}; let it run in \
              shadow longer (or give a shorter --min-period)",
             evidence.ticks,
-            humantime::format_duration(period),
-            humantime::format_duration(min_period)
+            crate::shown_duration::duration(period),
+            crate::shown_duration::duration(min_period)
         );
         return Ok(ExitCode::from(1));
     }

@@ -50,6 +50,7 @@ impl ComponentPolicy {
         let component = Component::from_binary(runtime.engine(), bytes)
             .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;
         Self::from_component(runtime, path, &component, hex::encode(Sha256::digest(bytes)), label)
+            .map_err(|e| e.or_damaged_data(path, bytes))
     }
 
     /// Checks and instantiates an already compiled component.
@@ -119,11 +120,10 @@ impl ComponentPolicy {
             return Ok(decision);
         }
         self.live = None;
-        let show = |f: vocabulary::Factors| format!("bulk {} heavy {} write {} read {}", f.bulk, f.heavy, f.write, f.read);
         Err(PolicyError::FactorsNotDeclared {
             policy: self.identity.label.clone(),
             state: decision.state.name(),
-            detail: format!("{} in {}, where it declares {}", show(decision.factors), decision.state.name(), show(declared)),
+            detail: format!("{} in {}, where it declares {declared}", decision.factors, decision.state.name()),
         })
     }
 
