@@ -3,17 +3,17 @@
 # validated against their schemas (check-jsonschema's GitHub workflow and GitLab CI schemas,
 # from PyPI; a broken copy of each must be refused, so the check can fail), and their one
 # script, deploy/ci/policy-gate.sh, runs in a sample policy repository made here the way an
-# operator's looks (policies/<version>/policy.toml, policies/gate.toml, traces/, ci/) with the
-# built `sentinel` alone:
+# operator's looks, made by `sentinel init --policy-repo` (policies/<version>/policy.toml,
+# policies/gate.toml, traces/, ci/) with the built `sentinel` alone:
 #   - a branch that changes no version: nothing to judge, exit 0;
-#   - a branch adding 1.1.0 (`policy new`, CPU constrained at 80 %): built, judged against
-#     1.0.0, passed, exit 0, the comment and the report with its timelines written;
-#   - a branch adding a 1.1.0 that constrains at 30 % CPU and loosening the gate file: judged
+#   - a branch adding 1.4.0 (`policy new` from 1.3.0, CPU constrained at 82 %): built, judged
+#     against 1.3.0, passed, exit 0, the comment and the report with its timelines written;
+#   - a branch adding a 1.4.0 that constrains at 30 % CPU and loosening the gate file: judged
 #     by the base's gate, which fails it, exit 1, the comment names it;
-#   - a branch adding 1.1.0 (80 %) and 1.2.0 (30 %) at once: each against the base's 1.0.0
-#     (not 1.2.0 against the new 1.1.0), one passed, one failed;
+#   - a branch adding 1.4.0 (82 %) and 1.5.0 (30 %) at once: each against the base's 1.3.0
+#     (not 1.5.0 against the new 1.4.0), one passed, one failed;
 #   - a branch editing 1.0.0 itself to 30 %: judged against the base's 1.0.0, failed;
-#   - a branch whose 1.1.0 has critical below constrained: refused naming the key, exit 2,
+#   - a branch whose 1.4.0 has critical below constrained: refused naming the key, exit 2,
 #     the comment saying the gate could not be run;
 #   - a branch with no history in common with the base: refused, exit 2;
 #   - a branch raising every threshold out of reach, deleting every trace but the calm one,
@@ -45,14 +45,15 @@ sed 's/^  script:/  scripts:/' deploy/ci/gitlab-ci.yml >"$work/broken-gitlab.yml
 ! check-jsonschema --builtin-schema vendor.gitlab-ci "$work/broken-gitlab.yml" >/dev/null 2>&1 ||
   fail "a GitLab job without script passed the schema check: the check cannot fail"
 
-# The sample policy repository: 1.0.0, the gate, a few traces, the recipe's script.
+# The sample policy repository, as an operator makes it: `sentinel init --policy-repo` (1.0.0
+# to 1.3.0, the gate, the scenario traces, the recipes and their script).
 repo="$work/policy-repo"
-mkdir -p "$repo/policies/1.0.0" "$repo/traces" "$repo/ci"
-cp policies/1.0.0/policy.toml "$repo/policies/1.0.0/"
-cp policies/gate.toml "$repo/policies/"
-for t in incident flapping quiet_day direct_critical signal_loss; do cp "tests/traces/$t.jsonl" "$repo/traces/"; done
-cp deploy/ci/policy-gate.sh "$repo/ci/"
-echo "gate-report/" >"$repo/.gitignore"
+"$sentinel" init --policy-repo "$repo" >/dev/null
+for f in ci/policy-gate.sh ci/gitlab-ci.yml .github/workflows/policy-gate.yml; do
+  [ -f "$repo/$f" ] || fail "init --policy-repo wrote no $f"
+done
+cmp -s "$repo/ci/policy-gate.sh" deploy/ci/policy-gate.sh || fail "init --policy-repo's ci/policy-gate.sh is not deploy/ci/policy-gate.sh"
+[ -x "$repo/ci/policy-gate.sh" ] || fail "ci/policy-gate.sh is not executable"
 cd "$repo"
 git init -q -b main
 git -c user.name=ci -c user.email=ci@example.invalid add -A
@@ -75,37 +76,38 @@ gate 0
 grep -q "No policy version changed against main" gate-report/comment.md || fail "no 'nothing changed' comment"
 
 git checkout -q -b raise-cpu main
-"$sentinel" policy new 1.1.0 --from 1.0.0 --purpose "Constrain at 80 % CPU." >/dev/null
-sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 80.0/' policies/1.1.0/policy.toml
-commit "1.1.0: constrain at 80 % CPU"
+"$sentinel" policy new 1.4.0 --from 1.3.0 --purpose "Constrain at 82 % CPU." >/dev/null
+sed -i 's/cpu_pct = { constrained = 80.0/cpu_pct = { constrained = 82.0/' policies/1.4.0/policy.toml
+grep -q "constrained = 82.0" policies/1.4.0/policy.toml || fail "1.4.0 was not edited"
+commit "1.4.0: constrain at 82 % CPU"
 rm -rf gate-report
 gate 0
-grep -qF "| 1.1.0 | 1.0.0 (at main) | passed |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not shown passed"; }
-grep -qF ': passed.**' gate-report/1.1.0/report.md || fail "the report does not say the gate passed"
-ls gate-report/1.1.0/*.svg >/dev/null 2>&1 || fail "no timelines in the report"
-[ -f gate-report/build/1.1.0/capacity-policy-1.1.0.manifest.json ] || fail "1.1.0 was not built with its manifest"
+grep -qF "| 1.4.0 | 1.3.0 (at main) | passed |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.4.0 is not shown passed"; }
+grep -qF ': passed.**' gate-report/1.4.0/report.md || fail "the report does not say the gate passed"
+ls gate-report/1.4.0/*.svg >/dev/null 2>&1 || fail "no timelines in the report"
+[ -f gate-report/build/1.4.0/capacity-policy-1.4.0.manifest.json ] || fail "1.4.0 was not built with its manifest"
 
 git checkout -q -b constrain-early main
-"$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
-sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 30.0/' policies/1.1.0/policy.toml
+"$sentinel" policy new 1.4.0 --from 1.3.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 80.0/cpu_pct = { constrained = 30.0/' policies/1.4.0/policy.toml
 sed -i 's/^max_bulk_capacity_loss_pct_of_day = 1$/max_bulk_capacity_loss_pct_of_day = 100/; s/^max_calm_protection_minutes_per_incident = 10$/max_calm_protection_minutes_per_incident = 100000/' policies/gate.toml
 grep -qx 'max_bulk_capacity_loss_pct_of_day = 100' policies/gate.toml || fail "the change did not loosen the gate file's capacity limit"
-commit "1.1.0: constrain at 30 % CPU, and a gate that lets it"
+commit "1.4.0: constrain at 30 % CPU, and a gate that lets it"
 rm -rf gate-report
 gate 1
-grep -qF "| 1.1.0 | 1.0.0 (at main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not shown failed by the base's gate"; }
-grep -qF ': FAILED**' gate-report/1.1.0/report.md || fail "the report does not say the gate failed"
+grep -qF "| 1.4.0 | 1.3.0 (at main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.4.0 is not shown failed by the base's gate"; }
+grep -qF ': FAILED**' gate-report/1.4.0/report.md || fail "the report does not say the gate failed"
 
 git checkout -q -b two-versions main
-"$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
-sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 80.0/' policies/1.1.0/policy.toml
-"$sentinel" policy new 1.2.0 --from 1.0.0 >/dev/null
-sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 30.0/' policies/1.2.0/policy.toml
-commit "1.1.0 and 1.2.0"
+"$sentinel" policy new 1.4.0 --from 1.3.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 80.0/cpu_pct = { constrained = 82.0/' policies/1.4.0/policy.toml
+"$sentinel" policy new 1.5.0 --from 1.3.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 80.0/cpu_pct = { constrained = 30.0/' policies/1.5.0/policy.toml
+commit "1.4.0 and 1.5.0"
 rm -rf gate-report
 gate 1
-grep -qF "| 1.1.0 | 1.0.0 (at main) | passed |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.1.0 is not judged against 1.0.0"; }
-grep -qF "| 1.2.0 | 1.0.0 (at main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.2.0 is not judged against the base's 1.0.0"; }
+grep -qF "| 1.4.0 | 1.3.0 (at main) | passed |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.4.0 is not judged against 1.3.0"; }
+grep -qF "| 1.5.0 | 1.3.0 (at main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "1.5.0 is not judged against the base's 1.3.0"; }
 
 git checkout -q -b edit-released main
 sed -i 's/cpu_pct = { constrained = 70.0/cpu_pct = { constrained = 30.0/' policies/1.0.0/policy.toml
@@ -115,13 +117,13 @@ gate 1
 grep -qF "| 1.0.0 | 1.0.0 (at main) | **failed** |" gate-report/comment.md || { cat gate-report/comment.md; fail "the edit of 1.0.0 is not judged against what it was"; }
 
 git checkout -q -b broken main
-"$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
-sed -i 's/cpu_pct = { constrained = 70.0, critical = 85.0/cpu_pct = { constrained = 70.0, critical = 60.0/' policies/1.1.0/policy.toml
-commit "1.1.0: a typo"
+"$sentinel" policy new 1.4.0 --from 1.3.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 80.0, critical = 85.0/cpu_pct = { constrained = 80.0, critical = 60.0/' policies/1.4.0/policy.toml
+commit "1.4.0: a typo"
 rm -rf gate-report
 gate 2
 grep -q "thresholds.cpu_pct: constrained must not exceed critical" "$work/gate.out" || { cat "$work/gate.out"; fail "the broken version's key is not named"; }
-grep -q "The gate could not be run: policies/1.1.0 does not build" gate-report/comment.md || { cat gate-report/comment.md; fail "the comment does not say why the gate could not run"; }
+grep -q "The gate could not be run: policies/1.4.0 does not build" gate-report/comment.md || { cat gate-report/comment.md; fail "the comment does not say why the gate could not run"; }
 
 git checkout -q --orphan unrelated
 commit "a history of its own"
@@ -150,13 +152,13 @@ PY
 }
 mkdir -p "$work/runner"
 git checkout -q -b loosen-by-deleting main
-"$sentinel" policy new 1.1.0 --from 1.0.0 >/dev/null
-sed -i 's/cpu_pct = { constrained = 70.0, critical = 85.0/cpu_pct = { constrained = 99.8, critical = 99.9/; s/connections_pct = { constrained = 70.0, critical = 85.0/connections_pct = { constrained = 99.8, critical = 99.9/; s/latency_ratio = { constrained = 1.5, critical = 2.5/latency_ratio = { constrained = 50.0, critical = 60.0/' policies/1.1.0/policy.toml
-grep -q "critical = 99.9" policies/1.1.0/policy.toml || fail "the thresholds were not raised"
+"$sentinel" policy new 1.4.0 --from 1.3.0 >/dev/null
+sed -i 's/cpu_pct = { constrained = 80.0, critical = 85.0/cpu_pct = { constrained = 99.8, critical = 99.9/; s/connections_pct = { constrained = 70.0, critical = 85.0/connections_pct = { constrained = 99.8, critical = 99.9/; s/latency_ratio = { constrained = 1.5, critical = 2.5/latency_ratio = { constrained = 50.0, critical = 60.0/' policies/1.4.0/policy.toml
+[ "$(grep -c "critical = 99.9" policies/1.4.0/policy.toml)" = 2 ] || fail "the thresholds were not raised"
 git rm -q traces/incident.jsonl traces/flapping.jsonl traces/signal_loss.jsonl
-cp "$root/tests/traces/quiet_day.jsonl" traces/direct_critical.jsonl
+cp traces/quiet_day.jsonl traces/direct_critical.jsonl
 printf '#!/usr/bin/env bash\necho "policy-gate.sh: everything passes"\nmkdir -p gate-report && echo passed >gate-report/comment.md\n' >ci/policy-gate.sh
-commit "1.1.0: thresholds out of reach, the traces that show it removed, a gate that passes"
+commit "1.4.0: thresholds out of reach, the traces that show it removed, a gate that passes"
 # Judged by its own script and traces it would pass: what the recipes must not do.
 SENTINEL="$sentinel" bash ci/policy-gate.sh --base main --out gate-report >/dev/null 2>&1 || fail "the change's own gate script did not pass it: the test proves nothing"
 for recipe in github-actions.yml gitlab-ci.yml; do
@@ -165,7 +167,7 @@ for recipe in github-actions.yml gitlab-ci.yml; do
   [ "$recipe" = github-actions.yml ] && report="$work/runner/gate-report"
   rm -rf gate-report "$work/runner/gate-report"
   recipe_gate "$recipe" 1
-  grep -qF "| 1.1.0 | 1.0.0 (at origin/main) | **failed** |" "$report/comment.md" || { cat "$report/comment.md"; fail "$recipe: 1.1.0 is not failed by the base's script and traces"; }
+  grep -qF "| 1.4.0 | 1.3.0 (at origin/main) | **failed** |" "$report/comment.md" || { cat "$report/comment.md"; fail "$recipe: 1.4.0 is not failed by the base's script and traces"; }
   grep -qF "Traces the change removes (still judged, as the base has them): traces/flapping.jsonl traces/incident.jsonl traces/signal_loss.jsonl" "$report/comment.md" ||
     { cat "$report/comment.md"; fail "$recipe: the removed traces are not listed"; }
   grep -qF "Traces the change edits (judged as the base has them; the edit judges the next change): traces/direct_critical.jsonl" "$report/comment.md" ||
@@ -186,7 +188,7 @@ git checkout -q -b odd-name main
 # it, and the gate said "No policy version changed" and passed.
 mkdir -p "policies/é"
 cp policies/1.0.0/policy.toml "policies/é/policy.toml"
-sed -i 's/version = "1.0.0"/version = "1.1.0"/; s/critical = 85.0/critical = 99.0/' "policies/é/policy.toml"
+sed -i 's/version = "1.0.0"/version = "1.4.0"/; s/critical = 85.0/critical = 99.0/' "policies/é/policy.toml"
 commit "a version folder named outside ASCII"
 rm -rf gate-report
 gate 2

@@ -99,6 +99,9 @@ def environment(scratch: Path, root: Path) -> dict:
     env.update({"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "readme",
                 "AWS_SECRET_ACCESS_KEY": "readme", "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
                 "PROFILES_DSN": "postgresql://svc@127.0.0.1:9/app"})
+    # A fresh HOME has no git identity: the blocks' commits get this one.
+    env.update({"GIT_AUTHOR_NAME": "readme", "GIT_AUTHOR_EMAIL": "readme@example.invalid",
+                "GIT_COMMITTER_NAME": "readme", "GIT_COMMITTER_EMAIL": "readme@example.invalid"})
     (scratch / "home").mkdir()
     return env
 

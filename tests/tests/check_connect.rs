@@ -49,12 +49,11 @@ impl Checked {
 }
 
 fn check(world: &World) -> Checked {
-    let out = Command::new(sentinel())
-        .args(["check", "--connect", "--config"])
-        .arg(world.config())
-        .envs(world.moto.aws_env())
-        .output()
-        .expect("sentinel runs");
+    check_config(&world.config(), world.moto.aws_env())
+}
+
+fn check_config(config: &std::path::Path, env: Vec<(&'static str, String)>) -> Checked {
+    let out = Command::new(sentinel()).args(["check", "--connect", "--config"]).arg(config).envs(env).output().expect("sentinel runs");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     eprintln!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
     Checked { code: out.status.code().expect("an exit code"), lines: stdout.lines().map(String::from).collect() }
@@ -133,5 +132,90 @@ timeout = "3s"
         let down = check(&world);
         down.assert_only_failed(&["publish.parameter", "stages.targets[0]"], &all, "moto down");
         assert!(down.line("publish.parameter").contains("check the endpoint"), "{}", down.line("publish.parameter"));
+    });
+}
+
+/// A command of the first day, in `dir`, with a fresh HOME and a PATH holding the sentinel and
+/// the system's tools only (git, bash): nothing of this repository.
+fn first_day(dir: &std::path::Path, program: &str, args: &[&str]) -> String {
+    let bin = sentinel();
+    let path = format!("{}:/usr/bin:/bin", bin.parent().expect("the binary's folder").display());
+    let program = if program == "sentinel" { bin.display().to_string() } else { program.to_string() };
+    let out = Command::new(&program)
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", dir.join(".home"))
+        .env("SENTINEL", &bin)
+        .envs([("GIT_AUTHOR_NAME", "operator"), ("GIT_AUTHOR_EMAIL", "op@example.invalid")])
+        .envs([("GIT_COMMITTER_NAME", "operator"), ("GIT_COMMITTER_EMAIL", "op@example.invalid")])
+        .output()
+        .expect("the command runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{program} {args:?}: {}\n{text}", out.status);
+    text
+}
+
+/// The day, in one test: from an empty folder and the binary alone, a policy
+/// repository, a new version proposed, built and judged by the gate script, then a site whose
+/// servers `check --connect` reaches, up and then each down.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_day_from_an_empty_folder_policy_repository_gate_and_preflight() {
+    let mut world = tokio::task::block_in_place(|| World::start("vector(55)"));
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path();
+    tokio::task::block_in_place(|| {
+        first_day(dir, "sentinel", &["init", "--policy-repo", "ours"]);
+        let repo = dir.join("ours");
+        first_day(&repo, "git", &["init", "-q", "-b", "main"]);
+        first_day(&repo, "git", &["add", "-A"]);
+        first_day(&repo, "git", &["commit", "-qm", "policies from sentinel init"]);
+        first_day(&repo, "git", &["checkout", "-q", "-b", "constrain-later"]);
+        first_day(&repo, "sentinel", &["policy", "new", "1.4.0", "--from", "1.3.0", "--purpose", "Constrain at 82 % CPU."]);
+        let file = repo.join("policies/1.4.0/policy.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("cpu_pct = { constrained = 80.0"), "{text}");
+        std::fs::write(&file, text.replace("cpu_pct = { constrained = 80.0", "cpu_pct = { constrained = 82.0")).unwrap();
+        let built = first_day(&repo, "sentinel", &["policy", "build", "policies/1.4.0", "-o", "dist/"]);
+        assert!(repo.join("dist/capacity-policy-1.4.0.manifest.json").is_file(), "{built}");
+        first_day(&repo, "git", &["add", "policies"]);
+        first_day(&repo, "git", &["commit", "-qm", "1.4.0: constrain at 82 % CPU"]);
+        let verdict = first_day(&repo, "ci/policy-gate.sh", &["--base", "main"]);
+        assert!(verdict.contains("1.4.0 against 1.3.0 (at main): passed"), "{verdict}");
+        let comment = std::fs::read_to_string(repo.join("gate-report/comment.md")).unwrap();
+        assert!(comment.contains("| 1.4.0 | 1.3.0 (at main) | passed |"), "{comment}");
+
+        // A site that reaches real servers: Redis from `init --signed`, then PostgreSQL and
+        // Prometheus in place of the SQLite store and the synthetic readings.
+        first_day(dir, "sentinel", &["init", "--signed", "site", "--redis", &world.redis.url()]);
+        let config = dir.join("site/sentinel.toml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let store = "[store]\nkind = \"sqlite\"\npath = \"state/sentinel.db\"\n";
+        let metrics = text.lines().find(|l| l.starts_with("kind = \"synthetic\"")).expect("synthetic readings").to_string();
+        assert!(text.contains(store), "{text}");
+        let text = text.replace(store, &format!("[store]\nkind = \"postgres\"\nurl = \"{}\"\ntimeout = \"3s\"\n", world.pg.url())).replace(
+            &metrics,
+            &format!(
+                "kind = \"prometheus\"\nurl = \"{}\"\ntimeout = \"3s\"\n[metrics.queries]\ncpu_pct = 'vector(55)'",
+                world.prometheus.url()
+            ),
+        );
+        std::fs::write(&config, text).unwrap();
+        let all = ["metrics", "store", "store lock", "publish.cache", "publish.parameter"];
+        let up = check_config(&config, Vec::new());
+        assert_eq!(up.code, 0, "{:#?}", up.lines);
+        assert!(up.line("metrics").contains("cpu 55.0 %"), "{}", up.line("metrics"));
+        let port = world.redis.process.port;
+        world.redis.process.kill();
+        check_config(&config, Vec::new()).assert_only_failed(&["publish.cache"], &all, "redis down");
+        world.redis = Redis::start_on(port);
+        world.prometheus.process.kill();
+        check_config(&config, Vec::new()).assert_only_failed(&["metrics"], &all, "prometheus down");
+        world.prometheus.restart();
+        world.pg.kill();
+        check_config(&config, Vec::new()).assert_only_failed(&["store", "store lock"], &all, "postgres down");
+        world.restart_postgres();
+        assert_eq!(check_config(&config, Vec::new()).code, 0, "all back");
     });
 }

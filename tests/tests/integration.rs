@@ -31,6 +31,7 @@ mod component_vs_native;
 mod conformance_vectors;
 mod consumers_follow;
 mod contract_versions;
+mod deploy_container;
 mod deploy_systemd;
 mod end_to_end;
 mod failover_fencing;
