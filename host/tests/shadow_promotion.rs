@@ -60,7 +60,7 @@ fn a_shadow_that_passes_the_gate_on_its_live_record_is_promoted_and_recorded() {
     // An hour is not the default week of evidence.
     let short = sb.sentinel(&["policy", "promote", "1.1.0", "--gate", &gate()]);
     assert_eq!(short.status.code(), Some(1), "{}", short.stderr);
-    assert!(short.stderr.contains("its shadow period is 60 ticks (1h), shorter than --min-period 7days"), "{}", short.stderr);
+    assert!(short.stderr.contains("its shadow period is 60 ticks (1h), shorter than --min-period 7 days"), "{}", short.stderr);
     assert_eq!(active_version(&sb), "1.0.0");
 
     // The shadow turned off and the sentinel ticking on: the evidence is still the period's.

@@ -128,9 +128,12 @@ def test_04b_the_timeline_is_in_local_time_and_read_at_its_size(page, watch):
     assert abs(dt.datetime.now(dt.timezone.utc) - last_tick) < dt.timedelta(minutes=10), (end.group(1), "is not the local time now")
     for wrong in ("trace the last", "whole trace", "candidate more protective", "recovery held by flap damping"):
         assert wrong not in svg, f"the console's timeline says {wrong!r}"
-    natural, shown = page.evaluate("() => { const i = document.getElementById('timeline');"
-                                   " return [i.naturalWidth, i.getBoundingClientRect().width]; }")
+    # 1.1.0 runs in shadow: its band beside the active version's, the legend naming it.
+    assert "shadow 1.1.0" in svg and "shadow more protective" in svg, svg[-3000:]
+    natural, shown, box = page.evaluate("() => { const i = document.getElementById('timeline');"
+                                        " return [i.naturalWidth, i.clientWidth, i.parentElement.clientWidth]; }")
     assert int(query["width"][0]) == natural and abs(natural - shown) <= 1, (query["width"], natural, shown)
+    assert shown + 2 <= box, f"the drawing ({shown} px and its border) is wider than its box ({box} px): it scrolls on a wide screen"
     texts = re.findall(r'font-size="([\d.]+)"[^>]*>\s*([^<]*?)\s*<', svg)
     size, text = min((float(size), text) for size, text in texts if text)
     assert size * shown / natural >= 11.5, f"the timeline's smallest text, {text!r}, is {size * shown / natural:.1f} px on screen"
@@ -286,13 +289,21 @@ def test_09_a_static_staff_token_survives_a_reload(page):
 
 def test_10_a_phone_sized_screen(page):
     page.set_viewport_size({"width": 375, "height": 812})
+    page.reload()  # as a phone opens it: the drawing is asked for at the phone's width
     expect(page.locator("#state")).to_be_visible()
     page.wait_for_function("() => document.getElementById('timeline').naturalWidth > 0")
     page.wait_for_timeout(300)
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 375 + 1, f"the page scrolls sideways at 375 px: scrollWidth {width}"
-    box = page.locator("#timeline").bounding_box()
+    box = page.locator(".timeline-scroll").bounding_box()
     assert box is not None and box["width"] <= 375, box
+    # The drawing keeps its size and its box scrolls: its smallest text is read at its size (it
+    # was about 7 px when the drawing was shrunk to the screen).
+    natural, shown = page.evaluate("() => { const i = document.getElementById('timeline');"
+                                   " return [i.naturalWidth, i.clientWidth]; }")
+    assert natural == 640 and abs(natural - shown) <= 1, (natural, shown)
+    scrolls = page.evaluate("() => { const b = document.querySelector('.timeline-scroll'); return b.scrollWidth > b.clientWidth; }")
+    assert scrolls, "the timeline's box does not scroll sideways at 375 px"
     assert not page.evaluate(LOW_CONTRAST), page.evaluate(LOW_CONTRAST)
     shot(page, "07-phone.png")
 

@@ -211,7 +211,7 @@ fn cases() -> Vec<Case> {
             "a redis expiry under a minute",
             swap(CACHE_TABLE, &format!("{REDIS}expiry = \"10s\"\n")),
             "publish.cache.expiry",
-            &["must be between 1m and 1day"],
+            &["must be between 1m and 1 day"],
         ),
         case(
             "an ssm name without its leading slash",

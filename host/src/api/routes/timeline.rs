@@ -1,7 +1,9 @@
 //! `GET /v1/timeline.svg?hours=24&zone=Europe/Berlin&width=1200`: the last hours as the A/B
 //! report draws a trace (the same renderer, `crate::replay::svg`), fed from the store's tick
 //! records: the state band, the readings against the active policy's CPU thresholds, pins
-//! shaded, failed reads marked; its times on the reader's wall clock, drawn at the width shown.
+//! shaded, failed reads marked; with a version in shadow, its band from its log beside the
+//! active's and where it would protect more or less; its times on the reader's wall clock,
+//! drawn at the width shown.
 
 use crate::api::ApiState;
 use crate::api::auth::Caller;
@@ -83,9 +85,22 @@ pub async fn get_timeline(
     let since = now - i64::from(hours) * 3600;
     let (identity, thresholds) = s.active_policy()?;
     let (label, digest) = (format!("policy {}", identity.version), identity.digest);
+    // A version in shadow is drawn beside the active one, from its own log.
+    let shadow = s.policies.as_ref().and_then(|p| Some((p.state_dir.clone(), p.dir.clone(), p.shadow.clone()?)));
+    let shadow_length = shadow
+        .as_ref()
+        .map_or(0, |(dir, _, version)| std::fs::metadata(crate::policy::lifecycle::shadow::log_path(dir, version)).map_or(0, |m| m.len()));
     // The same drawing until a tick is recorded, the minute turns or the policy changes.
     let newest = s.memory.recent_ticks(1).await?.first().map(|(sequence, _)| *sequence);
-    let key = TimelineKey { newest, hours, minute: now.div_euclid(60), digest, zone: zone.name().to_owned(), width };
+    let key = TimelineKey {
+        newest,
+        hours,
+        minute: now.div_euclid(60),
+        digest,
+        zone: zone.name().to_owned(),
+        width,
+        shadow: shadow.as_ref().map(|(_, _, version)| (version.clone(), shadow_length)),
+    };
     if let Some(svg) = s.timeline.get(&key) {
         return Ok(svg_response(svg));
     }
@@ -94,10 +109,21 @@ pub async fn get_timeline(
     records.retain(|(_, r)| r.at >= since);
     records.reverse();
     // The console's card says what the window is: no title of its own.
-    let frame = Frame { title: None, width, zone };
+    let frame = Frame { title: None, width, zone, compared: "shadow" };
     let svg = tokio::task::spawn_blocking(move || {
         let timeline = Timeline { points: records.iter().map(|(_, r)| point(r)).collect() };
-        timeline_svg(&frame, &[label], &[&timeline], &[&thresholds])
+        match shadow.and_then(|(state_dir, dir, version)| shadow_timeline(&state_dir, &version, since, &records).map(|t| (t, dir, version)))
+        {
+            Some((shadowed, dir, version)) => {
+                let labels = [label, format!("shadow {version}")];
+                // Its boundaries as its manifest declares them; none declared: the active's alone.
+                match crate::policy::lifecycle::manifest::find(&dir, &version).ok().and_then(|e| e.manifest.thresholds) {
+                    Some(theirs) => timeline_svg(&frame, &labels, &[&timeline, &shadowed], &[&thresholds, &theirs]),
+                    None => timeline_svg(&frame, &labels, &[&timeline, &shadowed], &[&thresholds]),
+                }
+            }
+            None => timeline_svg(&frame, &[label], &[&timeline], &[&thresholds]),
+        }
     })
     .await
     .map_err(|e| Problem::internal(format!("drawing the timeline failed: {e}")))?
@@ -120,6 +146,44 @@ struct TimelineKey {
     digest: String,
     zone: String,
     width: u32,
+    /// The version in shadow and the length of its log.
+    shadow: Option<(String, u64)>,
+}
+
+/// The shadow's states since `since`, from its log in `state_dir`, each with the pin of the
+/// active tick of its minute (both decided on the same input); none when it has no log line in
+/// the window. Its readings are the active's: only its band is drawn, and before its first line
+/// none.
+fn shadow_timeline(state_dir: &std::path::Path, version: &str, since: i64, records: &[(u64, TickRecord)]) -> Option<Timeline> {
+    let lines = match crate::policy::lifecycle::shadow::lines(state_dir, version) {
+        Ok(lines) => lines,
+        Err(e) => {
+            tracing::debug!("the console's timeline draws no shadow band: {e}");
+            return None;
+        }
+    };
+    let pins: std::collections::HashMap<i64, Option<u8>> = records.iter().map(|(_, r)| (r.at, point(r).pin)).collect();
+    let mut points: Vec<Point> = lines
+        .iter()
+        .filter_map(|l| {
+            let at = crate::instants::parse_rfc3339(&l.at).ok().filter(|at| *at >= since)?;
+            let state = vocabulary::ProtectionState::parse(&l.shadow_state)?.rank();
+            Some(Point {
+                at,
+                state,
+                level: None,
+                pin: pins.get(&at).copied().flatten(),
+                throttles: vocabulary::ThrottleIntent::None,
+                damping_held: false,
+                cpu_pct: f32::NAN,
+                connections_pct: f32::NAN,
+                latency_ratio: f32::NAN,
+            })
+        })
+        .collect();
+    points.sort_by_key(|p| p.at);
+    points.dedup_by_key(|p| p.at);
+    (!points.is_empty()).then_some(Timeline { points })
 }
 
 /// The last drawing, shared by every tab that refreshes the console.

@@ -92,7 +92,13 @@ pub fn bands(points: &[Point], columns: &[Column]) -> Bands {
         b.damping_held |= p.damping_held;
         filled[i] = true;
     }
-    // A column no tick fell in (a gap) keeps the state before it.
+    // A column no tick fell in (a gap) keeps the state before it; columns before the first
+    // tick (a shadow that started later than the window) have none.
+    let first = filled.iter().position(|f| *f).unwrap_or(out.len());
+    for (i, band) in out.iter_mut().enumerate().take(first) {
+        *band = Band { state: NO_STATE, ..Band::default() };
+        filled[i] = true;
+    }
     for i in 1..out.len() {
         if !filled[i] {
             out[i] = Band { state: out[i - 1].state, engaged: out[i - 1].engaged, ..Band::default() };
@@ -100,6 +106,9 @@ pub fn bands(points: &[Point], columns: &[Column]) -> Bands {
     }
     out
 }
+
+/// The state of a column before a timeline's first tick: nothing is drawn there.
+pub const NO_STATE: u8 = u8::MAX;
 
 /// Runs of equal values over the columns: (from, to, value).
 pub fn spans(columns: &[Column], values: impl Iterator<Item = u8>) -> Vec<(Instant, Instant, u8)> {
@@ -131,7 +140,9 @@ pub fn detail_window(timelines: &[&[Point]], range: &Range) -> Option<(Range, Fo
         return None;
     }
     let base = timelines.first()?;
-    let differs = |i: usize| timelines.iter().any(|t| t.get(i).is_some_and(|p| p.state != base[i].state));
+    // By time: a second timeline may start later (a shadow) or miss a minute.
+    let differs =
+        |i: usize| timelines.iter().any(|t| t.binary_search_by_key(&base[i].at, |p| p.at).is_ok_and(|j| t[j].state != base[i].state));
     let (focus, why) = match (0..base.len()).find(|&i| differs(i)) {
         Some(i) => (i, Focus::Differ),
         None => (base.iter().position(|p| p.state > 0)?, Focus::Protects),
@@ -158,6 +169,8 @@ pub struct Present {
     pub damping_held: bool,
     /// Two policies: the difference band.
     pub two: bool,
+    /// More minutes than pixel columns: each column's readings drawn as a min-max band.
+    pub ranged: bool,
 }
 
 impl Present {

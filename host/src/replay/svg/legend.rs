@@ -1,5 +1,6 @@
 //! The key under a timeline: the states always, then only the marks the trace holds (a
-//! series, a pin, a failed read, throttles, a damping hold), wrapped to the drawing's width.
+//! series, a pin, a failed read, throttles, a damping hold, the readings' band when minutes
+//! share a pixel column), wrapped to the drawing's width.
 
 use super::layout::Present;
 use super::{Area, CONNECTIONS, CPU, DAMPED, FAILED, Failure, LATENCY, LESS, MORE, STATE_COLOURS, STATE_NAMES, font};
@@ -19,27 +20,35 @@ enum Mark {
     Edge,
 }
 
-/// The legend's items, in order.
-fn items(present: &Present) -> Vec<(Mark, &'static str)> {
-    let mut out: Vec<(Mark, &'static str)> = STATE_COLOURS.iter().zip(STATE_NAMES).map(|(c, n)| (Mark::Swatch(*c, 1.0), n)).collect();
+/// The legend's items, in order; `compared` names the second timeline ("candidate", "shadow").
+fn items(present: &Present, compared: &str) -> Vec<(Mark, String)> {
+    let mut out: Vec<(Mark, String)> = STATE_COLOURS.iter().zip(STATE_NAMES).map(|(c, n)| (Mark::Swatch(*c, 1.0), n.to_string())).collect();
+    let mut push = |mark: Mark, text: &str| out.push((mark, text.to_string()));
     if present.pinned {
-        out.push((Mark::Swatch(BLACK, 0.1), "pinned"));
+        push(Mark::Swatch(BLACK, 0.1), "pinned");
     }
     if present.two {
-        out.push((Mark::Swatch(MORE, 1.0), "candidate more protective"));
-        out.push((Mark::Swatch(LESS, 1.0), "candidate less protective"));
+        push(Mark::Swatch(MORE, 1.0), &format!("{compared} more protective"));
+        push(Mark::Swatch(LESS, 1.0), &format!("{compared} less protective"));
     }
     let signals = [(CPU, "CPU %"), (CONNECTIONS, "connections %"), (LATENCY, "latency ratio (right axis)")];
-    out.extend(signals.into_iter().zip(present.signals).filter(|(_, seen)| *seen).map(|((c, name), _)| (Mark::Line(c), name)));
+    for ((colour, name), seen) in signals.into_iter().zip(present.signals) {
+        if seen {
+            push(Mark::Line(colour), name);
+        }
+    }
+    if present.ranged {
+        push(Mark::Swatch(CPU, 0.2), "lowest to highest reading of the minutes in one pixel column");
+    }
     if present.failed {
-        out.push((Mark::Tick, "failed read"));
+        push(Mark::Tick, "failed read");
     }
     if present.throttles {
-        out.push((Mark::Triangle, "throttles engage"));
-        out.push((Mark::Bar, "throttles engaged"));
+        push(Mark::Triangle, "throttles engage");
+        push(Mark::Bar, "throttles engaged");
     }
     if present.damping_held {
-        out.push((Mark::Edge, "recovery held by flap damping"));
+        push(Mark::Edge, "recovery held by flap damping");
     }
     out
 }
@@ -50,7 +59,7 @@ fn width(label: &str) -> i32 {
 }
 
 /// Where each item goes, from `left` and wrapping before `right`: (x, row).
-fn placed(items: &[(Mark, &'static str)], left: i32, right: i32) -> Vec<(i32, i32)> {
+fn placed(items: &[(Mark, String)], left: i32, right: i32) -> Vec<(i32, i32)> {
     let (mut x, mut row) = (left, 0);
     items
         .iter()
@@ -66,13 +75,13 @@ fn placed(items: &[(Mark, &'static str)], left: i32, right: i32) -> Vec<(i32, i3
 }
 
 /// The legend's height for a drawing `right` wide from `left`.
-pub fn height(present: &Present, left: i32, right: i32) -> u32 {
-    let rows = placed(&items(present), left, right).last().map_or(0, |(_, row)| row + 1);
+pub fn height(present: &Present, compared: &str, left: i32, right: i32) -> u32 {
+    let rows = placed(&items(present, compared), left, right).last().map_or(0, |(_, row)| row + 1);
     (rows * ROW + 16) as u32
 }
 
-pub fn draw(area: &Area<'_>, present: &Present, left: i32, right: i32) -> Result<(), Failure> {
-    let items = items(present);
+pub fn draw(area: &Area<'_>, present: &Present, compared: &str, left: i32, right: i32) -> Result<(), Failure> {
+    let items = items(present, compared);
     let text = font(TEXT, HPos::Left, VPos::Center);
     for ((mark, label), (x, row)) in items.iter().zip(placed(&items, left, right)) {
         let y = 14 + row * ROW;
@@ -96,12 +105,16 @@ mod tests {
     #[test]
     fn a_legend_names_only_what_the_trace_holds_and_wraps_to_its_width() {
         let cpu_only = Present { signals: [true, false, false], ..Present::default() };
-        let names: Vec<&str> = items(&cpu_only).iter().map(|(_, n)| *n).collect();
+        let names: Vec<String> = items(&cpu_only, "candidate").into_iter().map(|(_, n)| n).collect();
         assert_eq!(names, ["normal", "constrained", "critical", "emergency", "CPU %"]);
-        let all = Present { signals: [true; 3], failed: true, pinned: true, throttles: true, damping_held: true, two: true };
-        assert_eq!(items(&all).len(), 14);
-        let narrow = placed(&items(&all), 150, 700);
-        assert!(narrow.iter().zip(items(&all)).all(|((x, _), (_, label))| x + width(label) <= 700 || *x == 150), "{narrow:?}");
-        assert!(height(&all, 150, 700) > height(&all, 150, 2400));
+        let all = Present { signals: [true; 3], failed: true, pinned: true, throttles: true, damping_held: true, two: true, ranged: true };
+        assert_eq!(items(&all, "candidate").len(), 15);
+        assert!(items(&all, "shadow").iter().any(|(_, n)| n == "shadow more protective"));
+        let narrow = placed(&items(&all, "candidate"), 150, 700);
+        assert!(
+            narrow.iter().zip(items(&all, "candidate")).all(|((x, _), (_, label))| x + width(&label) <= 700 || *x == 150),
+            "{narrow:?}"
+        );
+        assert!(height(&all, "candidate", 150, 700) > height(&all, "candidate", 150, 2400));
     }
 }

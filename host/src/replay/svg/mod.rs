@@ -13,13 +13,15 @@
 mod clock;
 mod layout;
 mod legend;
+#[cfg(test)]
+mod overlap_tests;
 mod thresholds;
 
 pub use clock::{UnknownZone, Zone};
 
 use super::timeline::{Point, Timeline};
 use clock::Stamp;
-use layout::{Bands, Column, Focus, Present, Range, bands, columns, detail_window, mid, runs, spans, within};
+use layout::{Bands, Column, Focus, NO_STATE, Present, Range, bands, columns, detail_window, mid, runs, spans, within};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -46,6 +48,9 @@ pub struct Frame {
     pub title: Option<String>,
     pub width: u32,
     pub zone: Zone,
+    /// What the second timeline is, in the difference band's legend: "candidate" in a report,
+    /// "shadow" in the console.
+    pub compared: &'static str,
 }
 
 impl Frame {
@@ -55,7 +60,12 @@ impl Frame {
 
     /// A report's frame: titled with the trace and the policies, 1400 pixels, in UTC.
     pub fn report(trace: &str, labels: &[String]) -> Self {
-        Frame { title: Some(format!("trace {trace}: {}", labels.join(" vs "))), width: Self::REPORT_WIDTH, zone: Zone::utc() }
+        Frame {
+            title: Some(format!("trace {trace}: {}", labels.join(" vs "))),
+            width: Self::REPORT_WIDTH,
+            zone: Zone::utc(),
+            compared: "candidate",
+        }
     }
 }
 
@@ -90,14 +100,17 @@ fn render(frame: &Frame, labels: &[String], timelines: &[&Timeline], thresholds:
     let width = frame.width.clamp(Frame::MIN_WIDTH, Frame::MAX_WIDTH);
     let whole = first.at..(last.at + 60).max(first.at + 120);
     let detail = detail_window(&points, &whole);
-    let present = Present::of(&points);
+    let mut present = Present::of(&points);
+    // Drawn per pixel column (more minutes than columns): the readings' min-max band is shown.
+    present.ranged = columns(points[0], whole.clone(), (width.clamp(Frame::MIN_WIDTH, Frame::MAX_WIDTH) - LEFT - RIGHT) as usize).len()
+        < points[0].len();
     let rows = points.len() + usize::from(points.len() == 2);
     let bands_height = 40 + 34 * rows as u32;
     let sections = 1 + u32::from(detail.is_some());
     let heading = if detail.is_some() { HEADING } else { 0 };
     let title = if frame.title.is_some() { TITLE } else { PERIOD };
     let (left, right) = (LEFT as i32, (width - RIGHT) as i32);
-    let legend_height = legend::height(&present, left, right);
+    let legend_height = legend::height(&present, frame.compared, left, right);
     let height = title + sections * (READINGS + bands_height + heading) + legend_height;
     let mut out = String::new();
     {
@@ -140,7 +153,7 @@ fn render(frame: &Frame, labels: &[String], timelines: &[&Timeline], thresholds:
             let marked = if i == 0 { detail.as_ref().map(|(d, _)| d.clone()) } else { None };
             view(&drawing, &readings, &bands, &shown, range.clone(), marked).map_err(fail)?;
         }
-        legend::draw(&rest, &present, left, right).map_err(fail)?;
+        legend::draw(&rest, &present, frame.compared, left, right).map_err(fail)?;
         root.present().map_err(|e| fail(e.into()))?;
     }
     Ok(out)
@@ -272,8 +285,21 @@ fn draw_readings(
     thresholds::draw(d, &mut chart, columns, range.clone())?;
     if let Some(m) = marked {
         chart.draw_series(std::iter::once(Rectangle::new([(m.start, 0.5), (m.end, 104.5)], BLACK.stroke_width(1))))?;
-        let (x, y) = chart.backend_coord(&(m.start, 104.5));
-        root.draw_text("detail", &font(12, HPos::Right, VPos::Top), (x - 3, y + 2))?;
+        let (x0, y) = chart.backend_coord(&(m.start, 104.5));
+        let (x1, _) = chart.backend_coord(&(m.end, 104.5));
+        let (plot_left, plot_right) = (chart.backend_coord(&(range.start, 0.0)).0, chart.backend_coord(&(range.end, 0.0)).0);
+        // Inside the window's top left corner where it fits, else beside it: never over the
+        // axis's numbers.
+        let wide = 44;
+        let from = if x1 - x0 >= wide + 8 {
+            x0 + 3
+        } else if x1 + 3 + wide <= plot_right {
+            x1 + 3
+        } else {
+            (x0 - 3 - wide).max(plot_left + 2)
+        };
+        root.draw(&Rectangle::new([(from, y + 2), (from + wide, y + 18)], WHITE.filled()))?;
+        root.draw_text("detail", &font(12, HPos::Left, VPos::Top), (from + 4, y + 4))?;
     }
     chart.draw_series(
         columns.iter().filter(|c| c.failed).map(|c| PathElement::new(vec![(mid(c), 0.0), (mid(c), 7.0)], FAILED.stroke_width(2))),
@@ -328,7 +354,7 @@ fn draw_bands(d: &Drawing<'_, '_>, area: &Area<'_>, points: &[&[Point]], columns
     for (i, band) in bands.iter().enumerate() {
         let top = (rows - i) as f64 - 0.12;
         let bottom = top - 0.76;
-        for (from, to, state) in spans(columns, band.iter().map(|b| b.state)) {
+        for (from, to, state) in spans(columns, band.iter().map(|b| b.state)).into_iter().filter(|(_, _, s)| *s != NO_STATE) {
             chart.draw_series(std::iter::once(Rectangle::new([(from, bottom), (to, top)], STATE_COLOURS[state as usize].filled())))?;
         }
         for (from, to, engaged) in spans(columns, band.iter().map(|b| u8::from(b.engaged))) {
@@ -348,7 +374,9 @@ fn draw_bands(d: &Drawing<'_, '_>, area: &Area<'_>, points: &[&[Point]], columns
         root.draw_text(&labels[i], &font(15, HPos::Right, VPos::Center), (x - 8, y))?;
     }
     if two {
-        let sides = bands[0].iter().zip(&bands[1]).map(|(b, c)| 1 + u8::from(c.state > b.state) - u8::from(c.state < b.state));
+        let sides = bands[0].iter().zip(&bands[1]).map(|(b, c)| {
+            if b.state == NO_STATE || c.state == NO_STATE { 1 } else { 1 + u8::from(c.state > b.state) - u8::from(c.state < b.state) }
+        });
         for (from, to, side) in spans(columns, sides) {
             if side != 1 {
                 let colour = if side == 2 { MORE } else { LESS };
