@@ -114,6 +114,10 @@ fn every_invalid_pin_body_is_refused_by_the_api_naming_the_field_and_changes_not
 
     let valid = json_put(&json!({ "state": "critical", "reason": "the pin that must survive", "expires_at": at(7200) }));
     assert_eq!(valid.status, 200, "{valid:?}");
+    // Its log line names the state as every other line does: lowercase (it once wrote `Critical`).
+    let logged = std::fs::read_to_string(server._log.path().join("serve.stderr")).unwrap_or_default();
+    let line = logged.lines().find(|l| l.contains("pin set through the API")).unwrap_or_else(|| panic!("no log line of the pin: {logged}"));
+    assert!(line.contains("state=\"critical\"") || line.contains("state=critical"), "{line}");
     let (files, shown) = (sb.snapshot(), http(&server.addr, "GET", "/v1/pin", Some(STAFF), None, b"").body);
 
     let pin = |state: &str, reason: &str, expires_at: &str| json!({ "state": state, "reason": reason, "expires_at": expires_at });
