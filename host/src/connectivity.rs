@@ -1,12 +1,12 @@
 //! `sentinel check --connect`: every server the configuration names, reached with the sentinel's
 //! own clients, credentials and the calls a tick makes, one result each (docs/behaviour.md
-//! §11.12). Nothing is published and no decision is made: the metrics source answers one real
-//! read, the store its memory and its lock (taken and given back at once), Redis the fenced
-//! write on a scratch key, SSM the read before each write, API Gateway each stage target's
-//! settings, the OIDC issuer its keys.
+//! §11.12). Nothing is published, no decision is made, nothing the running sentinel uses is
+//! changed: the metrics source answers one real read, the store its schema's version and who
+//! holds its lock (read, neither migrated nor taken), Redis the fenced write on a scratch key,
+//! SSM the read before each write, API Gateway each stage target's settings, the OIDC issuer
+//! its keys. All at once: one server that does not answer costs its own timeout.
 
 use crate::config::{Config, StageControllerConfig, StoreConfig};
-use crate::ports::leadership::LockError;
 use crate::ports::publisher::Publisher;
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -49,18 +49,25 @@ where
     Reached { dependency: dependency.into(), target, outcome, took: started.elapsed() }
 }
 
-/// Reaches everything `config` names, in the order a tick does: read, store and lock, publish,
-/// stage throttles, then the API's token issuer. `now` places the synthetic workload's cycle.
+/// Reaches everything `config` names, all at once (a server that does not answer costs its own
+/// timeout, not the sum of them all), and lists them in the order a tick meets them: read,
+/// store and lock, publish, stage throttles, then the API's token issuer. `now` places the
+/// synthetic workload's cycle.
 pub async fn reach_all(config: &Config, now: vocabulary::Instant) -> Vec<Reached> {
-    let mut all = vec![metrics(config, now).await];
-    all.extend(store(config).await);
-    for (channel, settings) in
-        [(crate::ports::publisher::Channel::Cache, &config.cache), (crate::ports::publisher::Channel::Parameter, &config.parameter)]
-    {
-        all.push(channel_reached(config, channel, settings).await);
-    }
-    all.extend(stages(config).await);
-    all.extend(oidc(config).await);
+    use crate::ports::publisher::Channel;
+    let (metrics, store, cache, parameter, stages, oidc) = tokio::join!(
+        metrics(config, now),
+        store(config),
+        channel_reached(config, Channel::Cache, &config.cache),
+        channel_reached(config, Channel::Parameter, &config.parameter),
+        stages(config),
+        oidc(config),
+    );
+    let mut all = vec![metrics];
+    all.extend(store);
+    all.extend([cache, parameter]);
+    all.extend(stages);
+    all.extend(oidc);
     all
 }
 
@@ -78,80 +85,103 @@ async fn metrics(config: &Config, now: vocabulary::Instant) -> Reached {
     };
     timed("metrics", source.describe(), config.read_timeout, async {
         let reading = source.read(now).await.map_err(|e| format!("{e} (check [metrics]: the URL, the credentials and each query)"))?;
-        Ok(format!("read one minute: {}", crate::ports::metrics::summary(&reading)))
+        let read = crate::ports::metrics::summary(&reading);
+        // A configured query that answers nothing is most often a query that names no series:
+        // a tick would read that signal as absent, minute after minute.
+        if let crate::config::MetricsConfig::Prometheus(source) = &config.metrics {
+            let q = source.queries();
+            let silent: Vec<&str> = [
+                ("cpu_pct", q.cpu_pct.is_some() && reading.cpu_pct.is_none()),
+                ("connections_pct", q.connections_pct.is_some() && reading.connections_pct.is_none()),
+                ("scaling", q.scaling.is_some() && reading.scaling.is_none()),
+                ("latency_p95_ms", q.latency_p95_ms.is_some() && reading.latency.is_empty()),
+            ]
+            .into_iter()
+            .filter_map(|(name, silent)| silent.then_some(name))
+            .collect();
+            if !silent.is_empty() {
+                return Err(format!(
+                    "read one minute ({read}), but metrics.queries.{} answered no series: check that each names series Prometheus has now",
+                    silent.join(", metrics.queries.")
+                ));
+            }
+        }
+        Ok(format!("read one minute: {read}"))
     })
     .await
 }
 
+/// The store and its lock as found, changing neither: the schema's version is read, never
+/// migrated (a newer binary's preflight must not lift it under the running sentinel), and the
+/// lock is looked at, never taken (a running sentinel that met it held would stop).
 async fn store(config: &Config) -> Vec<Reached> {
-    let (target, timeout) = match &config.store {
+    let started = Instant::now();
+    let (target, outcome, lock) = match &config.store {
         StoreConfig::Sqlite { path } => {
-            if !path.exists() {
-                let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-                let started = Instant::now();
-                let outcome = crate::plain_files::nearest_writable_folder(folder)
-                    .map(|at| {
-                        format!("no database yet: the first tick creates {} (this user may write in {})", path.display(), at.display())
-                    })
-                    .map_err(|e| format!("{e} (check [store] path and the folder's owner)"));
-                let target = format!("sqlite {}", path.display());
-                let lock = outcome
-                    .as_ref()
-                    .map(|_| "no database yet: the first tick takes the lock".to_string())
-                    .map_err(|_| NOT_TRIED.to_string());
-                return vec![
-                    Reached { dependency: "store".into(), target: target.clone(), outcome, took: started.elapsed() },
-                    Reached { dependency: "store lock".into(), target, outcome: lock, took: Duration::ZERO },
-                ];
+            let target = format!("sqlite {}", path.display());
+            let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            match crate::adapters::sqlite::SqliteStore::schema_version(path) {
+                Ok(None) => {
+                    let outcome = crate::plain_files::nearest_writable_folder(folder)
+                        .map(|at| {
+                            format!("no database yet: the first tick creates {} (this user may write in {})", path.display(), at.display())
+                        })
+                        .map_err(|e| format!("{e} (check [store] path and the folder's owner)"));
+                    let lock = outcome
+                        .as_ref()
+                        .map(|_| "no database yet: the first tick takes the lock".to_string())
+                        .map_err(|_| NOT_TRIED.to_string());
+                    (target, outcome, lock)
+                }
+                Ok(Some(found)) => {
+                    let outcome = schema_said(found, crate::adapters::sqlite::SCHEMA_VERSION);
+                    let lock = crate::plain_files::nearest_writable_folder(folder)
+                        .map(|_| format!("not taken (a file lock beside the database, {}.lock): this user may write there", path.display()))
+                        .map_err(|e| format!("{e}: the lock file cannot be made (check the folder's owner)"));
+                    (target, outcome, lock)
+                }
+                Err(e) => (target, Err(e.to_string()), Err(NOT_TRIED.to_string())),
             }
-            (format!("sqlite {}", path.display()), Duration::from_secs(5))
         }
         StoreConfig::Postgres { url, timeout, lock_key, .. } => {
-            (format!("postgres {} (lock key {lock_key})", crate::redact::redact(url)), *timeout)
-        }
-    };
-    let started = Instant::now();
-    let opened = match tokio::time::timeout(timeout + SLACK, crate::setup::open_store(config)).await {
-        Ok(Ok(stores)) => Ok(stores),
-        Ok(Err(e)) => Err(format!("{e:#}")),
-        Err(_) => Err(format!("no answer within {timeout:?}; check that the server is reachable from this machine and answering")),
-    };
-    let stores = match opened {
-        Ok(stores) => stores,
-        Err(message) => {
-            return vec![
-                Reached { dependency: "store".into(), target: target.clone(), outcome: Err(message), took: started.elapsed() },
-                Reached { dependency: "store lock".into(), target, outcome: Err(NOT_TRIED.into()), took: Duration::ZERO },
-            ];
-        }
-    };
-    let memory = async {
-        match stores.memory.load_memory().await {
-            Ok(Some(memory)) => Ok(format!(
-                "opened; the memory holds {} since {}",
-                memory.state.name(),
-                crate::instants::format_rfc3339(memory.state_since)
-            )),
-            Ok(None) => Ok("opened; no memory yet (the first tick starts fresh)".into()),
-            Err(crate::ports::StoreError::Corrupt { message, .. }) => {
-                Ok(format!("opened; the stored memory is unreadable ({message}): the next tick starts fresh and says so"))
+            let target = format!("postgres {} (lock key {lock_key})", crate::redact::redact(url));
+            match tokio::time::timeout(*timeout + SLACK, crate::adapters::postgres::inspect(url, *timeout, *lock_key)).await {
+                Ok(Ok(found)) => {
+                    let lock = Ok(match found.lock_holder {
+                        Some(holder) => format!("held by {holder} (a running sentinel holds it while it ticks); not taken"),
+                        None => "free; not taken (a running sentinel would stop if it met it held)".to_string(),
+                    });
+                    (target, schema_said(found.schema, crate::adapters::postgres::SCHEMA_VERSION), lock)
+                }
+                Ok(Err(e)) => (target, Err(e.to_string()), Err(NOT_TRIED.to_string())),
+                Err(_) => (
+                    target,
+                    Err(format!("no answer within {timeout:?}; check that PostgreSQL is up and not overloaded (store.timeout)")),
+                    Err(NOT_TRIED.to_string()),
+                ),
             }
-            Err(e) => Err(e.to_string()),
         }
     };
-    let mut reached = timed("store", target.clone(), timeout, memory).await;
-    reached.took = started.elapsed();
-    let lock = async {
-        match stores.leadership.acquire(None).await {
-            Ok(lease) => {
-                lease.release().await;
-                Ok("taken and given back".to_string())
-            }
-            Err(LockError::Held { .. }) => Ok("held by another sentinel (a running one holds it while it ticks): reachable".into()),
-            Err(e) => Err(e.to_string()),
-        }
-    };
-    vec![reached, timed("store lock", target, timeout, lock).await]
+    let took = started.elapsed();
+    vec![
+        Reached { dependency: "store".into(), target: target.clone(), outcome, took },
+        Reached { dependency: "store lock".into(), target, outcome: lock, took: Duration::ZERO },
+    ]
+}
+
+/// The schema's version `found` against the one this sentinel writes (`known`).
+fn schema_said(found: i64, known: i64) -> Result<String, String> {
+    use std::cmp::Ordering;
+    match found.cmp(&known) {
+        Ordering::Equal => Ok(format!("opened; schema version {found}, this sentinel's")),
+        Ordering::Less if found == 0 => Ok(format!("opened; no sentinel schema yet: the first start creates version {known}")),
+        Ordering::Less => Ok(format!(
+            "opened; schema version {found}: this sentinel migrates it to {known} when it starts (older sentinels then refuse it)"
+        )),
+        Ordering::Greater => Err(format!(
+            "schema version {found} is newer than this sentinel knows ({known}): it was written by a newer sentinel; run that one, or upgrade"
+        )),
+    }
 }
 
 async fn channel_reached(config: &Config, channel: crate::ports::publisher::Channel, settings: &crate::config::ChannelConfig) -> Reached {
@@ -171,8 +201,8 @@ async fn stages(config: &Config) -> Vec<Reached> {
     if config.stage_controller != StageControllerConfig::ApiGateway || config.stage_targets.is_empty() {
         return Vec::new();
     }
-    let controller = match crate::setup::stage_controller(config).await {
-        Ok(controller) => controller,
+    let controller: std::sync::Arc<dyn crate::ports::stages::StageController> = match crate::setup::stage_controller(config).await {
+        Ok(controller) => controller.into(),
         Err(e) => {
             return vec![Reached {
                 dependency: "stages".into(),
@@ -182,15 +212,21 @@ async fn stages(config: &Config) -> Vec<Reached> {
             }];
         }
     };
-    let mut all = Vec::new();
+    // Each target at once, in the order configured.
+    let mut reads = tokio::task::JoinSet::new();
     for (index, target) in config.stage_targets.iter().enumerate() {
-        let read = async {
-            let limits = controller.read(&target.stage_ref()).await.map_err(|e| e.to_string())?;
-            Ok(format!("GetStage: its stage-wide throttling now: {limits}; UpdateStage is not tried (it would throttle)"))
-        };
-        all.push(timed(&format!("stages.targets[{index}]"), target.id(), config.publish_timeout, read).await);
+        let (controller, stage, limit) = (controller.clone(), target.stage_ref(), config.publish_timeout);
+        reads.spawn(async move {
+            let read = async {
+                let limits = controller.read(&stage).await.map_err(|e| e.to_string())?;
+                Ok(format!("GetStage: its stage-wide throttling now: {limits}; UpdateStage is not tried (it would throttle)"))
+            };
+            (index, timed(&format!("stages.targets[{index}]"), stage.id(), limit, read).await)
+        });
     }
-    all
+    let mut all: Vec<(usize, Reached)> = reads.join_all().await;
+    all.sort_by_key(|(index, _)| *index);
+    all.into_iter().map(|(_, reached)| reached).collect()
 }
 
 async fn oidc(config: &Config) -> Option<Reached> {
@@ -206,7 +242,10 @@ async fn oidc(config: &Config) -> Option<Reached> {
     Some(
         timed("api.oidc", target, oidc.timeout, async {
             match keys.fetch_now().await {
-                Ok(0) => Err("the key set holds no key, so no token can be verified; check api.oidc.jwks_url".into()),
+                Ok(0) => Err(format!(
+                    "the key set holds no key, so no token can be verified; check {}",
+                    if matches!(oidc.jwks, crate::config::oidc::JwksSource::File(_)) { "api.oidc.jwks_file" } else { "api.oidc.jwks_url" }
+                )),
                 Ok(n) => Ok(format!("fetched the key set: {n} {}; tokens are verified against it", if n == 1 { "key" } else { "keys" })),
                 Err(e) => Err(e.to_string()),
             }

@@ -454,7 +454,8 @@ fn an_unknown_key_is_shown_on_its_own_line_and_a_bare_number_for_a_duration_gets
     let sb = Sandbox::with_config(&text);
     let ran = sb.run(&["check", "--config", "sentinel.toml"]).expect_code(2);
     assert!(ran.stderr.contains(&format!("at line {line}, column 1")), "the misspelt key's line {line}: {}", ran.stderr);
-    assert!(ran.stderr.contains(&format!("{line} | pth = \"y.db\"\n")) && ran.stderr.contains("| ^^^\n"), "{}", ran.stderr);
+    assert!(ran.stderr.contains(&format!("{line} | pth = ...\n")) && ran.stderr.contains("| ^^^\n"), "{}", ran.stderr);
+    assert!(!ran.stderr.contains("y.db"), "the misspelt key's value is not echoed (it may be a secret): {}", ran.stderr);
     let sb = Sandbox::with_config(&top("tick_deadline = 20"));
     let ran = sb.run(&["check", "--config", "sentinel.toml"]).expect_code(2);
     assert!(ran.stderr.contains("tick_deadline:") && ran.stderr.contains("such as \"20s\""), "{}", ran.stderr);

@@ -86,9 +86,27 @@ timeout = "3s"
     ));
     std::fs::write(world.config(), config).unwrap();
     let all = ["metrics", "store", "store lock", "publish.cache", "publish.parameter", "stages.targets[0]", "api.oidc"];
+    let stage_before = capacity_tests::rest_api::limits(stages.client(), &api, "live").await;
 
+    // A session holding the sentinel's lock (a running sentinel, as the check sees it): reported,
+    // never taken (a running sentinel that met its lock held would stop).
+    let (holder, connection) = tokio_postgres::connect(&world.pg.dsn(), tokio_postgres::NoTls).await.unwrap();
+    let driving = tokio::spawn(connection);
+    holder.execute("SELECT pg_advisory_lock($1::bigint)", &[&sentinel::config::DEFAULT_LOCK_KEY]).await.unwrap();
+    let held = tokio::task::block_in_place(|| check(&world));
+    assert_eq!(held.code, 0, "a held lock is reachable, not a failure: {:#?}", held.lines);
+    assert!(
+        held.line("store lock").contains("held by server process") && held.line("store lock").contains("not taken"),
+        "{}",
+        held.line("store lock")
+    );
+    drop(holder);
+    driving.abort();
+
+    let up = tokio::task::block_in_place(|| check(&world));
+    // GetStage only: the stage's own limits are what they were.
+    assert_eq!(capacity_tests::rest_api::limits(stages.client(), &api, "live").await, stage_before, "the check changed the stage");
     tokio::task::block_in_place(|| {
-        let up = check(&world);
         assert_eq!(up.code, 0, "all up: exit 0: {:#?}", up.lines);
         for dependency in all {
             assert!(up.line(dependency).starts_with("ok   "), "{}", up.line(dependency));
@@ -102,6 +120,9 @@ timeout = "3s"
         );
         assert!(up.line("api.oidc").contains("1 key;"), "{}", up.line("api.oidc"));
         assert_eq!(up.lines.last().map(String::as_str), Some("all 7 reached"));
+        assert!(up.line("store lock").contains("free; not taken"), "{}", up.line("store lock"));
+        // The schema is read, never created or migrated: a second check finds it as the first did.
+        assert!(up.line("store").contains("no sentinel schema yet"), "{}", up.line("store"));
         assert!(world.redis_document().is_none(), "nothing published to {KEY}");
 
         let port = world.redis.process.port;
@@ -109,6 +130,7 @@ timeout = "3s"
         let down = check(&world);
         down.assert_only_failed(&["publish.cache"], &all, "redis down");
         assert!(down.line("publish.cache").contains("check that Redis is running"), "{}", down.line("publish.cache"));
+        assert!(down.line("store").contains("no sentinel schema yet"), "the check migrated the store: {}", down.line("store"));
         world.redis = Redis::start_on(port);
 
         world.prometheus.process.kill();
@@ -217,5 +239,13 @@ async fn a_first_day_from_an_empty_folder_policy_repository_gate_and_preflight()
         check_config(&config, Vec::new()).assert_only_failed(&["store", "store lock"], &all, "postgres down");
         world.restart_postgres();
         assert_eq!(check_config(&config, Vec::new()).code, 0, "all back");
+        // A query that names no series (a typo) reads as an absent signal minute after minute:
+        // the preflight says so instead of "ok".
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, text.replace("cpu_pct = 'vector(55)'", "cpu_pct = 'vector(55)'\nconnections_pct = 'pg_conections_pct'"))
+            .unwrap();
+        let silent = check_config(&config, Vec::new());
+        silent.assert_only_failed(&["metrics"], &all, "a query naming no series");
+        assert!(silent.line("metrics").contains("metrics.queries.connections_pct answered no series"), "{}", silent.line("metrics"));
     });
 }

@@ -126,7 +126,10 @@ impl RedisPublisher {
         } else if e.kind() == redis::ErrorKind::AuthenticationFailed || matches!(e.code(), Some("NOAUTH" | "WRONGPASS")) {
             "authentication failed; check the user and password in the URL".to_string()
         } else if e.code() == Some("NOPERM") {
-            "the user may not run scripts; grant it +evalsha +eval (the write compares sequences in one script)".to_string()
+            format!(
+                "the user may not run the write's script on this key; grant it +evalsha +eval +get and the keys {0} and {0}:preflight (the write compares sequences in one script; `check --connect` writes the second)",
+                self.key
+            )
         } else if e.code() == Some("READONLY") {
             "the server is a read-only replica; check that the URL points at the primary".to_string()
         } else if e.is_io_error() || e.is_connection_dropped() {

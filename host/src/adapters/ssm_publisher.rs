@@ -78,23 +78,10 @@ impl Publisher for SsmPublisher {
     /// (a scratch parameter proves nothing where IAM grants the one name).
     async fn reach(&self) -> Result<String, PublishError> {
         if self.name.is_empty() {
-            return Err(self.error("the parameter name is empty (check the configuration)".into()));
+            return Err(self.error(format!("the parameter name is empty (check publish.{}.name)", self.channel)));
         }
-        let call = self.client.get_parameter().name(&self.name).send();
-        let found = match tokio::time::timeout(self.timeout + GUARD_SLACK, call).await {
-            Ok(Ok(answer)) => answer.parameter.and_then(|p| p.value).map(|v| stored_sequence(&v)),
-            Ok(Err(e)) if e.as_service_error().is_some_and(|s| s.is_parameter_not_found()) => None,
-            Ok(Err(e)) => {
-                return Err(self.error(format!(
-                    "GetParameter: {}",
-                    aws_client::describe_sdk_error(
-                        &e,
-                        self.timeout,
-                        &self.location,
-                        "check the parameter name and the IAM permission ssm:GetParameter on it (the sentinel reads it before each write)"
-                    )
-                )));
-            }
+        let found = match tokio::time::timeout(self.timeout + GUARD_SLACK, self.read_stored()).await {
+            Ok(found) => found?,
             Err(_) => {
                 return Err(self.error(format!(
                     "GetParameter: no answer within {:?} ({}; check that the endpoint is reachable and answering)",
@@ -104,32 +91,36 @@ impl Publisher for SsmPublisher {
         };
         let held = match found {
             None => "the parameter does not exist yet (the first publish creates it)".to_string(),
-            Some(Some(sequence)) => format!("it holds sequence {sequence}"),
-            Some(None) => "it holds a value that is not a state document (the first publish replaces it)".to_string(),
+            Some(value) => match stored_sequence(&value) {
+                Some(sequence) => format!("it holds sequence {sequence}"),
+                None => "it holds a value that is not a state document (the first publish replaces it)".to_string(),
+            },
         };
         Ok(format!("GetParameter at {}: {held}; PutParameter is not tried (it would publish): check ssm:PutParameter on it", self.location))
     }
 }
 
 impl SsmPublisher {
+    /// The parameter's value, `None` when it does not exist yet: the read before each write.
+    async fn read_stored(&self) -> Result<Option<String>, PublishError> {
+        match self.client.get_parameter().name(&self.name).send().await {
+            Ok(answer) => Ok(answer.parameter.and_then(|p| p.value)),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_parameter_not_found()) => Ok(None),
+            Err(e) => Err(self.error(format!(
+                "GetParameter (the check that the parameter holds no newer sequence): {}",
+                aws_client::describe_sdk_error(
+                    &e,
+                    self.timeout,
+                    &self.location,
+                    "check the parameter name and the IAM permission ssm:GetParameter on it (the sentinel reads it before each write)"
+                )
+            ))),
+        }
+    }
+
     /// Reads the stored document's sequence, and writes unless it is higher than `sequence`.
     async fn fenced_put(&self, value: String, sequence: u64) -> Result<(), PublishError> {
-        let stored = match self.client.get_parameter().name(&self.name).send().await {
-            Ok(answer) => answer.parameter.and_then(|p| p.value).and_then(|v| stored_sequence(&v)),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_parameter_not_found()) => None,
-            Err(e) => {
-                return Err(self.error(format!(
-                    "GetParameter (the check that the parameter holds no newer sequence): {}",
-                    aws_client::describe_sdk_error(
-                        &e,
-                        self.timeout,
-                        &self.location,
-                        "check the parameter name and the IAM permission ssm:GetParameter on it (the sentinel reads it \
-                         before each write)"
-                    )
-                )));
-            }
-        };
+        let stored = self.read_stored().await?.and_then(|v| stored_sequence(&v));
         if let Some(stored) = stored.filter(|stored| *stored > sequence) {
             return Err(self.error(format!(
                 "superseded: the parameter holds sequence {stored}, newer than this document's {sequence}; not overwritten \

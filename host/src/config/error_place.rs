@@ -34,7 +34,8 @@ pub fn read_advice(e: &std::io::Error) -> &'static str {
 /// `unknown field `x`, expected ...` → `x`.
 fn unknown_field(message: &str) -> Option<&str> {
     let rest = message.strip_prefix("unknown field `")?;
-    rest.split_once('`').map(|(field, _)| field)
+    // An empty key (`"" = 1`) has no place to point at (and would match everywhere).
+    rest.split_once('`').map(|(field, _)| field).filter(|field| !field.is_empty())
 }
 
 /// The byte offset of the key `field` (`field = ...`, `field.x = ...`, `"field" = ...`) in the
@@ -82,15 +83,20 @@ fn line_of(text: &str, at: usize) -> &str {
 }
 
 /// TOML's own layout (`TOML parse error at line L, column C`, the line, a caret under the key).
+/// The line is shown up to its `=`: a misspelt key's value may be a secret (`pasword = "..."`),
+/// which no masking rule would know by that name.
 fn snippet(text: &str, at: usize, width: usize, message: &str) -> String {
+    let line = line_of(text, at);
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
     let number = text[..at].matches('\n').count() + 1;
     let column = text[line_start..at].chars().count() + 1;
     let gutter = " ".repeat(number.to_string().len());
+    let shown = match line[at - line_start..].find('=') {
+        Some(eq) => format!("{}= ...", &line[..at - line_start + eq]),
+        None => line.to_string(),
+    };
     format!(
-        "TOML parse error at line {number}, column {column}\n{gutter} |\n{number} | {}\n{gutter} | {}{}\n{message}\n",
-        &text[line_start..line_end],
+        "TOML parse error at line {number}, column {column}\n{gutter} |\n{number} | {shown}\n{gutter} | {}{}\n{message}\n",
         " ".repeat(column - 1),
         "^".repeat(width.max(1))
     )
@@ -108,8 +114,10 @@ mod tests {
         let shown = snippet(text, at, 3, "unknown field `pth`, expected `kind` or `path`");
         assert_eq!(
             shown,
-            "TOML parse error at line 6, column 3\n  |\n6 |   pth = \"x.db\"\n  |   ^^^\nunknown field `pth`, expected `kind` or `path`\n"
+            "TOML parse error at line 6, column 3\n  |\n6 |   pth = ...\n  |   ^^^\nunknown field `pth`, expected `kind` or `path`\n"
         );
+        // An empty key points nowhere (it matched everywhere, and the search never ended).
+        assert_eq!(unknown_field("unknown field ``, expected `path`"), None);
         assert_eq!(key_position(text, store..store + 7, "pth"), Some(at), "a header's span reaches its keys");
         assert_eq!(key_position("[a]\n\"pth\" = 1\n", 0..3, "pth"), Some(5));
         assert_eq!(

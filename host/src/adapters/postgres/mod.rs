@@ -23,12 +23,14 @@
 mod baselines;
 mod call;
 mod errors;
+mod inspect;
 mod lock;
 mod memory;
 mod pins;
 mod schema;
 mod stages;
 
+pub use inspect::{Inspection, inspect};
 pub use lock::{DEFAULT_LEASE, PostgresLeadership, PostgresLease, RETRY_EVERY};
 pub use schema::SCHEMA_VERSION;
 

@@ -65,6 +65,22 @@ impl SqliteStore {
         Ok(SqliteStore { shared: Arc::new(Shared { path: path.to_path_buf(), location, conn: Mutex::new(conn) }) })
     }
 
+    /// The schema's version of the database at `path` (`PRAGMA user_version`), read without
+    /// changing it (opened read-only: no migration, no journal mode switched, no directory made);
+    /// `None` when there is no database yet. What `sentinel check --connect` reports.
+    pub fn schema_version(path: &Path) -> Result<Option<i64>, StoreError> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let location = path.display().to_string();
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(&location, "opening the database read-only", e))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| sql_error(&location, "configuring the connection", e))?;
+        conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map(Some)
+            .map_err(|e| sql_error(&location, "reading the schema's version", e))
+    }
+
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.shared.path
