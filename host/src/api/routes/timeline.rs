@@ -158,7 +158,7 @@ fn shadow_timeline(state_dir: &std::path::Path, version: &str, since: i64, recor
     let lines = match crate::policy::lifecycle::shadow::lines(state_dir, version) {
         Ok(lines) => lines,
         Err(e) => {
-            tracing::debug!("the console's timeline draws no shadow band: {e}");
+            tracing::warn!("the console's timeline draws no band for shadow {version}: {e}");
             return None;
         }
     };
