@@ -83,6 +83,18 @@ async fn metrics(config: &Config, now: vocabulary::Instant) -> Reached {
             };
         }
     };
+    // Sources on this machine have no server to reach: the synthetic workload (whose cycle has a
+    // metric outage on purpose, minutes 70-72) and a trace, read whole when the config was checked.
+    match &config.metrics {
+        crate::config::MetricsConfig::Synthetic | crate::config::MetricsConfig::Trace { .. } => {
+            let local = format!(
+                "on this machine, nothing to reach ({})",
+                if source.span().is_some() { "the trace was read whole" } else { "built in" }
+            );
+            return Reached { dependency: "metrics".into(), target: source.describe(), outcome: Ok(local), took: Duration::ZERO };
+        }
+        _ => {}
+    }
     timed("metrics", source.describe(), config.read_timeout, async {
         let reading = source.read(now).await.map_err(|e| format!("{e} (check [metrics]: the URL, the credentials and each query)"))?;
         let read = crate::ports::metrics::summary(&reading);
@@ -252,4 +264,21 @@ async fn oidc(config: &Config) -> Option<Reached> {
         })
         .await,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_source_on_this_machine_is_not_read_so_the_synthetic_outage_fails_no_preflight() {
+        // The embedded default: the synthetic workload, whose 80-minute cycle has a metric
+        // outage (minutes 70-72). A preflight in any minute of it passes.
+        let config = Config::load(None).unwrap();
+        let start = crate::clock::current_minute();
+        for minute in 0..80 {
+            let reached = metrics(&config, start + minute * 60).await;
+            assert!(reached.outcome.as_ref().is_ok_and(|said| said.contains("nothing to reach")), "minute {minute}: {reached:?}");
+        }
+    }
 }
