@@ -7,6 +7,7 @@
 //! its keys. All at once: one server that does not answer costs its own timeout.
 
 use crate::config::{Config, StageControllerConfig, StoreConfig};
+use crate::ports::metrics::MetricsSource;
 use crate::ports::publisher::Publisher;
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -51,12 +52,12 @@ where
 
 /// Reaches everything `config` names, all at once (a server that does not answer costs its own
 /// timeout, not the sum of them all), and lists them in the order a tick meets them: read,
-/// store and lock, publish, stage throttles, then the API's token issuer. `now` places the
-/// synthetic workload's cycle.
-pub async fn reach_all(config: &Config, now: vocabulary::Instant) -> Vec<Reached> {
+/// store and lock, publish, stage throttles, then the API's token issuer. `source` is the
+/// metrics source built from `config` (`setup::preflight`).
+pub async fn reach_all(config: &Config, source: &dyn MetricsSource, now: vocabulary::Instant) -> Vec<Reached> {
     use crate::ports::publisher::Channel;
     let (metrics, store, cache, parameter, stages, oidc) = tokio::join!(
-        metrics(config, now),
+        metrics(config, source, now),
         store(config),
         channel_reached(config, Channel::Cache, &config.cache),
         channel_reached(config, Channel::Parameter, &config.parameter),
@@ -71,18 +72,8 @@ pub async fn reach_all(config: &Config, now: vocabulary::Instant) -> Vec<Reached
     all
 }
 
-async fn metrics(config: &Config, now: vocabulary::Instant) -> Reached {
-    let source = match crate::setup::metrics_source(config, now) {
-        Ok(source) => source,
-        Err(e) => {
-            return Reached {
-                dependency: "metrics".into(),
-                target: "metrics".into(),
-                outcome: Err(format!("{e:#}")),
-                took: Duration::ZERO,
-            };
-        }
-    };
+/// `source` is the one `check` built from `config` (a trace is read once).
+async fn metrics(config: &Config, source: &dyn MetricsSource, now: vocabulary::Instant) -> Reached {
     // Sources on this machine have no server to reach: the synthetic workload (whose cycle has a
     // metric outage on purpose, minutes 70-72) and a trace, read whole when the config was checked.
     match &config.metrics {
@@ -131,7 +122,7 @@ async fn store(config: &Config) -> Vec<Reached> {
     let (target, outcome, lock) = match &config.store {
         StoreConfig::Sqlite { path } => {
             let target = format!("sqlite {}", path.display());
-            let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            let folder = crate::plain_files::folder_of(path);
             match crate::adapters::sqlite::SqliteStore::schema_version(path) {
                 Ok(None) => {
                     let outcome = crate::plain_files::nearest_writable_folder(folder)
@@ -277,7 +268,8 @@ mod tests {
         let config = Config::load(None).unwrap();
         let start = crate::clock::current_minute();
         for minute in 0..80 {
-            let reached = metrics(&config, start + minute * 60).await;
+            let source = crate::setup::metrics_source(&config, start + minute * 60).unwrap();
+            let reached = metrics(&config, source.as_ref(), start + minute * 60).await;
             assert!(reached.outcome.as_ref().is_ok_and(|said| said.contains("nothing to reach")), "minute {minute}: {reached:?}");
         }
     }

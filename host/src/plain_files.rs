@@ -49,6 +49,11 @@ pub fn read_whole(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The folder `path` is in: its parent, or `.` for a bare file name.
+pub fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
 /// The nearest folder of `folder` and its parents that exists, once a temporary file was made
 /// and removed there: where a writer that creates `folder` would write. An error says what
 /// could not be written.

@@ -17,6 +17,7 @@ mod alert_rules;
 mod alerts_live;
 mod api_gateway_stages;
 mod bad_input_config;
+mod bad_input_config_messages;
 mod bad_input_metrics;
 mod bad_input_pins;
 mod bad_input_pins_api;

@@ -15,17 +15,10 @@ impl FilePublisher {
         FilePublisher { channel, path: path.to_path_buf() }
     }
 
-    fn folder(&self) -> PathBuf {
-        match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
-    }
-
     fn write(&self, document: &StateDocument) -> std::io::Result<()> {
-        let dir = self.folder();
-        std::fs::create_dir_all(&dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
+        let dir = crate::plain_files::folder_of(&self.path);
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         serde_json::to_writer_pretty(&mut tmp, document)?;
         tmp.write_all(b"\n")?;
         tmp.as_file().sync_all()?;
@@ -55,8 +48,8 @@ impl Publisher for FilePublisher {
     /// A temporary file made and removed in the document's folder (which a publish creates
     /// when missing, so a missing folder whose nearest existing parent is writable passes).
     async fn reach(&self) -> Result<String, PublishError> {
-        let folder = self.folder();
-        let existing = crate::plain_files::nearest_writable_folder(&folder).map_err(|e| PublishError {
+        let folder = crate::plain_files::folder_of(&self.path);
+        let existing = crate::plain_files::nearest_writable_folder(folder).map_err(|e| PublishError {
             channel: self.channel,
             target: self.target(),
             message: format!("{e} (check that the folder exists and is writable by this user)"),

@@ -28,7 +28,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let policy = runtime.block_on(crate::setup::active_policy(&config))?.shared();
     if args.connect {
         let identity = policy.lock().identity().clone();
-        let reached = runtime.block_on(crate::connectivity::reach_all(&config, now));
+        let reached = runtime.block_on(crate::connectivity::reach_all(&config, metrics.as_ref(), now));
         return super::connect_report::print(&config, &identity, &reached);
     }
     let (identity, thresholds) = {

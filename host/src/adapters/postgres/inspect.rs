@@ -44,34 +44,7 @@ pub async fn inspect(url: &str, timeout: Duration, lock_key: i64) -> Result<Insp
         } else {
             0
         };
-        let key = lock_key as u64;
-        let (high, low) = ((key >> 32) as i64, (key & 0xffff_ffff) as i64);
-        let holder = conn
-            .client
-            .query_opt(
-                "SELECT l.pid, a.application_name, host(a.client_addr)
-                 FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-                 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                   AND l.classid::bigint = $1 AND l.objid::bigint = $2
-                 LIMIT 1",
-                &[&high, &low],
-            )
-            .await
-            .map_err(read("reading who holds the lock (pg_locks)"))?;
-        let lock_holder = holder.map(|row| {
-            let pid: Option<i32> = row.try_get(0).ok();
-            let app: Option<String> = row.try_get(1).ok().flatten().filter(|a: &String| !a.is_empty());
-            let client: Option<String> = row.try_get(2).ok().flatten();
-            let mut held = format!("server process {}", pid.map_or("?".into(), |p| p.to_string()));
-            if let Some(app) = app {
-                held.push_str(&format!(", application {app}"));
-            }
-            if let Some(client) = client {
-                held.push_str(&format!(", client {client}"));
-            }
-            held
-        });
+        let lock_holder = super::lock::holder_of(&conn.client, lock_key).await.map_err(read("reading who holds the lock (pg_locks)"))?;
         Ok::<_, StoreError>(Inspection { schema, lock_holder })
     };
     match tokio::time::timeout_at(deadline, reading).await {

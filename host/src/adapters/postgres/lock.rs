@@ -249,31 +249,10 @@ impl PostgresLeadership {
 
     /// The lock and, when PostgreSQL says, the session holding it, for messages.
     async fn describe_held(&self, conn: &Dedicated) -> String {
-        let key = self.key as u64;
-        let (high, low) = ((key >> 32) as i64, (key & 0xffff_ffff) as i64);
-        let query = "SELECT l.pid, a.application_name, host(a.client_addr)
-             FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-             WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-               AND l.classid::bigint = $1 AND l.objid::bigint = $2
-             LIMIT 1";
-        let holder = match tokio::time::timeout(self.timeout, conn.client.query_opt(query, &[&high, &low])).await {
-            Ok(Ok(Some(row))) => Some(row),
-            _ => None,
-        };
-        let Some(row) = holder else { return self.what() };
-        let pid: Option<i32> = row.try_get(0).ok();
-        let app: Option<String> = row.try_get(1).ok().flatten().filter(|a: &String| !a.is_empty());
-        let client: Option<String> = row.try_get(2).ok().flatten();
-        let mut held = format!("{} (held by server process {}", self.what(), pid.map_or("?".into(), |p| p.to_string()));
-        if let Some(app) = app {
-            held.push_str(&format!(", application {app}"));
+        match tokio::time::timeout(self.timeout, holder_of(&conn.client, self.key)).await {
+            Ok(Ok(Some(holder))) => format!("{} (held by {holder})", self.what()),
+            _ => self.what(),
         }
-        if let Some(client) = client {
-            held.push_str(&format!(", client {client}"));
-        }
-        held.push(')');
-        held
     }
 }
 
@@ -325,4 +304,30 @@ impl Leadership for PostgresLeadership {
             tokio::time::sleep(RETRY_EVERY.min(wait - waited)).await;
         }
     }
+}
+
+/// The session holding the advisory lock `key` in this database, from `pg_locks`, as
+/// `server process N, application A, client C`; `None` when no session holds it. Reads only:
+/// what a refused acquire says, and what `check --connect` reports without taking the lock.
+pub(super) async fn holder_of(client: &tokio_postgres::Client, key: i64) -> Result<Option<String>, tokio_postgres::Error> {
+    let key = key as u64;
+    let (high, low) = ((key >> 32) as i64, (key & 0xffff_ffff) as i64);
+    let query = "SELECT l.pid, a.application_name, host(a.client_addr)
+         FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND l.classid::bigint = $1 AND l.objid::bigint = $2
+         LIMIT 1";
+    let Some(row) = client.query_opt(query, &[&high, &low]).await? else { return Ok(None) };
+    let pid: Option<i32> = row.try_get(0).ok();
+    let app: Option<String> = row.try_get(1).ok().flatten().filter(|a: &String| !a.is_empty());
+    let client_addr: Option<String> = row.try_get(2).ok().flatten();
+    let mut held = format!("server process {}", pid.map_or("?".into(), |p| p.to_string()));
+    if let Some(app) = app {
+        held.push_str(&format!(", application {app}"));
+    }
+    if let Some(client_addr) = client_addr {
+        held.push_str(&format!(", client {client_addr}"));
+    }
+    Ok(Some(held))
 }
