@@ -31,7 +31,7 @@ fn decision(c: &mut Criterion) {
     // Optional: another build of the component (an optimisation's "before"), same run.
     if let Some(path) = std::env::var_os("BENCH_BASELINE_COMPONENT") {
         let spec = format!("baseline={}", std::path::Path::new(&path).display());
-        let mut baseline = sentinel::policy::open(&spec, &runtime()).expect("BENCH_BASELINE_COMPONENT opens");
+        let mut baseline = sentinel_core::policy::open(&spec, &runtime()).expect("BENCH_BASELINE_COMPONENT opens");
         group.bench_function("component-baseline", |b| b.iter(|| baseline.decide(black_box(&input)).unwrap()));
     }
     group.finish();

@@ -11,10 +11,10 @@ use capacity_bench::results::Note;
 use capacity_tests::paths::component_path;
 use capacity_tests::policies::component_file;
 use criterion::Criterion;
-use sentinel::adapters::ssm_publisher::SsmPublisher;
 use sentinel::config::Config;
-use sentinel::ports::memory::{TickCommit, TickRecord};
-use sentinel::ports::publisher::{Channel, Publisher};
+use sentinel_adapters::ssm_publisher::SsmPublisher;
+use sentinel_core::ports::memory::{TickCommit, TickRecord};
+use sentinel_core::ports::publisher::{Channel, Publisher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use vocabulary::{LatencySample, Signal};
 
@@ -77,13 +77,13 @@ fn live_tick(c: &mut Criterion, backends: &Backends) {
     // document's: publish it as a newer one (the same sequence again is written each time, as a
     // republished minute is). Each is the channel's whole fenced write: Redis's compare-and-set
     // script, SSM's read and then its put.
-    let newest = sentinel::ports::publisher::StateDocument { sequence: u64::from(u32::MAX), ..document.clone() };
+    let newest = sentinel_core::ports::publisher::StateDocument { sequence: u64::from(u32::MAX), ..document.clone() };
     group.bench_function("redis-set", |b| b.iter(|| rt.block_on(publish(p.cache.as_ref(), &newest))));
     group.bench_function("ssm-put", |b| b.iter(|| rt.block_on(publish(p.parameter.as_ref(), &newest))));
     group.finish();
 }
 
-async fn publish(publisher: &dyn Publisher, document: &sentinel::ports::publisher::StateDocument) {
+async fn publish(publisher: &dyn Publisher, document: &sentinel_core::ports::publisher::StateDocument) {
     publisher.publish(document).await.unwrap_or_else(|e| panic!("{e}"));
 }
 

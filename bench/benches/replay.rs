@@ -18,12 +18,12 @@ use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::year::{YEAR, synthetic, text};
 use criterion::{Criterion, SamplingMode, Throughput};
 use indicatif::ProgressBar;
-use sentinel::policy::source::PolicySource;
-use sentinel::policy::{Limits, Runtime};
-use sentinel::replay::lane::Options;
-use sentinel::replay::parallel::replay_one;
-use sentinel::replay::{CHUNK_EVENTS, PerTick};
-use sentinel::trace::{TraceEvent, parse_trace};
+use sentinel_core::policy::source::PolicySource;
+use sentinel_core::policy::{Limits, Runtime};
+use sentinel_core::replay::lane::Options;
+use sentinel_core::replay::parallel::replay_one;
+use sentinel_core::replay::{CHUNK_EVENTS, PerTick};
+use sentinel_core::trace::{TraceEvent, parse_trace};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -117,7 +117,7 @@ fn replay(c: &mut Criterion, note: &mut Note) {
             let outcomes: usize = trace
                 .events
                 .chunks(CHUNK_EVENTS)
-                .map(|chunk| sentinel::policy::ReplaySession::feed(&mut session, chunk).unwrap().outcomes.len())
+                .map(|chunk| sentinel_core::policy::ReplaySession::feed(&mut session, chunk).unwrap().outcomes.len())
                 .sum();
             drop(session);
             component_source.give_back(policy);

@@ -9,12 +9,12 @@ use capacity_bench::results::Note;
 use capacity_tests::paths::policies_dir;
 use capacity_tests::runtime;
 use criterion::Criterion;
-use sentinel::policy::active::SharedPolicy;
-use sentinel::policy::lifecycle::activate::Preparer;
-use sentinel::policy::lifecycle::cache::{self, Origin};
-use sentinel::policy::lifecycle::manifest;
-use sentinel::policy::lifecycle::signing::Trust;
-use sentinel::policy::{ComponentPolicy, Policy};
+use sentinel_core::policy::active::SharedPolicy;
+use sentinel_core::policy::lifecycle::activate::Preparer;
+use sentinel_core::policy::lifecycle::cache::{self, Origin};
+use sentinel_core::policy::lifecycle::manifest;
+use sentinel_core::policy::lifecycle::signing::Trust;
+use sentinel_core::policy::{ComponentPolicy, Policy};
 use std::time::Duration;
 
 fn swap(c: &mut Criterion) {

@@ -3,7 +3,7 @@
 //! readings, as the live sentinel sends it minute after minute. The same input goes to the
 //! native modules, the component and the no-op echo, so their costs compare.
 
-use sentinel::policy::Policy;
+use sentinel_core::policy::Policy;
 use vocabulary::{ApiLatency, DecisionInput, Reading, Signal};
 
 /// 2026-01-01T00:00:00Z.

@@ -12,8 +12,8 @@ use capacity_tests::servers::postgres::Postgres;
 use capacity_tests::servers::prometheus::Prometheus;
 use capacity_tests::servers::redis::Redis;
 use capacity_tests::signed::SignedPolicies;
-use sentinel::adapters::aws_client::AwsOverrides;
-use sentinel::policy::lifecycle::manifest;
+use sentinel_adapters::aws_client::AwsOverrides;
+use sentinel_core::policy::lifecycle::manifest;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

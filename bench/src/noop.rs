@@ -11,7 +11,7 @@
 //!   rules themselves.
 
 use capacity_tests::paths::target_dir;
-use sentinel::policy::{self, Policy, Runtime};
+use sentinel_core::policy::{self, Policy, Runtime};
 use std::path::PathBuf;
 use std::sync::Arc;
 use wasmtime::component::{Component, Linker, TypedFunc};

@@ -7,8 +7,8 @@
 //! its keys. All at once: one server that does not answer costs its own timeout.
 
 use crate::config::{Config, StageControllerConfig, StoreConfig};
-use crate::ports::metrics::MetricsSource;
-use crate::ports::publisher::Publisher;
+use sentinel_core::ports::metrics::MetricsSource;
+use sentinel_core::ports::publisher::Publisher;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -55,7 +55,7 @@ where
 /// store and lock, publish, stage throttles, then the API's token issuer. `source` is the
 /// metrics source built from `config` (`setup::preflight`).
 pub async fn reach_all(config: &Config, source: &dyn MetricsSource, now: vocabulary::Instant) -> Vec<Reached> {
-    use crate::ports::publisher::Channel;
+    use sentinel_core::ports::publisher::Channel;
     let (metrics, store, cache, parameter, stages, oidc) = tokio::join!(
         metrics(config, source, now),
         store(config),
@@ -88,7 +88,7 @@ async fn metrics(config: &Config, source: &dyn MetricsSource, now: vocabulary::I
     }
     timed("metrics", source.describe(), config.read_timeout, async {
         let reading = source.read(now).await.map_err(|e| format!("{e} (check [metrics]: the URL, the credentials and each query)"))?;
-        let read = crate::ports::metrics::summary(&reading);
+        let read = sentinel_core::ports::metrics::summary(&reading);
         // A configured query that answers nothing is most often a query that names no series:
         // a tick would read that signal as absent, minute after minute.
         if let crate::config::MetricsConfig::Prometheus(source) = &config.metrics {
@@ -122,10 +122,10 @@ async fn store(config: &Config) -> Vec<Reached> {
     let (target, outcome, lock) = match &config.store {
         StoreConfig::Sqlite { path } => {
             let target = format!("sqlite {}", path.display());
-            let folder = crate::plain_files::folder_of(path);
-            match crate::adapters::sqlite::SqliteStore::schema_version(path) {
+            let folder = sentinel_core::plain_files::folder_of(path);
+            match sentinel_adapters::sqlite::SqliteStore::schema_version(path) {
                 Ok(None) => {
-                    let outcome = crate::plain_files::nearest_writable_folder(folder)
+                    let outcome = sentinel_core::plain_files::nearest_writable_folder(folder)
                         .map(|at| {
                             format!("no database yet: the first tick creates {} (this user may write in {})", path.display(), at.display())
                         })
@@ -137,8 +137,8 @@ async fn store(config: &Config) -> Vec<Reached> {
                     (target, outcome, lock)
                 }
                 Ok(Some(found)) => {
-                    let outcome = schema_said(found, crate::adapters::sqlite::SCHEMA_VERSION);
-                    let lock = crate::plain_files::nearest_writable_folder(folder)
+                    let outcome = schema_said(found, sentinel_adapters::sqlite::SCHEMA_VERSION);
+                    let lock = sentinel_core::plain_files::nearest_writable_folder(folder)
                         .map(|_| format!("not taken (a file lock beside the database, {}.lock): this user may write there", path.display()))
                         .map_err(|e| format!("{e}: the lock file cannot be made (check the folder's owner)"));
                     (target, outcome, lock)
@@ -147,14 +147,14 @@ async fn store(config: &Config) -> Vec<Reached> {
             }
         }
         StoreConfig::Postgres { url, timeout, lock_key, .. } => {
-            let target = format!("postgres {} (lock key {lock_key})", crate::redact::redact(url));
-            match tokio::time::timeout(*timeout + SLACK, crate::adapters::postgres::inspect(url, *timeout, *lock_key)).await {
+            let target = format!("postgres {} (lock key {lock_key})", sentinel_core::redact::redact(url));
+            match tokio::time::timeout(*timeout + SLACK, sentinel_adapters::postgres::inspect(url, *timeout, *lock_key)).await {
                 Ok(Ok(found)) => {
                     let lock = Ok(match found.lock_holder {
                         Some(holder) => format!("held by {holder} (a running sentinel holds it while it ticks); not taken"),
                         None => "free; not taken (a running sentinel would stop if it met it held)".to_string(),
                     });
-                    (target, schema_said(found.schema, crate::adapters::postgres::SCHEMA_VERSION), lock)
+                    (target, schema_said(found.schema, sentinel_adapters::postgres::SCHEMA_VERSION), lock)
                 }
                 Ok(Err(e)) => (target, Err(e.to_string()), Err(NOT_TRIED.to_string())),
                 Err(_) => (
@@ -187,7 +187,11 @@ fn schema_said(found: i64, known: i64) -> Result<String, String> {
     }
 }
 
-async fn channel_reached(config: &Config, channel: crate::ports::publisher::Channel, settings: &crate::config::ChannelConfig) -> Reached {
+async fn channel_reached(
+    config: &Config,
+    channel: sentinel_core::ports::publisher::Channel,
+    settings: &crate::config::ChannelConfig,
+) -> Reached {
     let dependency = format!("publish.{channel}");
     let started = Instant::now();
     let publisher: Box<dyn Publisher> = match crate::setup::publisher(channel, settings, config.publish_timeout).await {
@@ -204,7 +208,7 @@ async fn stages(config: &Config) -> Vec<Reached> {
     if config.stage_controller != StageControllerConfig::ApiGateway || config.stage_targets.is_empty() {
         return Vec::new();
     }
-    let controller: std::sync::Arc<dyn crate::ports::stages::StageController> = match crate::setup::stage_controller(config).await {
+    let controller: std::sync::Arc<dyn sentinel_core::ports::stages::StageController> = match crate::setup::stage_controller(config).await {
         Ok(controller) => controller.into(),
         Err(e) => {
             return vec![Reached {
@@ -235,7 +239,7 @@ async fn stages(config: &Config) -> Vec<Reached> {
 async fn oidc(config: &Config) -> Option<Reached> {
     let oidc = config.api.oidc.as_ref()?;
     let target = match &oidc.jwks {
-        crate::config::oidc::JwksSource::Url(url) => format!("issuer keys {}", crate::redact::redact(url.as_str())),
+        crate::config::oidc::JwksSource::Url(url) => format!("issuer keys {}", sentinel_core::redact::redact(url.as_str())),
         crate::config::oidc::JwksSource::File(path) => format!("issuer keys {}", path.display()),
     };
     let keys = match crate::api::oidc::jwks::KeySet::new(oidc) {
@@ -266,7 +270,7 @@ mod tests {
         // The embedded default: the synthetic workload, whose 80-minute cycle has a metric
         // outage (minutes 70-72). A preflight in any minute of it passes.
         let config = Config::load(None).unwrap();
-        let start = crate::clock::current_minute();
+        let start = sentinel_core::clock::current_minute();
         for minute in 0..80 {
             let source = crate::setup::metrics_source(&config, start + minute * 60).unwrap();
             let reached = metrics(&config, source.as_ref(), start + minute * 60).await;

@@ -1,11 +1,11 @@
 //! The Prometheus text endpoint of `--metrics-addr`: `GET /metrics`.
 
-use crate::telemetry::Telemetry;
 use axum::Router;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use sentinel_core::telemetry::Telemetry;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

@@ -1,28 +1,15 @@
-//! The capacity sentinel host: loads versioned policy components on wasmtime, feeds them
-//! readings, memory and pins, and replays recorded traces.
+//! The `sentinel` binary's application: the command line, the HTTP API and console, the setup
+//! that assembles a sentinel from the core (`sentinel_core`) and the adapters
+//! (`sentinel_adapters`), the preflight, alerting rules, the exporter and policy tuning.
+//!
+//! What it may depend on: everything below it. Nothing depends on it but the binary and the
+//! tests.
 
-pub mod adapters;
 pub mod alerts;
 pub mod api;
 pub mod cli;
-pub mod clock;
 pub mod config;
 pub mod connectivity;
-pub mod dead_letter;
-pub mod error_chain;
 pub mod exporter;
-/// RFC 3339 text for instants: the trace format crate's, one reader and writer for all.
-pub use trace_format::instants;
-pub mod pin_service;
-pub mod plain_files;
-pub mod policy;
-pub mod ports;
-pub mod redact;
-pub mod replay;
 pub mod setup;
-pub mod shown_duration;
-pub mod telemetry;
-pub mod tick;
-pub mod trace;
 pub mod tune;
-pub mod user_text;

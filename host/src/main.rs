@@ -13,7 +13,7 @@ fn main() -> ExitCode {
             // Each cause once: a typed error that names its cause in its own text would
             // otherwise be followed by that cause again.
             let err: &(dyn std::error::Error + 'static) = e.as_ref();
-            eprintln!("error: {}", capacity_sentinel::error_chain::chain(err));
+            eprintln!("error: {}", sentinel_core::error_chain::chain(err));
             ExitCode::from(2)
         }
     }

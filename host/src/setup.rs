@@ -1,36 +1,36 @@
 //! Builds a sentinel from its configuration: one adapter per port, the policy loaded and
 //! checked. The only place that knows which adapter serves which port.
 
-#[cfg(feature = "aws")]
-use crate::adapters::api_gateway_stages::ApiGatewayStages;
-use crate::adapters::file_publisher::{FilePublisher, StdoutPublisher};
-use crate::adapters::log_stages::LogStageController;
-use crate::adapters::postgres::{PostgresLeadership, PostgresStore};
-use crate::adapters::prometheus_history::PrometheusHistory;
-use crate::adapters::prometheus_metrics::PrometheusMetrics;
-use crate::adapters::redis_publisher::RedisPublisher;
-use crate::adapters::sqlite::{SqliteLock, SqliteStore};
-#[cfg(feature = "aws")]
-use crate::adapters::ssm_publisher::SsmPublisher;
-use crate::adapters::synthetic::Synthetic;
-use crate::adapters::trace_metrics::TraceMetrics;
 use crate::config::{ChannelConfig, Config, MetricsConfig, PolicyChoice, StageControllerConfig, StoreConfig};
-use crate::pin_service::PinService;
-use crate::policy::active::{ActivePolicy, SharedPolicy};
-use crate::policy::lifecycle::{self, Lifecycle};
-use crate::policy::{self, Limits, Runtime};
-use crate::ports::baselines::BaselineStore;
-use crate::ports::history::MetricsHistory;
-use crate::ports::leadership::Leadership;
-use crate::ports::memory::MemoryStore;
-use crate::ports::metrics::MetricsSource;
-use crate::ports::pins::PinStore;
-use crate::ports::publisher::{Channel, Publisher};
-use crate::ports::stage_ledger::StageLedger;
-use crate::ports::stages::StageController;
-use crate::telemetry::Telemetry;
-use crate::tick::{Ports, Sentinel, TickSettings};
 use anyhow::Context;
+#[cfg(feature = "aws")]
+use sentinel_adapters::api_gateway_stages::ApiGatewayStages;
+use sentinel_adapters::file_publisher::{FilePublisher, StdoutPublisher};
+use sentinel_adapters::log_stages::LogStageController;
+use sentinel_adapters::postgres::{PostgresLeadership, PostgresStore};
+use sentinel_adapters::prometheus_history::PrometheusHistory;
+use sentinel_adapters::prometheus_metrics::PrometheusMetrics;
+use sentinel_adapters::redis_publisher::RedisPublisher;
+use sentinel_adapters::sqlite::{SqliteLock, SqliteStore};
+#[cfg(feature = "aws")]
+use sentinel_adapters::ssm_publisher::SsmPublisher;
+use sentinel_adapters::synthetic::Synthetic;
+use sentinel_adapters::trace_metrics::TraceMetrics;
+use sentinel_core::pin_service::PinService;
+use sentinel_core::policy::active::{ActivePolicy, SharedPolicy};
+use sentinel_core::policy::lifecycle::{self, Lifecycle};
+use sentinel_core::policy::{self, Limits, Runtime};
+use sentinel_core::ports::baselines::BaselineStore;
+use sentinel_core::ports::history::MetricsHistory;
+use sentinel_core::ports::leadership::Leadership;
+use sentinel_core::ports::memory::MemoryStore;
+use sentinel_core::ports::metrics::MetricsSource;
+use sentinel_core::ports::pins::PinStore;
+use sentinel_core::ports::publisher::{Channel, Publisher};
+use sentinel_core::ports::stage_ledger::StageLedger;
+use sentinel_core::ports::stages::StageController;
+use sentinel_core::telemetry::Telemetry;
+use sentinel_core::tick::{Ports, Sentinel, TickSettings};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
 /// The policy a command that validates but does not decide (`serve`, `pin`, `check`) runs:
 /// with `[policies]`, the version the persisted state names, verified (digest, signature,
 /// minimum version, self-check) exactly as `run` verifies it, as a follower that never writes
-/// the state (`serve` keeps following it: see [`crate::policy::lifecycle::watcher`]); else the
+/// the state (`serve` keeps following it: see [`sentinel_core::policy::lifecycle::watcher`]); else the
 /// single `policy` file.
 pub async fn active_policy(config: &Config) -> anyhow::Result<ActivePolicy> {
     let Some(policies) = &config.policies else { return Ok(ActivePolicy::fixed(load_policy_file(config)?)) };
@@ -138,7 +138,7 @@ pub fn metrics_source(config: &Config, now: vocabulary::Instant) -> anyhow::Resu
         }
         #[cfg(feature = "aws")]
         MetricsConfig::CloudWatch(source) => {
-            Box::new(crate::adapters::cloudwatch_metrics::CloudWatchMetrics::new((**source).clone(), config.read_timeout))
+            Box::new(sentinel_adapters::cloudwatch_metrics::CloudWatchMetrics::new((**source).clone(), config.read_timeout))
         }
         #[cfg(not(feature = "aws"))]
         MetricsConfig::CloudWatch(_) => anyhow::bail!("metrics: {}", crate::config::features::aws_missing("kind = \"cloudwatch\"")),
@@ -154,7 +154,7 @@ pub fn metrics_history(config: &Config, timeout: std::time::Duration) -> anyhow:
         }
         #[cfg(feature = "aws")]
         MetricsConfig::CloudWatch(source) => {
-            Ok(Box::new(crate::adapters::cloudwatch_metrics::CloudWatchMetrics::new((**source).clone(), timeout)))
+            Ok(Box::new(sentinel_adapters::cloudwatch_metrics::CloudWatchMetrics::new((**source).clone(), timeout)))
         }
         #[cfg(not(feature = "aws"))]
         MetricsConfig::CloudWatch(_) => anyhow::bail!("metrics: {}", crate::config::features::aws_missing("kind = \"cloudwatch\"")),
@@ -186,7 +186,7 @@ pub fn preflight(config: &Config, now: vocabulary::Instant) -> anyhow::Result<Bo
             );
         }
         if let Some(key) = &policies.public_key {
-            crate::policy::lifecycle::signing::read_public(key)
+            sentinel_core::policy::lifecycle::signing::read_public(key)
                 .map_err(|e| anyhow::anyhow!("policies.public_key: {e} (`sentinel policy keygen` makes a key pair)"))?;
         }
     }
@@ -246,6 +246,6 @@ pub async fn sentinel(config: &Config, now: vocabulary::Instant, lock_wait: Opti
         lock_wait,
     };
     let pins = PinService::new(stores.pins, policy.shared());
-    let dead_letters = Arc::new(crate::dead_letter::DeadLetters::open(config.dead_letter.clone()));
+    let dead_letters = Arc::new(sentinel_core::dead_letter::DeadLetters::open(config.dead_letter.clone()));
     Ok((Sentinel { ports, policy, settings, telemetry, dead_letters, seen: Default::default() }, pins))
 }

@@ -60,10 +60,7 @@ pub(crate) struct Api {
 
 impl Api {
     pub(crate) fn new(url: &str) -> Api {
-        Api {
-            client: capacity_sentinel::adapters::tls::http_client().unwrap().timeout(Duration::from_secs(10)).build().unwrap(),
-            url: url.into(),
-        }
+        Api { client: sentinel_adapters::tls::http_client().unwrap().timeout(Duration::from_secs(10)).build().unwrap(), url: url.into() }
     }
 
     async fn send(&self, method: reqwest::Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, String, Value) {

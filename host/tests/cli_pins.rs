@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use capacity_sentinel::instants::parse_rfc3339;
+use sentinel_core::instants::parse_rfc3339;
 use support::{Metrics, Sandbox, cpu, minute_of, rfc, wall_now};
 
 #[test]

@@ -48,7 +48,7 @@ fn the_synthetic_incident_escalates_to_emergency_and_recovers() {
     assert!(causes.contains(&"signal-held") && causes.contains(&"signal-lost-release"), "{causes:?}");
 
     // The stderr log has the same story, one line per tick.
-    let logged: Vec<&str> = ran.stderr.lines().filter(|l| l.contains("capacity_sentinel::tick:") && l.contains(" sequence=")).collect();
+    let logged: Vec<&str> = ran.stderr.lines().filter(|l| l.contains("sentinel_core::tick:") && l.contains(" sequence=")).collect();
     assert_eq!(logged.len(), 80);
     assert!(logged.iter().any(|l| l.contains("state=\"emergency\" cause=\"emergency\"")));
 

@@ -1,7 +1,7 @@
 //! The component runs under a memory cap and a deadline, and a trap is an error naming the
 //! policy, never a crash: the instance is discarded and the next call works again.
 
-use capacity_sentinel::policy::{ComponentPolicy, Limits, Policy, PolicyError, Runtime};
+use sentinel_core::policy::{ComponentPolicy, Limits, Policy, PolicyError, Runtime};
 use std::path::PathBuf;
 use std::time::Duration;
 use vocabulary::{DecisionInput, Level, Memory, ProtectionState, Reading, RecentEntry, Signal};

@@ -1,6 +1,6 @@
 //! `sentinel replay`'s cache of compiled components (`$SENTINEL_CACHE_DIR`, else the user's
 //! cache directory; docs/behaviour.md §10.2) goes through the live sentinel's code
-//! (host/src/policy/lifecycle/cache.rs): an artifact is keyed by the engine and the sha256 of
+//! (crates/core/src/policy/lifecycle/cache.rs): an artifact is keyed by the engine and the sha256 of
 //! the component's bytes, and deserialized only when it hashes to the record written beside it
 //! at compile time and that record names the component replayed. Security finding 10 planted
 //! 2.0.0's artifact under 1.0.0's key: with 2.0.0's own record, or with 1.0.0's, it is refused,

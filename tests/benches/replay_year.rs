@@ -15,11 +15,11 @@ use capacity_tests::paths::{component_path, policy_folder, target_dir};
 use capacity_tests::policies::component_file;
 use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::year::{YEAR, synthetic, text};
-use sentinel::policy::source::PolicySource;
-use sentinel::policy::{Limits, Runtime};
-use sentinel::replay::lane::Options;
-use sentinel::replay::load::parse_chunked;
-use sentinel::replay::parallel::run_all;
+use sentinel_core::policy::source::PolicySource;
+use sentinel_core::policy::{Limits, Runtime};
+use sentinel_core::replay::lane::Options;
+use sentinel_core::replay::load::parse_chunked;
+use sentinel_core::replay::parallel::run_all;
 use std::time::{Duration, Instant};
 
 struct Timing {
@@ -71,7 +71,7 @@ fn cli(specs: &[String], file: &std::path::Path, jobs: Option<&str>) -> Duration
 /// each kind of policy, without the replay around it.
 fn per_call(spec: &str, runtime: &std::sync::Arc<Runtime>, calls: u32) -> (f64, f64) {
     use vocabulary::{ApiLatency, ApiSamples, DecisionInput, LatencySample, Reading, Signal};
-    let mut policy = sentinel::policy::open(spec, runtime).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let mut policy = sentinel_core::policy::open(spec, runtime).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let reading = Reading {
         cpu_pct: Some(72.5),
         connections_pct: Some(40.0),

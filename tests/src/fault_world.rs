@@ -323,7 +323,7 @@ fn unix_seconds(stamp: &str) -> f64 {
         Some((whole, rest)) => (format!("{whole}Z"), format!("0.{}", rest.trim_end_matches('Z'))),
         None => (stamp.to_string(), "0".to_string()),
     };
-    let seconds = sentinel::instants::parse_rfc3339(&whole).unwrap_or_else(|e| panic!("log timestamp {stamp}: {e}"));
+    let seconds = sentinel_core::instants::parse_rfc3339(&whole).unwrap_or_else(|e| panic!("log timestamp {stamp}: {e}"));
     seconds as f64 + fraction.parse::<f64>().unwrap_or(0.0)
 }
 

@@ -9,14 +9,14 @@ pub mod checks;
 use crate::sentinel_bin::sentinel;
 use crate::servers::postgres::Postgres;
 use crate::signed::SignedPolicies;
-use sentinel::adapters::postgres::PostgresStore;
-use sentinel::adapters::sqlite::SqliteStore;
-use sentinel::adapters::synthetic::Synthetic;
-use sentinel::ports::StoreError;
-use sentinel::ports::memory::{MemoryStore, TickRecord};
-use sentinel::ports::pins::{AuditRecord, PinStore};
-use sentinel::ports::publisher::StateDocument;
-use sentinel::trace::{TraceEvent, write_event};
+use sentinel_adapters::postgres::PostgresStore;
+use sentinel_adapters::sqlite::SqliteStore;
+use sentinel_adapters::synthetic::Synthetic;
+use sentinel_core::ports::StoreError;
+use sentinel_core::ports::memory::{MemoryStore, TickRecord};
+use sentinel_core::ports::pins::{AuditRecord, PinStore};
+use sentinel_core::ports::publisher::StateDocument;
+use sentinel_core::trace::{TraceEvent, write_event};
 use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -172,7 +172,7 @@ impl Sandbox {
             client.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("creating the test database");
             drop(client);
             let _ = task.await;
-            sentinel::adapters::postgres::connect(&url, Duration::from_secs(20)).await.expect("opening the store")
+            sentinel_adapters::postgres::connect(&url, Duration::from_secs(20)).await.expect("opening the store")
         });
         let dir = tempfile::tempdir().expect("temp dir");
         let store_toml = format!("[store]\nkind = \"postgres\"\nurl = {url:?}\ntimeout = \"20s\"\n");

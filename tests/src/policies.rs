@@ -2,9 +2,9 @@
 //! under the same label, so their replay lines compare byte for byte, and replaying traces.
 
 use crate::paths::{component_path, policy_folder, stale_hint};
-use sentinel::policy::{self, Limits, Policy, ReplaySession, Runtime};
-use sentinel::replay::{self, CHUNK_EVENTS, PerTick, output};
-use sentinel::trace::Trace;
+use sentinel_core::policy::{self, Limits, Policy, ReplaySession, Runtime};
+use sentinel_core::replay::{self, CHUNK_EVENTS, PerTick, output};
+use sentinel_core::trace::Trace;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use vocabulary::{ApiBaseline, Outcome, SessionStart};

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use sentinel::trace::{Trace, TraceEvent};
+use sentinel_core::trace::{Trace, TraceEvent};
 use vocabulary::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 
 pub const START: Instant = 1_792_501_200;

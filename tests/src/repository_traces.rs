@@ -4,7 +4,7 @@
 
 use crate::paths::{cloudwatch_dir, crate_dir, files_ending};
 use crate::year;
-use sentinel::trace::{ImportSignal, RepeatedTimestamps, Trace, import_csv, read_trace};
+use sentinel_core::trace::{ImportSignal, RepeatedTimestamps, Trace, import_csv, read_trace};
 
 pub fn repository_traces() -> Vec<Trace> {
     let mut traces: Vec<Trace> = files_ending(&crate_dir().join("traces"), ".jsonl")

@@ -4,7 +4,7 @@
 //! directory of its own, makes a key pair there and signs every manifest, exactly as an
 //! operator would with `sentinel policy keygen` and `sentinel policy sign`.
 
-use sentinel::policy::lifecycle::{manifest, signing};
+use sentinel_core::policy::lifecycle::{manifest, signing};
 use std::path::{Path, PathBuf};
 
 /// A policy directory with signed manifests and the public key that verifies them.

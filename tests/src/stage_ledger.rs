@@ -2,8 +2,8 @@
 //! (`tests/tests/stage_ledger.rs`): the original is written once, before the first change, and
 //! no later engage (after a lost answer, a failed restore, an interrupted change) overwrites it.
 
-use sentinel::ports::stage_ledger::{StageChangeKind, StageLedger, StageOutcome, StagePhase};
-use sentinel::ports::stages::{StageLimits, StageRef};
+use sentinel_core::ports::stage_ledger::{StageChangeKind, StageLedger, StageOutcome, StagePhase};
+use sentinel_core::ports::stages::{StageLimits, StageRef};
 use vocabulary::Instant;
 
 const T0: Instant = 1_792_504_980;

@@ -4,7 +4,7 @@
 //! few days (CPU to 88-97 % for one to three hours), a failed read now and then, and a pin a
 //! month. Deterministic: the same `minutes` give the same trace.
 
-use sentinel::trace::{TraceEvent, write_event};
+use sentinel_core::trace::{TraceEvent, write_event};
 use vocabulary::{ApiLatency, Instant, Pin, ProtectionState, Reading, Signal};
 
 /// A year of minutes.

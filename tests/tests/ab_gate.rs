@@ -7,13 +7,13 @@ use capacity_tests::paths::crate_dir;
 use capacity_tests::policies::{VERSIONS, component_file};
 use capacity_tests::sentinel_bin::run;
 use capacity_tests::{component_path, native, workspace};
-use sentinel::policy::source::PolicySource;
-use sentinel::replay::compare::Accumulator;
-use sentinel::replay::gate::Gate;
-use sentinel::replay::lane::Options;
-use sentinel::replay::metrics::METRICS;
-use sentinel::replay::parallel::run_all;
-use sentinel::trace::read_trace;
+use sentinel_core::policy::source::PolicySource;
+use sentinel_core::replay::compare::Accumulator;
+use sentinel_core::replay::gate::Gate;
+use sentinel_core::replay::lane::Options;
+use sentinel_core::replay::metrics::METRICS;
+use sentinel_core::replay::parallel::run_all;
+use sentinel_core::trace::read_trace;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -265,7 +265,7 @@ fn the_parallel_engine_gives_the_lockstep_numbers() {
                 let mut policy = native(version);
                 let thresholds = policy.describe().unwrap().thresholds;
                 let mut acc = Accumulator::new(version, &trace.name, &thresholds);
-                sentinel::replay::run(trace, std::slice::from_mut(&mut policy), throttles, &mut |_, t| acc.add(&t)).unwrap();
+                sentinel_core::replay::run(trace, std::slice::from_mut(&mut policy), throttles, &mut |_, t| acc.add(&t)).unwrap();
                 assert_eq!(run.summary, acc.finish(), "{} {version} (throttles {throttles})", trace.name);
                 assert_eq!(run.timeline.as_ref().map(|t| t.points.len() as u64), Some(run.summary.ticks));
             }

@@ -6,10 +6,10 @@
 
 use capacity_tests::native;
 use capacity_tests::paths::crate_dir;
-use sentinel::policy::invariants::Floors;
-use sentinel::policy::{NativePolicy, Policy, PolicyError, PolicyIdentity};
-use sentinel::replay::compare::{Accumulator, Summary};
-use sentinel::trace::{Trace, parse_trace};
+use sentinel_core::policy::invariants::Floors;
+use sentinel_core::policy::{NativePolicy, Policy, PolicyError, PolicyIdentity};
+use sentinel_core::replay::compare::{Accumulator, Summary};
+use sentinel_core::trace::{Trace, parse_trace};
 use vocabulary::{
     AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Cause, Decision, DecisionInput, Instant, Level, Pin,
     PinError, PinRequest, PlanRequest, PolicyDescription, ProtectionState, Signal,
@@ -23,7 +23,7 @@ const T0: Instant = 1_792_504_800;
 fn trace(name: &str, cpus: &[Option<f64>], prefix: &str) -> Trace {
     let mut text = prefix.to_string();
     for (m, cpu) in cpus.iter().enumerate() {
-        let at = sentinel::instants::format_rfc3339(T0 + 60 * m as Instant);
+        let at = sentinel_core::instants::format_rfc3339(T0 + 60 * m as Instant);
         text.push_str(&match cpu {
             Some(cpu) => format!("{{\"at\":\"{at}\",\"reading\":{{\"cpu_pct\":{cpu}}}}}\n"),
             None => format!("{{\"at\":\"{at}\",\"read_error\":\"timeout\"}}\n"),
@@ -39,7 +39,8 @@ fn cpus(spec: &[(f64, usize)]) -> Vec<Option<f64>> {
 fn summary_with(policy: &mut Box<dyn Policy>, trace: &Trace, throttles: bool, floors: &Floors) -> Summary {
     let thresholds = policy.describe().expect("describe").thresholds;
     let mut acc = Accumulator::with_floors("p", &trace.name, &thresholds, floors);
-    sentinel::replay::run(trace, std::slice::from_mut(policy), throttles, &mut |_, tick| acc.add(&tick)).unwrap_or_else(|e| panic!("{e}"));
+    sentinel_core::replay::run(trace, std::slice::from_mut(policy), throttles, &mut |_, tick| acc.add(&tick))
+        .unwrap_or_else(|e| panic!("{e}"));
     acc.finish()
 }
 
@@ -90,7 +91,7 @@ fn time_to_protect_runs_from_the_first_critical_reading_to_critical() {
     assert_eq!(s.minutes_to_first_protection(), Some(3), "from the trace's first tick");
     assert!(!s.never_protected());
     // Waiting for six readings (the `slow` fixture) protects three minutes later.
-    let mut slow = sentinel::policy::open(&crate_dir().join("ab/slow").display().to_string(), &capacity_tests::runtime()).unwrap();
+    let mut slow = sentinel_core::policy::open(&crate_dir().join("ab/slow").display().to_string(), &capacity_tests::runtime()).unwrap();
     let s = summary_with(&mut slow, &trace("protect", &cpus(&[(40.0, 1), (90.0, 6)]), ""), false, &Floors::default());
     assert_eq!(s.minutes_to_protect, Some(5), "{s:?}");
 }
@@ -245,7 +246,7 @@ fn a_version_whose_declared_factors_do_not_protect_breaks_inv_08_once() {
     let mut policy: Box<dyn Policy> = Box::new(NativePolicy::new(description.clone(), "none", Some("none")));
     let spike = trace("spike", &cpus(&[(40.0, 2), (90.0, 6)]), "");
     let mut acc = Accumulator::new("none", &spike.name, &description.thresholds);
-    sentinel::replay::run(&spike, std::slice::from_mut(&mut policy), false, &mut |_, t| acc.add(&t)).unwrap();
+    sentinel_core::replay::run(&spike, std::slice::from_mut(&mut policy), false, &mut |_, t| acc.add(&t)).unwrap();
     let s = acc.finish();
     let found: Vec<_> = s.violations.iter().filter(|v| v.invariant == "INV-08").collect();
     assert_eq!(found.len(), 1, "reported once, not on every tick: {:?}", s.violations);
@@ -265,7 +266,7 @@ fn the_checker_assesses_readings_itself_not_by_the_policy_s_word() {
     let mut liar: Box<dyn Policy> = Box::new(NativePolicy::new(lying, "liar", Some("liar")));
     let trace = trace("eighty", &cpus(&[(80.0, 5)]), "");
     let mut acc = Accumulator::new("liar", &trace.name, &declared.thresholds);
-    sentinel::replay::run(&trace, std::slice::from_mut(&mut liar), false, &mut |_, t| acc.add(&t)).unwrap();
+    sentinel_core::replay::run(&trace, std::slice::from_mut(&mut liar), false, &mut |_, t| acc.add(&t)).unwrap();
     let s = acc.finish();
     assert!(
         s.violations.iter().any(|v| v.invariant == "INV-01" && v.detail.contains("escalation to critical without 3 supporting readings")),
@@ -276,7 +277,7 @@ fn the_checker_assesses_readings_itself_not_by_the_policy_s_word() {
 
 #[test]
 fn floors_make_a_policy_that_loosens_the_seed_numbers_break_inv_01() {
-    let mut hasty = sentinel::policy::open(&crate_dir().join("ab/hasty").display().to_string(), &capacity_tests::runtime()).unwrap();
+    let mut hasty = sentinel_core::policy::open(&crate_dir().join("ab/hasty").display().to_string(), &capacity_tests::runtime()).unwrap();
     let burst = trace("burst", &cpus(&[(40.0, 2), (75.0, 2), (40.0, 2), (90.0, 3), (40.0, 8)]), "");
     let own = summary_with(&mut hasty, &burst, false, &Floors::default());
     assert!(own.violations.is_empty(), "it obeys its own numbers: {:?}", own.violations);

@@ -7,9 +7,9 @@ use capacity_tests::rest_api::{self, limits};
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::moto::Moto;
-use sentinel::adapters::api_gateway_stages::ApiGatewayStages;
-use sentinel::adapters::aws_client::AwsOverrides;
-use sentinel::ports::stages::{StageController, StageLimits, StageRef, StageTarget};
+use sentinel_adapters::api_gateway_stages::ApiGatewayStages;
+use sentinel_adapters::aws_client::AwsOverrides;
+use sentinel_core::ports::stages::{StageController, StageLimits, StageRef, StageTarget};
 use std::time::{Duration, Instant};
 
 async fn controller(endpoint: &str, timeout: Duration) -> ApiGatewayStages {

@@ -9,11 +9,11 @@
 use capacity_tests::bad_input::{CACHE, PARAMETER, STORE, Sandbox, Snapshot, embedded_config};
 use capacity_tests::servers::prometheus::Prometheus;
 use capacity_tests::servers::redis::Redis;
-use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries, PrometheusSource};
 use sentinel::config::Config;
-use sentinel::pin_service::PinService;
-use sentinel::ports::metrics::MetricsSource;
-use sentinel::tick::{Sentinel, TickReport};
+use sentinel_adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries, PrometheusSource};
+use sentinel_core::pin_service::PinService;
+use sentinel_core::ports::metrics::MetricsSource;
+use sentinel_core::tick::{Sentinel, TickReport};
 use std::time::{Duration, Instant};
 use vocabulary::{ProtectionState, Signal};
 
@@ -164,8 +164,8 @@ async fn every_bad_metric_answer_is_a_failed_read_naming_the_signal_and_the_prob
 
 /// The failure reason of the stored tick `sequence`.
 async fn recorded_reason(sb: &Sandbox, sequence: u64) -> String {
-    let store = sentinel::adapters::sqlite::SqliteStore::open(&sb.path(STORE)).expect("the store opens");
-    let ticks = sentinel::ports::memory::MemoryStore::recent_ticks(&store, 1).await.expect("tick records");
+    let store = sentinel_adapters::sqlite::SqliteStore::open(&sb.path(STORE)).expect("the store opens");
+    let ticks = sentinel_core::ports::memory::MemoryStore::recent_ticks(&store, 1).await.expect("tick records");
     let (stored, record) = ticks.into_iter().next().expect("a tick record");
     assert_eq!(stored, sequence, "the newest record is this tick's");
     match record.signal {

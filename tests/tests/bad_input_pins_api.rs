@@ -108,7 +108,7 @@ fn every_invalid_pin_body_is_refused_by_the_api_naming_the_field_and_changes_not
     sb.sentinel(&["tick"]).expect_code(0);
     let server = serve(&sb);
     let now = capacity_tests::bad_input::wall_now();
-    let at = |seconds: i64| sentinel::instants::format_rfc3339(now + seconds);
+    let at = |seconds: i64| sentinel_core::instants::format_rfc3339(now + seconds);
     let put = |content_type: Option<&str>, body: &[u8]| http(&server.addr, "PUT", "/v1/pin", Some(STAFF), content_type, body);
     let json_put = |body: &serde_json::Value| put(Some("application/json"), body.to_string().as_bytes());
 

@@ -13,8 +13,8 @@ use capacity_tests::repository_traces::repository_traces;
 use capacity_tests::{native, replay_outcomes};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use sentinel::policy::Policy;
-use sentinel::trace::{Trace, TraceEvent};
+use sentinel_core::policy::Policy;
+use sentinel_core::trace::{Trace, TraceEvent};
 use serde::Deserialize;
 use std::cell::RefCell;
 use vocabulary::{ApiBaseline, Decision, DecisionInput, Outcome, SessionStart};
@@ -109,7 +109,7 @@ type Pair = (Box<dyn Policy>, Box<dyn Policy>);
 
 /// Both implementations of every version and of the resolve-band and flap-damping fixtures.
 fn pairs() -> RefCell<Vec<Pair>> {
-    let open = |spec: String| sentinel::policy::open(&spec, &runtime()).unwrap_or_else(|e| panic!("opening {spec}: {e}"));
+    let open = |spec: String| sentinel_core::policy::open(&spec, &runtime()).unwrap_or_else(|e| panic!("opening {spec}: {e}"));
     let mut pairs: Vec<Pair> = VERSIONS.iter().map(|v| (native(v), capacity_tests::component(v))).collect();
     pairs.push((
         open(format!("9.4.0={}", crate_dir().join("policies/9.4.0").display())),
@@ -161,7 +161,7 @@ fn every_trace_in_the_repository_replays_alike_in_batch_and_tick_by_tick() {
     let mut failures = Vec::new();
     for trace in repository_traces() {
         for (native, component) in pairs.borrow_mut().iter_mut() {
-            for (throttles, chunk) in [(false, sentinel::replay::CHUNK_EVENTS), (true, 997)] {
+            for (throttles, chunk) in [(false, sentinel_core::replay::CHUNK_EVENTS), (true, 997)] {
                 if let Err(diff) = all_paths_agree(native.as_mut(), component.as_mut(), &trace, throttles, chunk) {
                     failures.push(diff);
                 }

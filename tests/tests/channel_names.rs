@@ -8,8 +8,8 @@ use capacity_tests::servers::free_port;
 use capacity_tests::servers::redis::Redis;
 use capacity_tests::signed::SignedPolicies;
 use sentinel::config::Config;
-use sentinel::ports::memory::ChannelOutcome;
-use sentinel::tick::{TickError, TickReport};
+use sentinel_core::ports::memory::ChannelOutcome;
+use sentinel_core::tick::{TickError, TickReport};
 
 /// 2026-10-20T14:00:00Z.
 const T0: i64 = 1_792_504_800;

@@ -7,8 +7,8 @@ use capacity_tests::fault_world::{KEY, PARAMETER, World};
 use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::servers::redis::Redis;
 use capacity_tests::servers::{ServerProcess, free_port};
-use sentinel::adapters::api_gateway_stages::ApiGatewayStages;
-use sentinel::adapters::aws_client::AwsOverrides;
+use sentinel_adapters::api_gateway_stages::ApiGatewayStages;
+use sentinel_adapters::aws_client::AwsOverrides;
 use std::process::Command;
 use std::time::Duration;
 

@@ -6,9 +6,9 @@ use capacity_tests::paths::{crate_dir, files_ending, policies_dir};
 use capacity_tests::policies::component_file;
 use capacity_tests::sentinel_bin::run;
 use capacity_tests::{component_path, replay_lines, shared_component};
-use sentinel::replay::compare::{Accumulator, Summary};
-use sentinel::replay::output::{self, TableStyle};
-use sentinel::trace::{ImportSignal, RepeatedTimestamps, import_csv, read_trace, write_event};
+use sentinel_core::replay::compare::{Accumulator, Summary};
+use sentinel_core::replay::output::{self, TableStyle};
+use sentinel_core::trace::{ImportSignal, RepeatedTimestamps, import_csv, read_trace, write_event};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -52,7 +52,7 @@ fn policy_info_reports_no_imports_and_the_manifest_identity_of_every_component()
             assert_eq!(info[field], manifest[field], "{what}: {field} differs from the manifest");
         }
         let exports: Vec<&str> = info["exports"].as_array().unwrap().iter().map(|e| e.as_str().unwrap()).collect();
-        let exported = |i: &str| exports.contains(&format!("capacity:sentinel/{i}@{}", sentinel::policy::contract::CONTRACT).as_str());
+        let exported = |i: &str| exports.contains(&format!("capacity:sentinel/{i}@{}", sentinel_core::policy::contract::CONTRACT).as_str());
         assert!(exported("admission") && exported("admission-types"), "{what}: exports {exports:?}");
         if what.starts_with("capacity-policy-") {
             assert_eq!(info["world"], "policy", "{what}");
@@ -136,7 +136,7 @@ fn summaries(trace_path: &Path) -> (String, Vec<Summary>) {
         let mut policy = shared_component(version);
         let thresholds = policy.describe().unwrap().thresholds;
         let mut acc = Accumulator::new(version, &trace.name, &thresholds);
-        sentinel::replay::run(&trace, std::slice::from_mut(&mut *policy), false, &mut |_, tick| acc.add(&tick)).unwrap();
+        sentinel_core::replay::run(&trace, std::slice::from_mut(&mut *policy), false, &mut |_, tick| acc.add(&tick)).unwrap();
         out.push(acc.finish());
     }
     (trace.name, out)

@@ -8,9 +8,9 @@
 use capacity_tests::paths::files_ending;
 use capacity_tests::policies::{VERSIONS, component_hint};
 use capacity_tests::{cloudwatch_dir, first_difference, native, shared_component};
-use sentinel::replay::compare::{Accumulator, Summary};
-use sentinel::replay::{self, output};
-use sentinel::trace::{ImportSignal, RepeatedTimestamps, Trace, import_csv};
+use sentinel_core::replay::compare::{Accumulator, Summary};
+use sentinel_core::replay::{self, output};
+use sentinel_core::trace::{ImportSignal, RepeatedTimestamps, Trace, import_csv};
 use std::collections::BTreeMap;
 use std::path::Path;
 use vocabulary::{Instant, ProtectionState};
@@ -30,7 +30,7 @@ fn import(path: &Path) -> Trace {
     Trace { name, events }
 }
 
-fn run(trace: &Trace, policy: &mut Box<dyn sentinel::policy::Policy>) -> Run {
+fn run(trace: &Trace, policy: &mut Box<dyn sentinel_core::policy::Policy>) -> Run {
     let label = policy.identity().version.clone();
     let thresholds = policy.describe().expect("describe").thresholds;
     let mut acc = Accumulator::new(&label, &trace.name, &thresholds);
@@ -51,7 +51,7 @@ fn anomaly_windows(dir: &Path) -> BTreeMap<String, Vec<(Instant, Instant)>> {
     let at = |s: &str| {
         // "2014-02-19 10:50:00.000000" (UTC)
         let rfc = format!("{}Z", s.replacen(' ', "T", 1));
-        sentinel::instants::parse_rfc3339(&rfc).unwrap_or_else(|e| panic!("window {s}: {e}"))
+        sentinel_core::instants::parse_rfc3339(&rfc).unwrap_or_else(|e| panic!("window {s}: {e}"))
     };
     raw.into_iter().map(|(k, v)| (k, v.iter().map(|(a, b)| (at(a), at(b))).collect())).collect()
 }

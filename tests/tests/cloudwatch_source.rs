@@ -14,8 +14,8 @@ use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::servers::lossy::LossyProxy;
 use capacity_tests::servers::moto::Moto;
 use capacity_tests::signed::SignedPolicies;
-use sentinel::adapters::aws_client::{AwsOverrides, sdk_config};
-use sentinel::trace::read_trace;
+use sentinel_adapters::aws_client::{AwsOverrides, sdk_config};
+use sentinel_core::trace::read_trace;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -106,7 +106,7 @@ fn sentinel_with(endpoint: &str, args: &[&str]) -> Output {
 }
 
 fn rfc3339(at: Instant) -> String {
-    sentinel::instants::format_rfc3339(at)
+    sentinel_core::instants::format_rfc3339(at)
 }
 
 #[test]
@@ -221,8 +221,8 @@ fn source() -> sentinel::config::cloudwatch::CloudWatchSource {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_read_takes_the_newest_datapoint_before_its_minute_and_a_down_or_hung_endpoint_fails_in_time_naming_the_call() {
-    use sentinel::adapters::cloudwatch_metrics::CloudWatchMetrics;
-    use sentinel::ports::metrics::{MetricsError, MetricsSource};
+    use sentinel_adapters::cloudwatch_metrics::CloudWatchMetrics;
+    use sentinel_core::ports::metrics::{MetricsError, MetricsSource};
     let moto = tokio::task::spawn_blocking(Moto::start).await.unwrap();
     put_history(&moto.endpoint()).await;
     let timeout = Duration::from_millis(800);

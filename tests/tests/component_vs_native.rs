@@ -11,9 +11,9 @@ use capacity_tests::random_trace::{START, cases, runner, trace};
 use capacity_tests::{first_difference, native, replay_lines, shared_component};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use sentinel::policy::Policy;
-use sentinel::replay::compare::Accumulator;
-use sentinel::trace::{Trace, parse_trace, write_event};
+use sentinel_core::policy::Policy;
+use sentinel_core::replay::compare::Accumulator;
+use sentinel_core::trace::{Trace, parse_trace, write_event};
 use std::cell::RefCell;
 use std::sync::MutexGuard;
 use vocabulary::{AdmissionRequest, ApiSamples, Instant, LatencySample, PlanRequest, QueuedBatch, WorkspaceLoad};
@@ -32,7 +32,7 @@ const FIXTURES: [(&str, &str); 3] = [
 
 fn fixture(version: &str, file: &str) -> (Box<dyn Policy>, MutexGuard<'static, Box<dyn Policy>>) {
     let open = |path: std::path::PathBuf| {
-        sentinel::policy::open(&format!("{version}={}", path.display()), &runtime())
+        sentinel_core::policy::open(&format!("{version}={}", path.display()), &runtime())
             .unwrap_or_else(|e| panic!("opening {}: {e}", path.display()))
     };
     let native = open(crate_dir().join("policies").join(version));
@@ -81,7 +81,7 @@ fn random_traces_break_no_invariant() {
             for (policy, thresholds) in policies.borrow_mut().iter_mut().zip(&thresholds) {
                 let version = policy.identity().version.clone();
                 let mut acc = Accumulator::new(&version, &trace.name, thresholds);
-                sentinel::replay::run(&trace, std::slice::from_mut(policy), throttles, &mut |_, tick| acc.add(&tick))
+                sentinel_core::replay::run(&trace, std::slice::from_mut(policy), throttles, &mut |_, tick| acc.add(&tick))
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 let summary = acc.finish();
                 prop_assert!(summary.violations.is_empty(), "policy {}: {:?}", version, summary.violations);

@@ -11,7 +11,7 @@ use capacity_tests::golden::{json_differences, write_golden};
 use capacity_tests::paths::{crate_dir, files_ending};
 use capacity_tests::policies::component_hint;
 use capacity_tests::{bless, json, native, shared_component};
-use sentinel::policy::Policy;
+use sentinel_core::policy::Policy;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -174,11 +174,11 @@ fn baseline_vectors() {
 }
 
 /// The self-check every policy version passes before it may run decides the inputs of the
-/// decision vectors; the host keeps its own copy (`host/src/policy/lifecycle/self_check_inputs.json`,
+/// decision vectors; the host keeps its own copy (`crates/core/src/policy/lifecycle/self_check_inputs.json`,
 /// so the binary never reads test fixtures), which must stay equal to them. `BLESS=1` rewrites it.
 #[test]
 fn the_self_checks_fixed_inputs_are_the_decision_vectors_inputs() {
-    use sentinel::policy::lifecycle::checks::{FixedInput, fixed_inputs};
+    use sentinel_core::policy::lifecycle::checks::{FixedInput, fixed_inputs};
     let dir = crate_dir().join("vectors/decision");
     let vectors: Vec<FixedInput> = files_ending(&dir, ".json")
         .iter()
@@ -187,7 +187,7 @@ fn the_self_checks_fixed_inputs_are_the_decision_vectors_inputs() {
         .collect();
     assert!(vectors.len() > 50, "{} decision vectors", vectors.len());
     let host = fixed_inputs().unwrap_or_else(|e| panic!("{e}"));
-    let path = crate_dir().join("../host/src/policy/lifecycle/self_check_inputs.json");
+    let path = crate_dir().join("../crates/core/src/policy/lifecycle/self_check_inputs.json");
     let text = serde_json::to_string_pretty(&vectors).unwrap() + "\n";
     if bless() && std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
         write_golden(&path, &text);

@@ -117,7 +117,7 @@ name = "{PARAMETER}"
         let text: String = redis::cmd("GET").arg(KEY).query(&mut conn).expect("the key is set");
         let doc: Value = serde_json::from_str(&text).expect("JSON");
         let at = doc["decided_at"].as_str().expect("decided_at");
-        sentinel::instants::parse_rfc3339(at).expect("RFC 3339") as f64
+        sentinel_core::instants::parse_rfc3339(at).expect("RFC 3339") as f64
     }
 
     fn config(&self) -> PathBuf {

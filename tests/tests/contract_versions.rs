@@ -12,9 +12,9 @@
 use capacity_tests::paths::crate_dir;
 use capacity_tests::policies::ReplayPath;
 use capacity_tests::{native, replay_lines, replay_outcomes, runtime};
-use sentinel::policy::contract::CONTRACT;
-use sentinel::policy::{ComponentPolicy, Policy, PolicyError, inspect_component};
-use sentinel::trace::read_trace;
+use sentinel_core::policy::contract::CONTRACT;
+use sentinel_core::policy::{ComponentPolicy, Policy, PolicyError, inspect_component};
+use sentinel_core::trace::read_trace;
 use vocabulary::{ApiBaseline, Outcome};
 
 /// A component built before 2026-12-05 wrote a pin's expiry in its explanation as unix seconds
@@ -28,7 +28,9 @@ fn in_todays_words(
         let start = at + " until ".len();
         let digits = text[start..].chars().take_while(char::is_ascii_digit).count();
         match text[start..start + digits].parse::<i64>() {
-            Ok(unix) if digits > 0 => format!("{}{}{}", &text[..start], sentinel::instants::format_rfc3339(unix), &text[start + digits..]),
+            Ok(unix) if digits > 0 => {
+                format!("{}{}{}", &text[..start], sentinel_core::instants::format_rfc3339(unix), &text[start + digits..])
+            }
             _ => text,
         }
     };

@@ -54,8 +54,13 @@ fn the_containerfile_copies_every_workspace_member_and_every_file_the_host_carri
     let missing: Vec<&str> = members.iter().filter_map(|m| m.as_str()).filter(|m| !covered(&copied, Path::new(m))).collect();
     assert!(missing.is_empty(), "workspace members the Containerfile does not copy: {missing:?}");
     let mut files = Vec::new();
-    carried(&root, &root.join("host/src"), &mut files);
-    assert!(files.iter().any(|f| f.starts_with("deploy/ci")), "the scan finds what the host carries: {files:?}");
+    for src in ["host/src", "crates/core/src", "crates/adapters/src"] {
+        carried(&root, &root.join(src), &mut files);
+    }
+    assert!(
+        files.iter().any(|f| f.starts_with("deploy/ci")) && files.iter().any(|f| f.starts_with("crates/core/embedded")),
+        "the scan finds what the host carries: {files:?}"
+    );
     let missing: Vec<&PathBuf> = files.iter().filter(|f| !covered(&copied, f)).collect();
     assert!(missing.is_empty(), "files the host carries that the Containerfile does not copy: {missing:?}");
 }

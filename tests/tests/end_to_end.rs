@@ -11,8 +11,8 @@ use capacity_tests::servers::postgres::Postgres;
 use capacity_tests::servers::prometheus::{PostgresExporter, Prometheus};
 use capacity_tests::servers::redis::Redis;
 use capacity_tests::signed::SignedPolicies;
-use sentinel::adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries, PrometheusSource};
-use sentinel::ports::metrics::MetricsSource;
+use sentinel_adapters::prometheus_metrics::{PrometheusMetrics, PrometheusQueries, PrometheusSource};
+use sentinel_core::ports::metrics::MetricsSource;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -33,7 +33,7 @@ fn now() -> i64 {
 }
 
 fn rfc3339(at: i64) -> String {
-    sentinel::instants::format_rfc3339(at)
+    sentinel_core::instants::format_rfc3339(at)
 }
 
 struct World {

@@ -23,7 +23,7 @@ fn at(minute: u64) -> String {
     // Minutes of the last hour: the pin, set at the wall clock for a day, is in force at them.
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let base = (now / 60 - 30) * 60;
-    sentinel::instants::format_rfc3339((base + 60 * minute) as i64)
+    sentinel_core::instants::format_rfc3339((base + 60 * minute) as i64)
 }
 
 fn tick(world: &World, config: &Path, at: &str, wait: Option<&str>) -> Command {

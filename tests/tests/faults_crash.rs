@@ -26,9 +26,9 @@ use capacity_tests::faults::checks::{
     check_audit_chain, check_decisions_follow, check_document, check_memory, check_sequences, native_policy, redecide,
 };
 use capacity_tests::faults::{Metrics, Rng, Sandbox, TICK_LOGGED, env_count, spread};
-use sentinel::instants::format_rfc3339;
-use sentinel::ports::pins::AuditAction;
-use sentinel::ports::publisher::StateDocument;
+use sentinel_core::instants::format_rfc3339;
+use sentinel_core::ports::pins::AuditAction;
+use sentinel_core::ports::publisher::StateDocument;
 use std::time::{Duration, Instant};
 
 /// Kills per store unless `SENTINEL_CRASH_RUNS` says otherwise.
@@ -62,7 +62,7 @@ fn sigkill_between_the_expiry_audit_and_the_commit_leaves_no_gap_in_the_audit_id
     // One session holds the counter; another watches (activity is a snapshot per transaction).
     let (admin, observer) = (sb.sql(), sb.sql());
     sb.block_on(admin.batch_execute("BEGIN; SELECT last FROM tick_counter WHERE id = 1 FOR UPDATE")).unwrap();
-    let at = sentinel::clock::current_minute() + 600; // the pin (2 minutes) has expired by then
+    let at = sentinel_core::clock::current_minute() + 600; // the pin (2 minutes) has expired by then
     sb.write_trace(at, 1);
     let mut tick = sb.spawn(&["tick", "--at", &format_rfc3339(at)], "tick-killed");
     let waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
@@ -144,7 +144,7 @@ fn crash_again_and_again(sb: Sandbox) {
         // The run's simulated clock starts at the trace's first minute: the one after the
         // newest decided minute (the synthetic workload would start again at its cycle start,
         // minutes the store has already decided).
-        let first = sb.newest().map_or_else(sentinel::clock::current_minute, |(_, r)| r.at + 60);
+        let first = sb.newest().map_or_else(sentinel_core::clock::current_minute, |(_, r)| r.at + 60);
         sb.write_trace(first, TRACE_MINUTES);
         let mut run = sb.spawn(&["run", "--speed", "100000"], &format!("run-{i}"));
         // The channels are watched all along (not only after the kill): a sequence that went
@@ -260,7 +260,7 @@ fn check_after_kill(sb: &Sandbox, i: usize, watch: &mut Watch) -> bool {
 
 /// One `sentinel tick --at T` for the minute after the newest record: exit 0, the next
 /// sequence, published as recorded, and the native policy's decision on the memory it found.
-fn next_tick_is_correct(sb: &Sandbox, before: &[(u64, sentinel::ports::memory::TickRecord)]) {
+fn next_tick_is_correct(sb: &Sandbox, before: &[(u64, sentinel_core::ports::memory::TickRecord)]) {
     let label = format!("{}: the tick after the kills", sb.label);
     let (newest, last) = before.last().map(|(s, r)| (*s, r.at)).expect("the runs recorded ticks");
     let memory = sb.memory().unwrap_or_else(|e| panic!("{label}: memory unreadable before it: {e}"));

@@ -12,8 +12,8 @@
 
 use capacity_tests::faults::checks::{check_decisions_follow, check_document, check_sequences, native_policy};
 use capacity_tests::faults::{Metrics, Proc, Sandbox};
-use sentinel::instants::format_rfc3339;
-use sentinel::ports::memory::TickRecord;
+use sentinel_core::instants::format_rfc3339;
+use sentinel_core::ports::memory::TickRecord;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -50,7 +50,7 @@ fn two_and_three_racing_runs_decide_each_minute_once_on_sqlite() {
 #[test]
 fn a_tick_behind_the_newest_decided_minute_republishes_the_newest_and_decides_nothing() {
     let sb = Sandbox::sqlite(Metrics::Synthetic);
-    let base = sentinel::clock::current_minute();
+    let base = sentinel_core::clock::current_minute();
     for at in [base, base + 60] {
         let out = sb.command(&["tick", "--at", &format_rfc3339(at)]).output().unwrap();
         assert!(out.status.success(), "tick at {at}: {}", String::from_utf8_lossy(&out.stderr));
@@ -144,7 +144,7 @@ fn hold_the_leader_until_all_arrive(sb: &Sandbox, label: &str, procs: &mut [Proc
 /// For each of six minutes, 2 then 3 `sentinel tick --at T` at once: without --wait, all with
 /// --wait, then mixed. `hold`: make them meet at the lock (PostgreSQL).
 fn racing_ticks(sb: Sandbox, hold: bool) {
-    let base = sentinel::clock::current_minute();
+    let base = sentinel_core::clock::current_minute();
     let mut totals = Outcome::default();
     let started = Instant::now();
     for m in 0..6i64 {
@@ -215,7 +215,7 @@ fn racing_runs(sb: &Sandbox, count: usize) {
 /// Runs started together must share the synthetic cycle they start in: not within 20 s of its
 /// end (a cycle is 80 minutes).
 fn avoid_a_cycle_boundary() {
-    let cycle = sentinel::adapters::synthetic::CYCLE_MINUTES as u64 * 60;
+    let cycle = sentinel_adapters::synthetic::CYCLE_MINUTES as u64 * 60;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let left = cycle - now % cycle;
     if left < 20 {

@@ -6,18 +6,18 @@
 
 use capacity_tests::paths::{crate_dir, target_dir};
 use capacity_tests::{ReplayPath, replay_outcomes, runtime};
-use sentinel::policy::{NativePolicy, Policy};
-use sentinel::replay::compare::Accumulator;
-use sentinel::replay::metrics::metric;
-use sentinel::replay::svg::{Frame, timeline_svg};
-use sentinel::replay::timeline::Timeline;
-use sentinel::trace::{Trace, parse_trace};
+use sentinel_core::policy::{NativePolicy, Policy};
+use sentinel_core::replay::compare::Accumulator;
+use sentinel_core::replay::metrics::metric;
+use sentinel_core::replay::svg::{Frame, timeline_svg};
+use sentinel_core::replay::timeline::Timeline;
+use sentinel_core::trace::{Trace, parse_trace};
 use vocabulary::{Decision, DecisionInput, Memory, Pin, PolicyDescription, ProtectionState, Reading, Signal};
 
 const START: i64 = 1_790_000_000 - 1_790_000_000 % 60;
 
 fn open(spec: String) -> Box<dyn Policy> {
-    sentinel::policy::open(&spec, &runtime()).unwrap_or_else(|e| panic!("opening {spec}: {e}"))
+    sentinel_core::policy::open(&spec, &runtime()).unwrap_or_else(|e| panic!("opening {spec}: {e}"))
 }
 
 fn native() -> Box<dyn Policy> {
@@ -209,7 +209,7 @@ fn the_report_counts_and_the_timeline_marks_the_minutes_damping_held() {
     let mut summary = Accumulator::new("9.6.0", "bursty", &thresholds);
     let mut timeline = Timeline::default();
     let mut held = 0;
-    sentinel::replay::run(&trace, std::slice::from_mut(&mut policy), false, &mut |_, tick| {
+    sentinel_core::replay::run(&trace, std::slice::from_mut(&mut policy), false, &mut |_, tick| {
         summary.add(&tick);
         timeline.add(&tick);
         held += u64::from(tick.outcome.damping_held);
@@ -237,6 +237,6 @@ fn a_batch_replay_from_a_memory_with_a_penalty_is_refused_not_run_without_it() {
     let mut policy = component();
     let start = vocabulary::SessionStart { memory: Some(memory), ..vocabulary::SessionStart::fresh(false) };
     let error = policy.batch_session(start).err().expect("refused");
-    assert!(matches!(error, sentinel::policy::PolicyError::BatchStartWithFlap { .. }), "{error}");
+    assert!(matches!(error, sentinel_core::policy::PolicyError::BatchStartWithFlap { .. }), "{error}");
     assert!(error.to_string().contains("replay tick by tick, or start from a fresh memory"), "{error}");
 }

@@ -8,7 +8,7 @@
 use capacity_tests::paths::crate_dir;
 use capacity_tests::sentinel_bin::run;
 use capacity_tests::workspace;
-use sentinel::replay::gate::Gate;
+use sentinel_core::replay::gate::Gate;
 use std::path::Path;
 
 fn scenario(name: &str) -> String {

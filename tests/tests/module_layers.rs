@@ -1,5 +1,6 @@
-//! The host reads downwards: no module of `host/src` imports one that imports it back
-//! (directly or through others), at every depth: the top-level modules (`policy`, `tick`, ...),
+//! The sentinel's crates read downwards. Cargo keeps the crates in order (the core, the
+//! adapters, the binary's application); inside each crate, no module imports one that imports
+//! it back (directly or through others), at every depth: the top-level modules (`policy`, `tick`, ...),
 //! the modules inside each (`policy::active`, `policy::lifecycle`, ...), the modules inside
 //! those (`policy::lifecycle::manifest`, ...) and so on down to the deepest file, where a module
 //! and its own parent or child are not counted (a parent declares and re-exports its children).
@@ -168,19 +169,46 @@ fn cycles(g: &Graph) -> Vec<String> {
     cycles
 }
 
+/// The sentinel's three crates, from the bottom: Cargo keeps their order (a lower crate cannot
+/// name a higher one); this test keeps each crate's own modules in order.
+const CRATES: [(&str, usize); 3] = [("crates/core/src", 3), ("crates/adapters/src", 2), ("host/src", 2)];
+
 #[test]
-fn no_module_of_the_host_imports_one_that_imports_it_back() {
-    let src = workspace().join("host/src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let deepest = files.iter().map(|f| f.strip_prefix(&src).unwrap().components().count()).max().unwrap();
-    assert!(deepest >= 3, "the host has modules three deep (policy::lifecycle::manifest): {deepest}");
-    for depth in 1..=deepest {
-        let g = graph(&src, depth);
-        assert!(g.len() > 5, "the host's modules were found at depth {depth}: {:?}", g.keys());
-        let found = cycles(&g);
-        assert!(found.is_empty(), "import cycles between the host's modules (depth {depth}):\n  {}", found.join("\n  "));
+fn no_module_of_a_sentinel_crate_imports_one_that_imports_it_back() {
+    for (crate_src, expected_depth) in CRATES {
+        let src = workspace().join(crate_src);
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let deepest = files.iter().map(|f| f.strip_prefix(&src).unwrap().components().count()).max().unwrap();
+        assert!(deepest >= expected_depth, "{crate_src} has modules {expected_depth} deep: {deepest}");
+        for depth in 1..=deepest {
+            let g = graph(&src, depth);
+            assert!(g.len() > 5, "{crate_src}: the modules were found at depth {depth}: {:?}", g.keys());
+            let found = cycles(&g);
+            assert!(found.is_empty(), "import cycles between {crate_src}'s modules (depth {depth}):\n  {}", found.join("\n  "));
+        }
     }
+}
+
+/// What Cargo shows of the domain core: no network client, no HTTP server, no command-line
+/// parser among its dependencies, at any depth (`cargo tree`, as an operator would look).
+#[test]
+fn the_core_crate_depends_on_no_network_client_http_server_or_command_line_parser() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-p", "capacity-sentinel-core", "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8(out.stdout).unwrap();
+    let names: BTreeSet<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(names.contains("wasmtime") && names.contains("capacity-vocabulary"), "the tree was read: {names:?}");
+    let forbidden =
+        ["tokio-postgres", "redis", "axum", "hyper", "reqwest", "clap", "rusqlite", "jsonwebtoken", "capacity-sentinel-adapters"];
+    let found: Vec<&str> =
+        names.iter().copied().filter(|n| forbidden.contains(n) || n.starts_with("aws-") || *n == "capacity-sentinel").collect();
+    assert!(found.is_empty(), "the core crate depends on {found:?}");
 }
 
 #[test]

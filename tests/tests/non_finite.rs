@@ -3,7 +3,7 @@
 //! capacity and `factor_read_failed`. Checked through the native modules and the component.
 
 use capacity_tests::{native, shared_component};
-use sentinel::policy::Policy;
+use sentinel_core::policy::Policy;
 use vocabulary::{AdmissionOutcome, AdmissionRequest, ApiLatency, DecisionInput, Level, Reading, Signal};
 
 const NOW: i64 = 1_792_506_600;

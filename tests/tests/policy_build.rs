@@ -76,7 +76,7 @@ fn every_shipped_version_built_from_its_file_decides_exactly_as_cargo_policies_b
             serde_json::from_str(&std::fs::read_to_string(built_path.with_extension("manifest.json")).unwrap()).unwrap();
         assert_eq!((manifest.thresholds, manifest.imports.len()), (Some(file.thresholds), 0));
 
-        let mut built = sentinel::policy::open(built_path.to_str().unwrap(), &runtime()).unwrap();
+        let mut built = sentinel_core::policy::open(built_path.to_str().unwrap(), &runtime()).unwrap();
         let mut compiled = component(&version);
         for (case, input) in &decisions {
             assert_eq!(built.decide(input).unwrap(), compiled.decide(input).unwrap(), "{version}, {case}");
@@ -97,7 +97,7 @@ fn every_shipped_version_built_from_its_file_decides_exactly_as_cargo_policies_b
         }
         for trace in &traces {
             for throttles in [false, true] {
-                let chunk = sentinel::replay::CHUNK_EVENTS;
+                let chunk = sentinel_core::replay::CHUNK_EVENTS;
                 let a = replay_outcomes(trace, built.as_mut(), throttles, ReplayPath::Batch, chunk);
                 let b = replay_outcomes(trace, compiled.as_mut(), throttles, ReplayPath::Batch, chunk);
                 let first = (0..a.0.len().max(b.0.len())).find(|&i| a.0.get(i) != b.0.get(i));
@@ -167,7 +167,7 @@ fn from_an_empty_folder_a_threshold_change_reaches_a_running_sentinel_with_the_i
     let toml_path = dir.join("policies/1.1.0/policy.toml");
     let scaffolded = std::fs::read_to_string(&toml_path).unwrap();
     let base: PolicyDescription = toml::from_str(&scaffolded).unwrap();
-    let embedded = sentinel::policy::embedded::open(&runtime()).unwrap().describe().unwrap();
+    let embedded = sentinel_core::policy::embedded::open(&runtime()).unwrap().describe().unwrap();
     assert_eq!((base.version.as_str(), base.thresholds), ("1.1.0", embedded.thresholds), "the base's numbers");
     std::fs::write(&toml_path, scaffolded.replace("cpu_pct = { constrained = 70.0", "cpu_pct = { constrained = 80.0")).unwrap();
     // Built, signed, judged by the gate against what runs now, activated, decided with.

@@ -8,8 +8,8 @@ use crate::postgres_common;
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use postgres_common::{TIMEOUT, raw, server};
-use sentinel::adapters::postgres::{PostgresLeadership, RETRY_EVERY};
-use sentinel::ports::leadership::{Leadership, LockError};
+use sentinel_adapters::postgres::{PostgresLeadership, RETRY_EVERY};
+use sentinel_core::ports::leadership::{Leadership, LockError};
 use std::time::{Duration, Instant};
 
 /// How many sessions hold advisory lock `key` (one-key form), as another session sees it.

@@ -12,11 +12,11 @@ use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::postgres::Postgres;
 use postgres_common::{Db, T0, TIMEOUT, commit, pin, raw, sample, unavailable, wait_for_backends_to_exit};
-use sentinel::adapters::postgres::{SCHEMA_VERSION, connect};
-use sentinel::ports::StoreError;
-use sentinel::ports::baselines::BaselineStore;
-use sentinel::ports::memory::{ChannelOutcome, MemoryStore, TickCommit};
-use sentinel::ports::pins::{AuditAction, PinStore};
+use sentinel_adapters::postgres::{SCHEMA_VERSION, connect};
+use sentinel_core::ports::StoreError;
+use sentinel_core::ports::baselines::BaselineStore;
+use sentinel_core::ports::memory::{ChannelOutcome, MemoryStore, TickCommit};
+use sentinel_core::ports::pins::{AuditAction, PinStore};
 use std::time::Duration;
 use vocabulary::{ApiBaseline, ApiSamples, Instant, ProtectionState};
 

@@ -30,7 +30,7 @@ async fn after_a_lost_redis_answer_the_next_tick_publishes_on_a_fresh_connection
     );
     let config = Config::parse(&text, &sb.config()).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let (s, _) = sentinel::setup::sentinel(&config, T0, None).await.unwrap_or_else(|e| panic!("{e:#}"));
-    let cache_ok = |report: &sentinel::tick::TickReport| report.outcomes[0].ok;
+    let cache_ok = |report: &sentinel_core::tick::TickReport| report.outcomes[0].ok;
 
     assert!(cache_ok(&s.tick(T0).await.unwrap()), "the first tick publishes to Redis");
     proxy.lose_next(1);

@@ -5,9 +5,9 @@
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::redis::Redis;
-use sentinel::adapters::redis_publisher::RedisPublisher;
-use sentinel::ports::memory::PolicyRef;
-use sentinel::ports::publisher::{Channel, Publisher, StateDocument};
+use sentinel_adapters::redis_publisher::RedisPublisher;
+use sentinel_core::ports::memory::PolicyRef;
+use sentinel_core::ports::publisher::{Channel, Publisher, StateDocument};
 use std::time::{Duration, Instant};
 use vocabulary::{Cause, Factors, ProtectionState};
 

@@ -6,9 +6,9 @@
 //! the native module and the component alike.
 
 use capacity_tests::{component, native};
-use sentinel::policy::Policy;
-use sentinel::replay::compare::{Accumulator, Summary};
-use sentinel::trace::parse_trace;
+use sentinel_core::policy::Policy;
+use sentinel_core::replay::compare::{Accumulator, Summary};
+use sentinel_core::trace::parse_trace;
 use vocabulary::{Cause, ProtectionState, ThrottleIntent};
 
 /// 14 critical minutes then calm, the switch on; restores fail from minute `fail_from` to
@@ -40,7 +40,7 @@ fn replay(make: MakePolicy, text: &str) -> (Vec<(i64, ProtectionState, Cause, Th
     let thresholds = policies[0].describe().unwrap().thresholds;
     let mut acc = Accumulator::new("1.0.0", "stages", &thresholds);
     let mut ticks = Vec::new();
-    sentinel::replay::run(&trace, &mut policies, false, &mut |_, t| {
+    sentinel_core::replay::run(&trace, &mut policies, false, &mut |_, t| {
         ticks.push(((t.at - 1_792_504_800) / 60, t.outcome.state, t.outcome.cause, t.outcome.throttles));
         acc.add(&t);
     })

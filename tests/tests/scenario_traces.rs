@@ -7,8 +7,8 @@ use capacity_tests::golden::write_golden;
 use capacity_tests::paths::{crate_dir, files_ending};
 use capacity_tests::policies::{component_hint, replay_both};
 use capacity_tests::{bless, first_difference, native, shared_component};
-use sentinel::replay::compare::Accumulator;
-use sentinel::trace::{Trace, read_trace};
+use sentinel_core::replay::compare::Accumulator;
+use sentinel_core::trace::{Trace, read_trace};
 use std::path::{Path, PathBuf};
 
 const VERSION: &str = "1.0.0";
@@ -78,7 +78,7 @@ fn no_scenario_breaks_an_invariant() {
     for path in scenario_files() {
         let trace = load(&path);
         let mut acc = Accumulator::new(VERSION, &trace.name, &thresholds);
-        sentinel::replay::run(&trace, std::slice::from_mut(&mut policy), false, &mut |_, tick| acc.add(&tick))
+        sentinel_core::replay::run(&trace, std::slice::from_mut(&mut policy), false, &mut |_, tick| acc.add(&tick))
             .unwrap_or_else(|e| panic!("{e}"));
         let summary = acc.finish();
         assert!(summary.violations.is_empty(), "{}: {:?}", trace.name, summary.violations);

@@ -100,7 +100,7 @@ tokens = [{{ name = "alice", role = "staff", sha256 = "{hash}" }}]
 fn trace() -> String {
     let minute = now() / 60 * 60;
     (0..180)
-        .map(|m| format!("{{\"at\":\"{}\",\"reading\":{{\"cpu_pct\":50}}}}\n", sentinel::instants::format_rfc3339(minute + 60 * m)))
+        .map(|m| format!("{{\"at\":\"{}\",\"reading\":{{\"cpu_pct\":50}}}}\n", sentinel_core::instants::format_rfc3339(minute + 60 * m)))
         .collect()
 }
 
@@ -159,7 +159,7 @@ fn serve_and_call(s: &Setup) -> String {
         assert!(Instant::now() < deadline, "sentinel serve did not start:\n{}", tail(&text));
         std::thread::sleep(Duration::from_millis(50));
     };
-    let expires = sentinel::instants::format_rfc3339(now() + 3600);
+    let expires = sentinel_core::instants::format_rfc3339(now() + 3600);
     let pin = format!(r#"{{"state":"critical","reason":"secrets test","expires_at":"{expires}"}}"#);
     let set = request(&addr, "PUT", "/v1/pin", STAFF_TOKEN, &pin);
     assert!(set.starts_with("HTTP/1.1 200"), "the staff token sets a pin: {set}");
@@ -210,7 +210,7 @@ fn no_secret_reaches_logs_output_records_or_publications_even_at_trace_level() {
     seen.push(("sentinel serve".into(), api));
 
     // Failures are where secrets leak: a refused Redis password, then PostgreSQL gone.
-    let tick = s.sentinel(&["tick", "--at", &sentinel::instants::format_rfc3339(now() / 60 * 60 + 60)], "wrong-password");
+    let tick = s.sentinel(&["tick", "--at", &sentinel_core::instants::format_rfc3339(now() / 60 * 60 + 60)], "wrong-password");
     let stderr = String::from_utf8_lossy(&tick.stderr).into_owned();
     assert!(tick.status.success() && stderr.contains("channel=cache"), "the cache fails, the parameter publishes: {stderr}");
     keep(&mut seen, "a tick with a wrong Redis password", &tick);
@@ -218,7 +218,7 @@ fn no_secret_reaches_logs_output_records_or_publications_even_at_trace_level() {
     assert!(dump.contains("\"ok\":false"), "the failed publication was recorded: {dump}");
     seen.push(("the store".into(), dump));
     s.pg.kill();
-    let tick = s.sentinel(&["tick", "--at", &sentinel::instants::format_rfc3339(now() / 60 * 60 + 120)], REDIS_PASSWORD);
+    let tick = s.sentinel(&["tick", "--at", &sentinel_core::instants::format_rfc3339(now() / 60 * 60 + 120)], REDIS_PASSWORD);
     assert!(!tick.status.success(), "no tick without the store");
     keep(&mut seen, "a tick with PostgreSQL down", &tick);
     let pin = s.sentinel(&["pin", "show"], REDIS_PASSWORD);

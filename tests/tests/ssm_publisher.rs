@@ -8,10 +8,10 @@
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::moto::Moto;
-use sentinel::adapters::aws_client::AwsOverrides;
-use sentinel::adapters::ssm_publisher::SsmPublisher;
-use sentinel::ports::memory::PolicyRef;
-use sentinel::ports::publisher::{Channel, Publisher, StateDocument};
+use sentinel_adapters::aws_client::AwsOverrides;
+use sentinel_adapters::ssm_publisher::SsmPublisher;
+use sentinel_core::ports::memory::PolicyRef;
+use sentinel_core::ports::publisher::{Channel, Publisher, StateDocument};
 use std::time::{Duration, Instant};
 use vocabulary::{Cause, Factors, ProtectionState};
 

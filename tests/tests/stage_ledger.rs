@@ -6,9 +6,9 @@ use crate::postgres_common;
 
 use capacity_tests::stage_ledger::write_ahead_protocol;
 use postgres_common::Db;
-use sentinel::adapters::sqlite::SqliteStore;
-use sentinel::ports::stage_ledger::{StageLedger, StagePhase};
-use sentinel::ports::stages::StageLimits;
+use sentinel_adapters::sqlite::SqliteStore;
+use sentinel_core::ports::stage_ledger::{StageLedger, StagePhase};
+use sentinel_core::ports::stages::StageLimits;
 
 #[tokio::test]
 async fn the_sqlite_store_keeps_the_first_original() {
@@ -31,7 +31,7 @@ async fn engaged_targets_of_an_older_store_carry_over() {
     let path = dir.path().join("old.db");
     {
         let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(sentinel::adapters::sqlite::FIRST_SCHEMA).unwrap();
+        conn.execute_batch(sentinel_adapters::sqlite::FIRST_SCHEMA).unwrap();
         conn.pragma_update(None, "user_version", 1).unwrap();
         conn.execute_batch(
             r#"INSERT INTO stage_status VALUES ('a1/prod', 1, '{"method_settings_key":"*/*","existed":true,"rate_limit":100.0,"burst_limit":200}', 60);

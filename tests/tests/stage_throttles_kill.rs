@@ -16,10 +16,10 @@ use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::servers::lossy::LossyProxy;
 use capacity_tests::servers::moto::Moto;
 use capacity_tests::signed::SignedPolicies;
-use sentinel::adapters::api_gateway_stages::ApiGatewayStages;
-use sentinel::adapters::aws_client::AwsOverrides;
-use sentinel::adapters::sqlite::SqliteStore;
-use sentinel::ports::stage_ledger::{StageChangeKind, StageLedger, StageOutcome};
+use sentinel_adapters::api_gateway_stages::ApiGatewayStages;
+use sentinel_adapters::aws_client::AwsOverrides;
+use sentinel_adapters::sqlite::SqliteStore;
+use sentinel_core::ports::stage_ledger::{StageChangeKind, StageLedger, StageOutcome};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -37,7 +37,7 @@ fn write_trace(path: &Path, cycles: i64) {
     let mut text = String::new();
     for i in 0..cycles * CYCLE + 60 {
         let cpu = if i < cycles * CYCLE && i % CYCLE < HOT { 95.0 } else { 10.0 };
-        let at = sentinel::instants::format_rfc3339(start + i * 60);
+        let at = sentinel_core::instants::format_rfc3339(start + i * 60);
         text.push_str(&format!("{{\"at\":\"{at}\",\"reading\":{{\"cpu_pct\":{cpu}}}}}\n"));
     }
     std::fs::write(path, text).unwrap();

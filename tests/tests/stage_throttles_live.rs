@@ -5,11 +5,11 @@
 
 use capacity_tests::servers::lossy::LossyProxy;
 use capacity_tests::servers::moto::Moto;
-use sentinel::adapters::api_gateway_stages::ApiGatewayStages;
-use sentinel::adapters::aws_client::AwsOverrides;
 use sentinel::config::Config;
-use sentinel::ports::stage_ledger::{StageChangeKind, StageOutcome};
-use sentinel::tick::{Sentinel, TickReport};
+use sentinel_adapters::api_gateway_stages::ApiGatewayStages;
+use sentinel_adapters::aws_client::AwsOverrides;
+use sentinel_core::ports::stage_ledger::{StageChangeKind, StageOutcome};
+use sentinel_core::tick::{Sentinel, TickReport};
 use std::time::Duration;
 use vocabulary::{Cause, ProtectionState, ThrottleIntent};
 

@@ -7,7 +7,7 @@
 use capacity_tests::sentinel_bin::sentinel;
 use capacity_tests::servers::lossy::LossyProxy;
 use capacity_tests::servers::prometheus::Prometheus;
-use sentinel::trace::read_trace;
+use sentinel_core::trace::read_trace;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -160,7 +160,7 @@ fn the_trace_holds_what_the_live_sentinel_would_have_read_and_tune_and_replay_ta
     ];
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let one_query = runtime.block_on(async {
-        let client = sentinel::adapters::tls::http_client().unwrap().build().unwrap();
+        let client = sentinel_adapters::tls::http_client().unwrap().build().unwrap();
         let response = client.get(format!("{}/api/v1/query_range", prom.url())).query(&window).send().await.unwrap();
         response.text().await.unwrap()
     });

@@ -4,11 +4,11 @@
 
 use capacity_tests::paths::workspace;
 use indicatif::ProgressBar;
-use sentinel::replay::gate::Gate;
-use sentinel::trace::RepeatedTimestamps;
 use sentinel::tune::evidence::{self, EvidenceSpec, Split, TraceSpec};
 use sentinel::tune::gate_check::GateTraces;
 use sentinel::tune::space::{SEED_FLOORS, SearchSpace};
+use sentinel_core::replay::gate::Gate;
+use sentinel_core::trace::RepeatedTimestamps;
 use vocabulary::PolicyDescription;
 
 fn spec(relative: &str) -> TraceSpec {

@@ -4,7 +4,7 @@
 //! published document, and the tests all use these types. The WIT contract (`wit/`) carries the
 //! same words across the component boundary; the generated binding types are converted to and
 //! from these in exactly one place per side (the guest's `export` layer, the host's component
-//! wrapper in `host/src/policy/component/`).
+//! wrapper in `crates/core/src/policy/component/`).
 //!
 //! serde names every enum case as docs/behaviour.md and the wire do (`spacing-wait`,
 //! `constrained`); the names written by earlier releases (`SpacingWait`, `Constrained`) are read

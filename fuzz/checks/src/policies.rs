@@ -1,7 +1,7 @@
 //! The policies under test, opened once per process: for each version the rules' native code
 //! (the guest crate, called directly with the thresholds of `policies/<v>/policy.toml`) and,
 //! with the `host` feature, the built component (`target/policies/capacity-policy-<v>.wasm`,
-//! which `cargo policies` writes) through `sentinel::policy::open` with the host's default
+//! which `cargo policies` writes) through `sentinel_core::policy::open` with the host's default
 //! limits, so each call runs under the same epoch deadline and memory cap as in the sentinel,
 //! in one long-lived instance.
 
@@ -84,7 +84,7 @@ impl Calls for Component {
 
 /// With the `host` feature: the built component, loaded as the sentinel loads it.
 #[cfg(feature = "host")]
-struct Component(Box<dyn sentinel::policy::Policy>);
+struct Component(Box<dyn sentinel_core::policy::Policy>);
 
 #[cfg(feature = "host")]
 impl Calls for Component {
@@ -135,7 +135,7 @@ fn open_pair(version: &'static str) -> Pair {
 
 #[cfg(feature = "host")]
 fn open_pair(version: &'static str) -> Pair {
-    use sentinel::policy::{self, Limits, Runtime};
+    use sentinel_core::policy::{self, Limits, Runtime};
     static RUNTIME: OnceLock<std::sync::Arc<Runtime>> = OnceLock::new();
     let runtime = RUNTIME.get_or_init(|| Runtime::new(Limits::default()).expect("the wasmtime engine starts"));
     let wasm = policies_dir().join(format!("capacity-policy-{version}.wasm"));

@@ -1,5 +1,5 @@
 // The one masking of connection strings in this package, the rule the sentinel's own
-// (host/src/redact.rs) and the Python package's (redaction.py) follow, step for step: every URL
+// (crates/core/src/redact.rs) and the Python package's (redaction.py) follow, step for step: every URL
 // or DSN a log line or an error shows goes through `redact`, or `redactSecrets` when the caller
 // also knows the secrets themselves (a library may quote a password without its URL). The cases
 // all three must agree on are one table, tests/vectors/redaction.json.

@@ -80,11 +80,11 @@ async fn caller(parts: &Parts, state: &ApiState) -> Result<Caller, Problem> {
         Ok(identity) => Ok(Caller { name: identity.actor(), role: identity.role }),
         Err(Refusal::NoRole { subject }) => {
             state.metrics.auth_failure(403);
-            tracing::info!(subject = %crate::user_text::escape(&subject), "refused: the token's roles map to neither staff nor viewer");
+            tracing::info!(subject = %sentinel_core::user_text::escape(&subject), "refused: the token's roles map to neither staff nor viewer");
             Err(Problem::forbidden())
         }
         Err(Refusal::Invalid(why)) => {
-            tracing::info!("refused an OpenID Connect token: {}", crate::user_text::escape(&why));
+            tracing::info!("refused an OpenID Connect token: {}", sentinel_core::user_text::escape(&why));
             Err(unauthenticated())
         }
     }

@@ -21,13 +21,13 @@ pub mod server;
 mod tests;
 
 use crate::config::api::ApiToken;
-use crate::pin_service::PinService;
-use crate::policy::PolicyError;
-use crate::policy::active::SharedPolicy;
-use crate::ports::memory::MemoryStore;
-use crate::ports::pins::PinStore;
 use axum::Router;
 use axum::routing::get;
+use sentinel_core::pin_service::PinService;
+use sentinel_core::policy::PolicyError;
+use sentinel_core::policy::active::SharedPolicy;
+use sentinel_core::ports::memory::MemoryStore;
+use sentinel_core::ports::pins::PinStore;
 use std::sync::Arc;
 use vocabulary::Instant;
 
@@ -51,7 +51,7 @@ pub struct ApiState {
     /// `[policies]`, for the versions the console lists (none: the embedded default).
     pub policies: Option<crate::config::policies::PoliciesConfig>,
     /// The limits the shadow's scorecard replays its versions under (the config's).
-    pub policy_limits: crate::policy::Limits,
+    pub policy_limits: sentinel_core::policy::Limits,
     /// The shadow's last scorecard, computed in the background.
     pub scorecards: Arc<scorecard_cache::ScorecardCache>,
     pub clock: Clock,
@@ -86,7 +86,7 @@ impl ApiState {
             refusals: Arc::default(),
             timeline: Arc::default(),
             policies: None,
-            policy_limits: crate::policy::Limits::default(),
+            policy_limits: sentinel_core::policy::Limits::default(),
             scorecards: Arc::default(),
             clock: Arc::new(wall_clock),
             openapi: Arc::new(openapi),
@@ -100,7 +100,7 @@ impl ApiState {
     }
 
     /// The active policy's identity and thresholds, as pins are validated against them now.
-    pub fn active_policy(&self) -> Result<(crate::policy::PolicyIdentity, vocabulary::Thresholds), problem::Problem> {
+    pub fn active_policy(&self) -> Result<(sentinel_core::policy::PolicyIdentity, vocabulary::Thresholds), problem::Problem> {
         let mut policy = self.policy.lock();
         let identity = policy.identity().clone();
         let description =
@@ -110,7 +110,11 @@ impl ApiState {
 
     /// The same state listing the versions of a `[policies]` directory, its shadow scored with
     /// the versions under `limits`.
-    pub fn with_policies(mut self, policies: Option<crate::config::policies::PoliciesConfig>, limits: crate::policy::Limits) -> ApiState {
+    pub fn with_policies(
+        mut self,
+        policies: Option<crate::config::policies::PoliciesConfig>,
+        limits: sentinel_core::policy::Limits,
+    ) -> ApiState {
         self.policies = policies;
         self.policy_limits = limits;
         self
@@ -124,7 +128,7 @@ impl ApiState {
 }
 
 fn wall_clock() -> Instant {
-    crate::clock::now_seconds()
+    sentinel_core::clock::now_seconds()
 }
 
 /// Every route, with problem+json for unknown paths and methods, and request metrics.

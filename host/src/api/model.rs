@@ -1,9 +1,9 @@
 //! The API's JSON, one type per document, each with its OpenAPI schema derived from it.
 //! Times are RFC 3339 in UTC; states and causes are named as in docs/behaviour.md §2 and §5.7.
 
-use crate::instants::format_rfc3339;
-use crate::ports::pins::{AuditAction, AuditRecord};
-use crate::ports::publisher::StateDocument;
+use sentinel_core::instants::format_rfc3339;
+use sentinel_core::ports::pins::{AuditAction, AuditRecord};
+use sentinel_core::ports::publisher::StateDocument;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use vocabulary::{Cause, Factors, Instant, Pin, ProtectionState};

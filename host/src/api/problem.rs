@@ -1,10 +1,10 @@
 //! Every error of the API is an RFC 9457 problem (`application/problem+json`) with a detail a
 //! person can act on. The reusable OpenAPI responses of each error status live here too.
 
-use crate::pin_service::PinServiceError;
-use crate::ports::StoreError;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use sentinel_core::pin_service::PinServiceError;
+use sentinel_core::ports::StoreError;
 use serde::Serialize;
 use utoipa::{ToResponse, ToSchema};
 

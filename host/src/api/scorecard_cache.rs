@@ -8,10 +8,10 @@
 
 use crate::api::Clock;
 use crate::config::policies::PoliciesConfig;
-use crate::policy::Limits;
-use crate::policy::lifecycle::shadow;
-use crate::ports::memory::MemoryStore;
-use crate::replay::shadow_score::{self, Evidence, ShadowPeriod};
+use sentinel_core::policy::Limits;
+use sentinel_core::policy::lifecycle::shadow;
+use sentinel_core::ports::memory::MemoryStore;
+use sentinel_core::replay::shadow_score::{self, Evidence, ShadowPeriod};
 use std::sync::{Arc, Mutex, MutexGuard};
 use vocabulary::Instant;
 
@@ -147,7 +147,7 @@ async fn score(inputs: &ScoreInputs) -> Result<Arc<Evidence>, String> {
         .map_err(|e| format!("reading the shadow log failed: {e}"))?
         .map_err(|e| format!("{e:#}"))?;
     let since = period.reach_back((inputs.clock)());
-    let records = crate::trace::recorded::recent(inputs.memory.as_ref(), since)
+    let records = sentinel_core::trace::recorded::recent(inputs.memory.as_ref(), since)
         .await
         .map_err(|e| format!("reading the store's tick records failed: {e}"))?;
     let (policies, limits) = (inputs.policies.clone(), inputs.limits);
@@ -184,7 +184,7 @@ mod tests {
         let text = "[policies]\ndir = \"policies\"\nallow_unsigned = true\nshadow = \"1.1.0\"\nstate_dir = \"private\"\n";
         std::fs::create_dir_all(dir.path().join("policies")).unwrap();
         let policies = crate::config::Config::parse(text, &dir.path().join("sentinel.toml")).unwrap().policies.unwrap();
-        let memory: Arc<dyn MemoryStore> = Arc::new(crate::adapters::sqlite::SqliteStore::open(&dir.path().join("sentinel.db")).unwrap());
+        let memory: Arc<dyn MemoryStore> = Arc::new(sentinel_adapters::sqlite::SqliteStore::open(&dir.path().join("sentinel.db")).unwrap());
         let inputs = || ScoreInputs {
             policies: policies.clone(),
             limits: Limits::default(),

@@ -141,9 +141,9 @@ impl LimitWarning {
              clients are holding connections (a flood) or the limit is too low for them",
             limits.max_connections,
             self.reached,
-            crate::shown_duration::duration(limits.header_read_timeout),
-            crate::shown_duration::duration(limits.request_body_timeout),
-            crate::shown_duration::duration(limits.idle_timeout),
+            sentinel_core::shown_duration::duration(limits.header_read_timeout),
+            sentinel_core::shown_duration::duration(limits.request_body_timeout),
+            sentinel_core::shown_duration::duration(limits.idle_timeout),
         );
         self.last = Some(Instant::now());
         self.reached = 0;

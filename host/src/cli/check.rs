@@ -1,8 +1,8 @@
 //! `sentinel check`: validates the config and the policy and prints what would run.
 
 use crate::config::{ChannelConfig, Config, MetricsConfig, StoreConfig};
-use crate::redact::redact;
 use clap::Args;
+use sentinel_core::redact::redact;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,7 +19,7 @@ pub struct CheckArgs {
 
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
-    let now = crate::clock::current_minute();
+    let now = sentinel_core::clock::current_minute();
     // What a tick checks before it opens the store: [policies], Redis URLs, the metrics source.
     let metrics = crate::setup::preflight(&config, now)?;
     // The version `run` would decide with: with [policies], the persisted active version,
@@ -38,7 +38,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let source = match &config.policies {
         None => match &config.policy {
-            crate::config::PolicyChoice::Embedded => serde_json::json!({ "embedded": crate::policy::embedded::FILE_NAME }),
+            crate::config::PolicyChoice::Embedded => serde_json::json!({ "embedded": sentinel_core::policy::embedded::FILE_NAME }),
             crate::config::PolicyChoice::File(path) => serde_json::json!({ "file": path.display().to_string() }),
         },
         Some(p) => serde_json::json!({
@@ -52,7 +52,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         ChannelConfig::File { path } => format!("file {}", path.display()),
         ChannelConfig::Stdout => "stdout".into(),
         ChannelConfig::Redis { url, key, expiry } => {
-            format!("redis {} key {key} expiring after {}", redact(url), crate::shown_duration::duration(*expiry))
+            format!("redis {} key {key} expiring after {}", redact(url), sentinel_core::shown_duration::duration(*expiry))
         }
         ChannelConfig::Ssm { name } => format!("ssm parameter {name}"),
     };
@@ -63,23 +63,23 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             "name": identity.name,
             "version": identity.version,
             "digest": identity.digest,
-            "deadline": crate::shown_duration::duration(config.policy_deadline),
+            "deadline": sentinel_core::shown_duration::duration(config.policy_deadline),
             "memory_mib": config.policy_memory_bytes >> 20,
             "thresholds": thresholds,
         },
         "store": match &config.store {
             StoreConfig::Sqlite { path } => format!("sqlite {}", path.display()),
             StoreConfig::Postgres { url, lock_key, lease, .. } => {
-                format!("postgres {} (lock key {lock_key}, lease {})", redact(url), crate::shown_duration::duration(*lease))
+                format!("postgres {} (lock key {lock_key}, lease {})", redact(url), sentinel_core::shown_duration::duration(*lease))
             }
         },
         "metrics": metrics.describe(),
         "metrics_kind": match &config.metrics { MetricsConfig::Synthetic => "synthetic", MetricsConfig::Trace { .. } => "trace", MetricsConfig::Prometheus(_) => "prometheus", MetricsConfig::CloudWatch(_) => "cloudwatch" },
         "stage_controller": config.stage_controller.kind(),
-        "read_timeout": crate::shown_duration::duration(config.read_timeout),
+        "read_timeout": sentinel_core::shown_duration::duration(config.read_timeout),
         "publish": { "cache": channel(&config.cache), "parameter": channel(&config.parameter),
-                      "timeout": crate::shown_duration::duration(config.publish_timeout) },
-        "tick_deadline": crate::shown_duration::duration(config.tick_deadline),
+                      "timeout": sentinel_core::shown_duration::duration(config.publish_timeout) },
+        "tick_deadline": sentinel_core::shown_duration::duration(config.tick_deadline),
         "dead_letter": config.dead_letter.display().to_string(),
         "throttles_enabled": config.throttles_enabled,
         "stage_targets": config.stage_targets.iter().map(|t| t.id()).collect::<Vec<_>>(),

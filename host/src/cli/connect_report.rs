@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::connectivity::Reached;
-use crate::policy::PolicyIdentity;
+use sentinel_core::policy::PolicyIdentity;
 use std::process::ExitCode;
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! tick's minute, reason, error and what it had decided, and the tick that ended it.
 
 use crate::config::Config;
-use crate::dead_letter::{self, DeadLetter, Recovery};
 use clap::Args;
+use sentinel_core::dead_letter::{self, DeadLetter, Recovery};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -30,7 +30,7 @@ pub fn run(args: FailuresArgs) -> anyhow::Result<ExitCode> {
     }
     let failures = contents.failures();
     let shown: Vec<_> = failures.iter().filter(|(_, ended)| !args.open || ended.is_none()).take(args.limit).collect();
-    if !config.dead_letter.exists() && !crate::dead_letter::rotated(&config.dead_letter).exists() {
+    if !config.dead_letter.exists() && !sentinel_core::dead_letter::rotated(&config.dead_letter).exists() {
         say(
             args.json,
             &format!(
@@ -90,7 +90,7 @@ fn describe(letter: &DeadLetter, ended: Option<&Recovery>) -> String {
             d.factors.read,
             d.policy.name,
             d.policy.version,
-            crate::user_text::escape(&d.explanation)
+            sentinel_core::user_text::escape(&d.explanation)
         )),
         None => out.push_str("\n  decided: nothing (it failed before the policy's decision)"),
     }

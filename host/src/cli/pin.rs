@@ -2,9 +2,9 @@
 //! the policy's exported function.
 
 use crate::config::Config;
-use crate::pin_service::{PinService, PinServiceError};
-use crate::policy::active::SharedPolicy;
 use clap::{Args, Subcommand};
+use sentinel_core::pin_service::{PinService, PinServiceError};
+use sentinel_core::policy::active::SharedPolicy;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -65,7 +65,7 @@ fn expires_in_seconds(text: &str) -> Result<i64, PinServiceError> {
 
 pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
-    let now = crate::clock::now_seconds();
+    let now = sentinel_core::clock::now_seconds();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let policy: SharedPolicy = runtime.block_on(crate::setup::active_policy(&config))?.shared();
     let stores = runtime.block_on(crate::setup::open_store(&config))?;
@@ -89,7 +89,7 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
                     serde_json::json!({
                         "state": p.state.name(),
                         "reason": p.reason,
-                        "expires_at": crate::instants::format_rfc3339(p.expires_at),
+                        "expires_at": sentinel_core::instants::format_rfc3339(p.expires_at),
                         "actor": p.actor,
                         "active": p.expires_at > now,
                     })
@@ -121,6 +121,6 @@ pub fn run(args: PinArgs) -> anyhow::Result<ExitCode> {
 
 /// An audit record as people and the API read it: times in RFC 3339, as `GET /v1/pin/audit`
 /// gives them (`api::model::AuditEntry`, the one conversion).
-fn audit_line(record: &crate::ports::pins::AuditRecord) -> String {
+fn audit_line(record: &sentinel_core::ports::pins::AuditRecord) -> String {
     serde_json::to_string(&crate::api::model::AuditEntry::from(record)).expect("audit records serialize")
 }

@@ -9,9 +9,9 @@ mod shadow_evidence;
 
 use crate::config::Config;
 use crate::config::policies::PoliciesConfig;
-use crate::policy::{Limits, Runtime, inspect_component};
 use anyhow::Context;
 use clap::Subcommand;
+use sentinel_core::policy::{Limits, Runtime, inspect_component};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -144,7 +144,7 @@ pub fn run(cmd: PolicyCommand) -> anyhow::Result<ExitCode> {
         PolicyCommand::List { config, json } => lifecycle::list(&config, json),
         PolicyCommand::Build { dir, out } => {
             let component = build::build(&dir, &out)?;
-            super::emit(&crate::policy::template::built_message(&component, &out))?;
+            super::emit(&sentinel_core::policy::template::built_message(&component, &out))?;
             Ok(ExitCode::SUCCESS)
         }
         PolicyCommand::New { version, from, dir, purpose } => {

@@ -7,19 +7,19 @@
 //! replayed, so a broken trace fails before any output. `--format jsonl` parses every trace up
 //! front and steps the policies in lockstep so that their lines interleave tick by tick.
 
-use crate::policy::source::PolicySource;
-use crate::policy::{Limits, Runtime};
-use crate::replay::compare::Summary;
-use crate::replay::gate::Gate;
-use crate::replay::job::{self, Job};
-use crate::replay::lane::{Options, Run};
-use crate::replay::output::{self, TableStyle};
-use crate::replay::report::Report;
-use crate::replay::timeline::Timeline;
-use crate::trace::Trace;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
+use sentinel_core::policy::source::PolicySource;
+use sentinel_core::policy::{Limits, Runtime};
+use sentinel_core::replay::compare::Summary;
+use sentinel_core::replay::gate::Gate;
+use sentinel_core::replay::job::{self, Job};
+use sentinel_core::replay::lane::{Options, Run};
+use sentinel_core::replay::output::{self, TableStyle};
+use sentinel_core::replay::report::Report;
+use sentinel_core::replay::timeline::Timeline;
+use sentinel_core::trace::Trace;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,12 +72,12 @@ pub struct ReplayArgs {
 pub(super) fn recorded_ticks(
     config: &std::path::Path,
     since: std::time::Duration,
-) -> anyhow::Result<(String, Vec<crate::ports::memory::TickRecord>)> {
+) -> anyhow::Result<(String, Vec<sentinel_core::ports::memory::TickRecord>)> {
     let config = crate::config::Config::load(Some(config))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let records = runtime.block_on(async {
         let stores = crate::setup::open_store(&config).await?;
-        anyhow::Ok(crate::trace::recorded::recent(stores.memory.as_ref(), since).await?)
+        anyhow::Ok(sentinel_core::trace::recorded::recent(stores.memory.as_ref(), since).await?)
     })?;
     Ok((config.source, records))
 }
@@ -86,15 +86,15 @@ pub(super) fn recorded_ticks(
 pub(super) fn recorded_trace(config: &std::path::Path, since: std::time::Duration) -> anyhow::Result<Trace> {
     let (source, records) = recorded_ticks(config, since)?;
     if records.is_empty() {
-        bail!("the store of {source} holds no tick records from the last {}", crate::shown_duration::duration(since));
+        bail!("the store of {source} holds no tick records from the last {}", sentinel_core::shown_duration::duration(since));
     }
-    Ok(Trace { name: "store".into(), events: crate::trace::recorded::events(&records) })
+    Ok(Trace { name: "store".into(), events: sentinel_core::trace::recorded::events(&records) })
 }
 
 /// The files that are traces: an expected output kept beside its trace (`*.expected.jsonl`, as
 /// in tests/traces/) is skipped with a log line, so `tests/traces/*.jsonl` replays the traces.
 fn traces_only(files: &[PathBuf]) -> Vec<PathBuf> {
-    let (expected, traces): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| crate::trace::is_expected_output(f));
+    let (expected, traces): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| sentinel_core::trace::is_expected_output(f));
     for file in expected {
         tracing::info!("skipped {}: an expected output (*.expected.jsonl), not a trace", file.display());
     }

@@ -5,10 +5,10 @@
 
 use super::exit;
 use crate::config::Config;
-use crate::policy::lifecycle::watcher::Watcher;
-use crate::ports::leadership::LockError;
-use crate::tick::{TickError, TickReport};
 use clap::Args;
+use sentinel_core::policy::lifecycle::watcher::Watcher;
+use sentinel_core::ports::leadership::LockError;
+use sentinel_core::tick::{TickError, TickReport};
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -53,7 +53,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
-    let start_minute = crate::clock::current_minute();
+    let start_minute = sentinel_core::clock::current_minute();
     let (mut sentinel, _) = crate::setup::sentinel(&config, start_minute, args.wait).await?;
     if args.speed.is_some() {
         continue_after_decided(&mut sentinel, &config).await;
@@ -108,11 +108,11 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
         }
         if !simulated {
             // Real time: wait for the minute boundary.
-            let wait = crate::clock::until_next_minute();
+            let wait = sentinel_core::clock::until_next_minute();
             if sleep_or_stop(wait, &stopping, &wake).await {
                 break;
             }
-            now = crate::clock::current_minute();
+            now = sentinel_core::clock::current_minute();
         }
         let started = std::time::Instant::now();
         match sentinel.tick(now).await {
@@ -130,7 +130,7 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
             }
             Err(e) => {
                 failures += 1;
-                tracing::error!("tick at {} failed: {e}", crate::instants::format_rfc3339(now));
+                tracing::error!("tick at {} failed: {e}", sentinel_core::instants::format_rfc3339(now));
             }
         }
         done += 1;
@@ -159,7 +159,7 @@ async fn run_loop(args: RunArgs, config: Config) -> anyhow::Result<ExitCode> {
 /// A sped-up synthetic run whose cycle the store has already decided to its end starts at the
 /// next cycle: a minute is decided once, so a cycle already played would only be published
 /// again (the README's first command, run twice, shows the incident twice).
-async fn continue_after_decided(sentinel: &mut crate::tick::Sentinel, config: &Config) {
+async fn continue_after_decided(sentinel: &mut sentinel_core::tick::Sentinel, config: &Config) {
     if !matches!(config.metrics, crate::config::MetricsConfig::Synthetic) {
         return;
     }
@@ -175,9 +175,9 @@ async fn continue_after_decided(sentinel: &mut crate::tick::Sentinel, config: &C
     // (replicas, the race tests) still share the minutes of the cycle they start in.
     let last = sentinel.ports.metrics.span().map(|s| s.1);
     if last.is_some_and(|last| last <= record.at) {
-        sentinel.ports.metrics = Box::new(crate::adapters::synthetic::Synthetic::after(record.at));
+        sentinel.ports.metrics = Box::new(sentinel_adapters::synthetic::Synthetic::after(record.at));
         tracing::info!(
-            newest = %crate::instants::format_rfc3339(record.at),
+            newest = %sentinel_core::instants::format_rfc3339(record.at),
             "the store has decided this cycle already; the simulated clock continues with the next one"
         );
     }

@@ -5,8 +5,8 @@
 
 use crate::api::{ApiState, router};
 use crate::config::Config;
-use crate::policy::lifecycle::watcher::Watcher;
 use clap::Args;
+use sentinel_core::policy::lifecycle::watcher::Watcher;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,9 +63,9 @@ async fn serve(config: Config, addr: Option<SocketAddr>) -> anyhow::Result<ExitC
     let limits = config.api.limits;
     tracing::info!(
         tokens = config.api.tokens.len(),
-        header_read_timeout = %crate::shown_duration::duration(limits.header_read_timeout),
-        request_body_timeout = %crate::shown_duration::duration(limits.request_body_timeout),
-        idle_timeout = %crate::shown_duration::duration(limits.idle_timeout),
+        header_read_timeout = %sentinel_core::shown_duration::duration(limits.header_read_timeout),
+        request_body_timeout = %sentinel_core::shown_duration::duration(limits.request_body_timeout),
+        idle_timeout = %sentinel_core::shown_duration::duration(limits.idle_timeout),
         max_connections = limits.max_connections,
         "serving the API on http://{local} ({})",
         config.source

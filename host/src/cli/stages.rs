@@ -3,9 +3,9 @@
 //! (docs/behaviour.md §11.3).
 
 use crate::config::Config;
-use crate::instants::format_rfc3339;
-use crate::ports::stage_ledger::{StageChange, StageRecord};
 use clap::{Args, Subcommand};
+use sentinel_core::instants::format_rfc3339;
+use sentinel_core::ports::stage_ledger::{StageChange, StageRecord};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,7 +37,7 @@ pub fn run(args: StagesArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let stores = runtime.block_on(crate::setup::open_store(&config))?;
     let lines = runtime.block_on(async {
-        Ok::<_, crate::ports::StoreError>(match args.command {
+        Ok::<_, sentinel_core::ports::StoreError>(match args.command {
             StagesCommand::Show => {
                 let records = stores.stages.stage_records().await?;
                 let view: Vec<Value> = records.values().map(|r| record_view(r, &config)).collect();

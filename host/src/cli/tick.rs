@@ -2,9 +2,9 @@
 
 use super::exit;
 use crate::config::Config;
-use crate::ports::leadership::LockError;
-use crate::tick::TickError;
 use clap::Args;
+use sentinel_core::ports::leadership::LockError;
+use sentinel_core::tick::TickError;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -18,13 +18,13 @@ pub struct TickArgs {
     #[arg(long, value_parser = humantime::parse_duration)]
     pub wait: Option<Duration>,
     /// Decide for this time (RFC 3339) instead of the current minute; for replays and tests.
-    #[arg(long, value_parser = crate::instants::parse_rfc3339)]
+    #[arg(long, value_parser = sentinel_core::instants::parse_rfc3339)]
     pub at: Option<i64>,
 }
 
 pub fn run(args: TickArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(args.config.as_deref())?;
-    let now = args.at.unwrap_or_else(crate::clock::current_minute);
+    let now = args.at.unwrap_or_else(sentinel_core::clock::current_minute);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let (sentinel, _) = crate::setup::sentinel(&config, now, args.wait).await?;

@@ -2,10 +2,10 @@
 //! `sentinel trace fetch`: a window of history from the configured metrics source.
 
 use crate::config::Config;
-use crate::trace::fetch::{Destination, FetchOptions, Window, fetch};
-use crate::trace::{ImportSignal, RepeatedTimestamps, import_csv, write_event};
 use anyhow::Context;
 use clap::Subcommand;
+use sentinel_core::trace::fetch::{Destination, FetchOptions, Window, fetch};
+use sentinel_core::trace::{ImportSignal, RepeatedTimestamps, import_csv, write_event};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,7 +20,7 @@ pub enum TraceCommand {
         signal: ImportSignal,
         /// A timestamp equal to the previous sample's: refused, or the last sample of it kept
         /// (a clock change written in local time).
-        #[arg(long, value_enum, default_value_t = RepeatedTimestamps::Refuse)]
+        #[arg(long, value_name = "refuse|last", default_value = "refuse")]
         repeated_timestamps: RepeatedTimestamps,
         /// Write here instead of stdout.
         #[arg(long, short)]
@@ -67,7 +67,7 @@ pub fn run(cmd: TraceCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         TraceCommand::Fetch { config, since, until, step, output, retries, request_steps, timeout, quiet } => {
             let config = Config::load(Some(&config))?;
-            let window = Window::new(&since, until.as_deref(), step, crate::clock::now_seconds()).map_err(anyhow::Error::msg)?;
+            let window = Window::new(&since, until.as_deref(), step, sentinel_core::clock::now_seconds()).map_err(anyhow::Error::msg)?;
             let history = crate::setup::metrics_history(&config, timeout)?;
             let destination = output.clone().map_or(Destination::Stdout, Destination::File);
             let options = FetchOptions { retries, first_wait: Duration::from_secs(1), progress: !quiet, request_steps };

@@ -2,14 +2,14 @@
 //! `report.json` and `pareto.svg` out, and with `--write` the chosen candidate as a policy
 //! folder (docs/behaviour.md §10.8). Everything is checked before the sweep starts.
 
-use crate::replay::gate::Gate;
-use crate::trace::RepeatedTimestamps;
 use crate::tune::evidence::{self, EvidenceSpec, Split, TraceSpec};
 use crate::tune::gate_check::GateTraces;
 use crate::tune::space::{SEED_FLOORS, SearchSpace};
 use crate::tune::{self, pareto_svg, report, write};
 use anyhow::{Context, bail};
 use clap::Args;
+use sentinel_core::replay::gate::Gate;
+use sentinel_core::trace::RepeatedTimestamps;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -81,7 +81,7 @@ pub struct TuneArgs {
     pub even_if_unchanged: bool,
     /// In CSV series, a timestamp equal to the previous sample's: refused, or the last sample
     /// of it kept (a clock change written in local time), as `sentinel trace import` does.
-    #[arg(long, value_enum, default_value_t = RepeatedTimestamps::Refuse)]
+    #[arg(long, value_name = "refuse|last", default_value = "refuse")]
     pub repeated_timestamps: RepeatedTimestamps,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
@@ -235,8 +235,8 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
         let written = write::write_policy(dir, v, &tuning, &command, &figure, args.replace)?;
         println!("wrote {}", dir.join("policy.toml").display());
         if let Some(out) = &args.build {
-            let component = crate::policy::template::build_into(&written, out)?;
-            println!("{}", crate::policy::template::built_message(&component, out));
+            let component = sentinel_core::policy::template::build_into(&written, out)?;
+            println!("{}", sentinel_core::policy::template::built_message(&component, out));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -175,7 +175,7 @@ fn check_limits(raw: &RawApi) -> Result<ApiLimits, (String, String)> {
                 "must be at most api.header_read_timeout ({}): the server closes a kept-alive connection that has \
                  not sent its next request header within the header-read timeout anyway; raise \
                  header_read_timeout too for longer idle connections",
-                crate::shown_duration::duration(header_read_timeout)
+                sentinel_core::shown_duration::duration(header_read_timeout)
             ),
         ));
     }
@@ -207,7 +207,7 @@ fn check_tokens(raw: Vec<RawToken>, prefix: &str) -> Result<Vec<ApiToken>, (Stri
             return Err((key("name"), "must not be blank".into()));
         }
         // The name is the actor of the caller's pins: logged and stored like a typed actor.
-        crate::user_text::check(&t.name).map_err(|message| (key("name"), message))?;
+        sentinel_core::user_text::check(&t.name).map_err(|message| (key("name"), message))?;
         if let Some(j) = tokens.iter().position(|o| o.name == name) {
             return Err((key("name"), format!("`{name}` is already the name of tokens[{j}]")));
         }

@@ -6,7 +6,7 @@ use std::time::Duration;
 /// `value` when it is within `[min, max]`, else the message naming both bounds.
 pub fn duration_within(value: Duration, min: Duration, max: Duration) -> Result<Duration, String> {
     if value < min || value > max {
-        let (min, max) = (crate::shown_duration::duration(min), crate::shown_duration::duration(max));
+        let (min, max) = (sentinel_core::shown_duration::duration(min), sentinel_core::shown_duration::duration(max));
         return Err(format!("must be between {min} and {max}"));
     }
     Ok(value)

@@ -4,18 +4,16 @@
 
 pub mod api;
 pub mod bounds;
-pub mod cloudwatch;
 mod error_place;
 pub mod features;
 pub mod oidc;
-pub mod policies;
-pub mod postgres_url;
-pub mod prometheus;
 mod raw;
-pub mod redis_url;
+/// The tables of the adapters and the policy lifecycle, read here as part of the one file.
+pub use sentinel_adapters::settings::{cloudwatch, postgres_url, prometheus, redis_url};
+pub use sentinel_core::policy::settings as policies;
 
-use crate::ports::stages::StageTarget;
 use raw::{RawChannel, RawConfig, RawMetrics, RawStageController, RawStore};
+use sentinel_core::ports::stages::StageTarget;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -37,7 +35,7 @@ pub enum StoreConfig {
 pub const DEFAULT_LOCK_KEY: i64 = 0x05e4_71e1;
 
 /// How long a leader that stops answering keeps the PostgreSQL lock, unless `store.lease` says.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(20);
+pub use sentinel_adapters::postgres::DEFAULT_LEASE;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricsConfig {
@@ -114,7 +112,7 @@ pub enum PolicyChoice {
 }
 
 /// How the embedded default policy is named in logs, errors and `sentinel check`.
-pub const EMBEDDED_POLICY_LABEL: &str = "embedded:capacity-policy-1.0.0.wasm";
+pub const EMBEDDED_POLICY_LABEL: &str = sentinel_core::policy::embedded::LABEL;
 
 impl std::fmt::Display for PolicyChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -169,7 +167,7 @@ impl Config {
                     format!("{} (line {})", e.message(), text.bytes().take(span.start).filter(|b| *b == b'\n').count() + 1)
                 }
                 // TOML's snippet may be a URL's line: shown without its password.
-                _ => crate::redact::redact(&error_place::shown(text, &e)),
+                _ => sentinel_core::redact::redact(&error_place::shown(text, &e)),
             };
             ConfigError::Invalid {
                 path: path.display().to_string(),
@@ -387,5 +385,7 @@ fn parse_target(value: toml::Value) -> Result<StageTarget, String> {
     Ok(target)
 }
 
+#[cfg(test)]
+mod policies_tests;
 #[cfg(test)]
 mod tests;

@@ -101,7 +101,7 @@ pub fn from_raw(raw: RawOidc, base: Option<&Path>) -> Result<OidcConfig, (String
     let jwks = match (raw.jwks_url, raw.jwks_file) {
         (Some(url), None) => {
             // Shown only masked: a key URL may carry credentials (`u:secret@`, `?token=`).
-            let shown = crate::redact::redact(&url);
+            let shown = sentinel_core::redact::redact(&url);
             let parsed =
                 reqwest::Url::parse(&url).map_err(|e| ("api.oidc.jwks_url".to_string(), format!("`{shown}` does not parse: {e}")))?;
             // An IPv6 host comes bracketed (`[::1]`).

@@ -1,6 +1,6 @@
 use super::*;
-use crate::trace::Trace;
 use crate::tune::evidence::Set;
+use sentinel_core::trace::Trace;
 
 /// One day of a series with `flaps` flaps.
 fn day(flaps: u64) -> TraceScore {

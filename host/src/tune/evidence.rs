@@ -12,7 +12,7 @@
 //! same way.
 
 use super::TuneError;
-use crate::trace::{ImportSignal, RepeatedTimestamps, Trace, TraceEvent, import_csv};
+use sentinel_core::trace::{ImportSignal, RepeatedTimestamps, Trace, TraceEvent, import_csv};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -112,7 +112,7 @@ fn read_sources(specs: &[TraceSpec], repeated: RepeatedTimestamps) -> Result<Vec
 }
 
 fn is_trace(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e == "jsonl") && !crate::trace::is_expected_output(p)
+    p.extension().is_some_and(|e| e == "jsonl") && !sentinel_core::trace::is_expected_output(p)
 }
 
 fn is_csv(p: &Path) -> bool {
@@ -131,7 +131,7 @@ fn read_source(signal: Option<&ImportSignal>, path: &Path, repeated: RepeatedTim
         if signal.is_some() {
             return Err(bad("a signal applies to CSV series only".into()));
         }
-        crate::replay::load::read_chunked(path).map_err(|e| bad(e.to_string()))?.events
+        sentinel_core::replay::load::read_chunked(path).map_err(|e| bad(e.to_string()))?.events
     } else {
         return Err(bad("not a trace (.jsonl) or a CSV series (.csv)".into()));
     };
@@ -163,7 +163,7 @@ pub struct EvidenceSpec {
 pub fn load(spec: EvidenceSpec) -> Result<Vec<EvidenceTrace>, TuneError> {
     let mut train_sources = read_sources(&spec.traces, spec.repeated_timestamps)?;
     if let Some(trace) = spec.recorded {
-        let digest = Sha256::digest(trace.events.iter().map(crate::trace::write_event).collect::<Vec<_>>().join("\n").as_bytes());
+        let digest = Sha256::digest(trace.events.iter().map(sentinel_core::trace::write_event).collect::<Vec<_>>().join("\n").as_bytes());
         train_sources.push(Source { name: trace.name, source: "store".into(), sha256: hex::encode(digest), events: trace.events });
     }
     let named_holdout = read_sources(&spec.holdout, spec.repeated_timestamps)?;

@@ -6,11 +6,11 @@
 
 use super::TuneError;
 use super::sweep::replay_ticks;
-use crate::replay::compare::{Accumulator, Summary};
-use crate::replay::gate::Gate;
-use crate::replay::metrics;
-use crate::trace::Trace;
 use rayon::prelude::*;
+use sentinel_core::replay::compare::{Accumulator, Summary};
+use sentinel_core::replay::gate::Gate;
+use sentinel_core::replay::metrics;
+use sentinel_core::trace::Trace;
 use serde::Serialize;
 use vocabulary::{PolicyDescription, Thresholds};
 
@@ -64,7 +64,10 @@ impl GateTraces {
 
     /// Ticks one replay of every gate trace runs.
     pub fn ticks(&self) -> u64 {
-        self.traces.iter().map(|t| t.events.iter().filter(|e| matches!(e, crate::trace::TraceEvent::Tick { .. })).count() as u64).sum()
+        self.traces
+            .iter()
+            .map(|t| t.events.iter().filter(|e| matches!(e, sentinel_core::trace::TraceEvent::Tick { .. })).count() as u64)
+            .sum()
     }
 
     /// The gate's findings for `thresholds`, every trace.

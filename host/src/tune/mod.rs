@@ -20,12 +20,12 @@ mod space_keys;
 pub mod sweep;
 pub mod write;
 
-use crate::policy::invariants::Floors;
 use choose::SetScore;
 use evidence::{EvidenceTrace, Set};
 use gate_check::{GateOutcome, GateTraces};
 use rayon::prelude::*;
 use score::Readiness;
+use sentinel_core::policy::invariants::Floors;
 use space::{Candidate, SearchSpace};
 use std::path::PathBuf;
 use vocabulary::PolicyDescription;

@@ -4,9 +4,9 @@
 //! each of the base's entries into critical came. With the switch on, [`ReadinessTracker`]
 //! follows every engagement of the stage throttles to what ended it.
 
-use crate::policy::invariants::Floors;
-use crate::replay::Tick;
-use crate::replay::compare::{Accumulator, Summary};
+use sentinel_core::policy::invariants::Floors;
+use sentinel_core::replay::Tick;
+use sentinel_core::replay::compare::{Accumulator, Summary};
 use serde::Serialize;
 use vocabulary::{Cause, Instant, ProtectionState, Thresholds, ThrottleIntent};
 

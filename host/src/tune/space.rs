@@ -19,7 +19,7 @@
 
 use super::TuneError;
 use super::space_keys::{KEYS, Kind, set};
-use crate::policy::invariants::Floors;
+use sentinel_core::policy::invariants::Floors;
 use serde::Serialize;
 use vocabulary::Thresholds;
 

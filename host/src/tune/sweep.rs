@@ -6,13 +6,13 @@ use super::TuneError;
 use super::evidence::EvidenceTrace;
 use super::score::{Readiness, ReadinessTracker, Scorer, TraceScore};
 use super::space::Candidate;
-use crate::policy::invariants::Floors;
-use crate::policy::{NativePolicy, PolicyError};
-use crate::replay::Tick;
-use crate::replay::{CHUNK_EVENTS, Stream};
-use crate::trace::Trace;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
+use sentinel_core::policy::invariants::Floors;
+use sentinel_core::policy::{NativePolicy, PolicyError};
+use sentinel_core::replay::Tick;
+use sentinel_core::replay::{CHUNK_EVENTS, Stream};
+use sentinel_core::trace::Trace;
 use vocabulary::{Instant, PolicyDescription, Thresholds};
 
 /// Every replay's score: `base[trace]` and `candidates[candidate][trace]`.

@@ -3,7 +3,7 @@
 //! Each test binary uses a different part of this module.
 #![allow(dead_code)]
 
-use capacity_sentinel::instants::{format_rfc3339, parse_rfc3339};
+use sentinel_core::instants::{format_rfc3339, parse_rfc3339};
 use serde_json::Value;
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -1,11 +1,11 @@
 //! The invariants no crash and no race may break, checked on what the store recorded and what
 //! the channels hold. Each assertion names what broke.
 
-use sentinel::policy::{NativePolicy, Policy};
-use sentinel::ports::StoreError;
-use sentinel::ports::memory::TickRecord;
-use sentinel::ports::pins::{AuditAction, AuditRecord};
-use sentinel::ports::publisher::StateDocument;
+use sentinel_core::policy::{NativePolicy, Policy};
+use sentinel_core::ports::StoreError;
+use sentinel_core::ports::memory::TickRecord;
+use sentinel_core::ports::pins::{AuditAction, AuditRecord};
+use sentinel_core::ports::publisher::StateDocument;
 use vocabulary::{Decision, DecisionInput, Memory};
 
 /// Tick sequences are 1, 2, 3, ... with no gap and no repeat.
@@ -57,7 +57,7 @@ pub fn check_document(label: &str, channel: &str, doc: &StateDocument, ticks: &[
         .unwrap_or_else(|| panic!("{label}: the {channel} channel holds sequence {}, which the store never recorded", doc.sequence));
     assert_eq!(
         doc,
-        &sentinel::tick::recorded_document(*sequence, record),
+        &sentinel_core::tick::recorded_document(*sequence, record),
         "{label}: the {channel} channel's document differs from the stored record of sequence {sequence}"
     );
 }

@@ -13,7 +13,7 @@ pub struct PrometheusApi {
 impl PrometheusApi {
     pub fn new(base: &str) -> PrometheusApi {
         let client =
-            sentinel::adapters::tls::http_client().expect("an HTTP client").timeout(Duration::from_secs(10)).build().expect("client");
+            sentinel_adapters::tls::http_client().expect("an HTTP client").timeout(Duration::from_secs(10)).build().expect("client");
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         PrometheusApi { base: base.trim_end_matches('/').to_string(), client, runtime }
     }

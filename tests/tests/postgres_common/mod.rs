@@ -3,9 +3,9 @@
 //! records a tick writes.
 
 use capacity_tests::servers::postgres::Postgres;
-use sentinel::adapters::postgres::{PostgresStore, connect};
-use sentinel::ports::StoreError;
-use sentinel::ports::memory::{PolicyRef, TickCommit, TickRecord};
+use sentinel_adapters::postgres::{PostgresStore, connect};
+use sentinel_core::ports::StoreError;
+use sentinel_core::ports::memory::{PolicyRef, TickCommit, TickRecord};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 use vocabulary::{

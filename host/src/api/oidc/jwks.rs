@@ -6,8 +6,8 @@
 //! background): a hanging issuer delays only the tokens that name a key not yet held.
 
 use crate::config::oidc::{JwksSource, OidcConfig};
-use crate::error_chain::chain;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
+use sentinel_core::error_chain::chain;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,7 +51,7 @@ struct Cached {
 
 impl KeySet {
     pub fn new(config: &OidcConfig) -> Result<KeySet, String> {
-        let client = crate::adapters::tls::http_client()?
+        let client = sentinel_adapters::tls::http_client()?
             .connect_timeout(config.timeout)
             .timeout(config.timeout)
             .redirect(reqwest::redirect::Policy::none())
@@ -156,7 +156,7 @@ impl Inner {
                 (name, bytes)
             }
             JwksSource::Url(url) => {
-                let name = crate::redact::redact(url.as_str());
+                let name = sentinel_core::redact::redact(url.as_str());
                 let failed = |message: String| JwksError::Fetch { url: name.clone(), message };
                 let mut response = self.client.get(url.clone()).send().await.map_err(|e| failed(chain(&e.without_url())))?;
                 if !response.status().is_success() {

@@ -5,12 +5,12 @@
 use crate::api::ApiState;
 use crate::api::model::{Health, Readiness};
 use crate::api::problem::Problem;
-use crate::pin_service::PinServiceError;
-use crate::ports::StoreError;
 use axum::Json;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use sentinel_core::pin_service::PinServiceError;
+use sentinel_core::ports::StoreError;
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 

@@ -8,10 +8,10 @@ use crate::api::auth::Caller;
 use crate::api::model::StateView;
 use crate::api::problem::Problem;
 use crate::config::api::ApiRole;
-use crate::instants::format_rfc3339;
-use crate::policy::invariants::worst_latency_ratio;
 use axum::Json;
 use axum::extract::State;
+use sentinel_core::instants::format_rfc3339;
+use sentinel_core::policy::invariants::worst_latency_ratio;
 use serde::Serialize;
 use utoipa::ToSchema;
 use vocabulary::{LevelThresholds, Signal, Thresholds};
@@ -106,7 +106,7 @@ pub async fn get_overview(_caller: Caller, State(s): State<ApiState>) -> Result<
         Signal::Failed(_) => None,
     });
     let reading_failed = newest.as_ref().and_then(|(_, r)| match &r.signal {
-        Signal::Failed(why) => Some(crate::user_text::escape(why).into_owned()),
+        Signal::Failed(why) => Some(sentinel_core::user_text::escape(why).into_owned()),
         Signal::Reading(_) => None,
     });
     let active = ActiveView { name: identity.name, version: identity.version, digest: identity.digest, kind: identity.kind.into() };
@@ -114,7 +114,7 @@ pub async fn get_overview(_caller: Caller, State(s): State<ApiState>) -> Result<
     Ok(Json(Overview {
         now: format_rfc3339((s.clock)()),
         explanation: newest.as_ref().map(|(_, r)| r.decision.explanation.clone()),
-        state: newest.map(|(sequence, record)| crate::tick::recorded_document(sequence, &record).into()),
+        state: newest.map(|(sequence, record)| sentinel_core::tick::recorded_document(sequence, &record).into()),
         reading_failed,
         readings: readings(reading.as_ref(), &thresholds),
         policies,

@@ -10,12 +10,12 @@ use crate::api::body::JsonBody;
 use crate::api::model::{AuditEntry, PinBody, PinStatus};
 use crate::api::problem::Problem;
 use crate::api::refusals::{PER_MINUTE, Verdict};
-use crate::instants::{format_rfc3339, parse_rfc3339};
-use crate::pin_service::PinServiceError;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use sentinel_core::instants::{format_rfc3339, parse_rfc3339};
+use sentinel_core::pin_service::PinServiceError;
 use vocabulary::PinRequest;
 
 /// The stored pin.

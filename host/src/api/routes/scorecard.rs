@@ -9,11 +9,11 @@
 use crate::api::ApiState;
 use crate::api::auth::Caller;
 use crate::api::scorecard_cache::{Answer, ScoreInputs};
-use crate::instants::format_rfc3339;
-use crate::replay::compare::Summary;
-use crate::replay::shadow_score::Evidence;
 use axum::Json;
 use axum::extract::State;
+use sentinel_core::instants::format_rfc3339;
+use sentinel_core::replay::compare::Summary;
+use sentinel_core::replay::shadow_score::Evidence;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -30,5 +30,5 @@ pub async fn get_state(_caller: Caller, State(s): State<ApiState>) -> Result<Jso
     let Some((sequence, record)) = newest.into_iter().next() else {
         return Err(Problem::not_found("no tick has run yet, so nothing was published"));
     };
-    Ok(Json(crate::tick::recorded_document(sequence, &record).into()))
+    Ok(Json(sentinel_core::tick::recorded_document(sequence, &record).into()))
 }

@@ -1,5 +1,5 @@
 //! `GET /v1/timeline.svg?hours=24&zone=Europe/Berlin&width=1200`: the last hours as the A/B
-//! report draws a trace (the same renderer, `crate::replay::svg`), fed from the store's tick
+//! report draws a trace (the same renderer, `sentinel_core::replay::svg`), fed from the store's tick
 //! records: the state band, the readings against the active policy's CPU thresholds, pins
 //! shaded, failed reads marked; with a version in shadow, its band from its log beside the
 //! active's and where it would protect more or less; its times on the reader's wall clock,
@@ -8,14 +8,14 @@
 use crate::api::ApiState;
 use crate::api::auth::Caller;
 use crate::api::problem::Problem;
-use crate::policy::invariants::worst_latency_ratio;
-use crate::ports::memory::TickRecord;
-use crate::replay::svg::{Frame, Zone, timeline_svg};
-use crate::replay::timeline::{Point, Timeline};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use sentinel_core::policy::invariants::worst_latency_ratio;
+use sentinel_core::ports::memory::TickRecord;
+use sentinel_core::replay::svg::{Frame, Zone, timeline_svg};
+use sentinel_core::replay::timeline::{Point, Timeline};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use vocabulary::Signal;
@@ -87,9 +87,9 @@ pub async fn get_timeline(
     let (label, digest) = (format!("policy {}", identity.version), identity.digest);
     // A version in shadow is drawn beside the active one, from its own log.
     let shadow = s.policies.as_ref().and_then(|p| Some((p.state_dir.clone(), p.dir.clone(), p.shadow.clone()?)));
-    let shadow_length = shadow
-        .as_ref()
-        .map_or(0, |(dir, _, version)| std::fs::metadata(crate::policy::lifecycle::shadow::log_path(dir, version)).map_or(0, |m| m.len()));
+    let shadow_length = shadow.as_ref().map_or(0, |(dir, _, version)| {
+        std::fs::metadata(sentinel_core::policy::lifecycle::shadow::log_path(dir, version)).map_or(0, |m| m.len())
+    });
     // The same drawing until a tick is recorded, the minute turns or the policy changes.
     let newest = s.memory.recent_ticks(1).await?.first().map(|(sequence, _)| *sequence);
     let key = TimelineKey {
@@ -117,7 +117,7 @@ pub async fn get_timeline(
             Some((shadowed, dir, version)) => {
                 let labels = [label, format!("shadow {version}")];
                 // Its boundaries as its manifest declares them; none declared: the active's alone.
-                match crate::policy::lifecycle::manifest::find(&dir, &version).ok().and_then(|e| e.manifest.thresholds) {
+                match sentinel_core::policy::lifecycle::manifest::find(&dir, &version).ok().and_then(|e| e.manifest.thresholds) {
                     Some(theirs) => timeline_svg(&frame, &labels, &[&timeline, &shadowed], &[&thresholds, &theirs]),
                     None => timeline_svg(&frame, &labels, &[&timeline, &shadowed], &[&thresholds]),
                 }
@@ -155,7 +155,7 @@ struct TimelineKey {
 /// the window. Its readings are the active's: only its band is drawn, and before its first line
 /// none.
 fn shadow_timeline(state_dir: &std::path::Path, version: &str, since: i64, records: &[(u64, TickRecord)]) -> Option<Timeline> {
-    let lines = match crate::policy::lifecycle::shadow::lines(state_dir, version) {
+    let lines = match sentinel_core::policy::lifecycle::shadow::lines(state_dir, version) {
         Ok(lines) => lines,
         Err(e) => {
             tracing::warn!("the console's timeline draws no band for shadow {version}: {e}");
@@ -166,7 +166,7 @@ fn shadow_timeline(state_dir: &std::path::Path, version: &str, since: i64, recor
     let mut points: Vec<Point> = lines
         .iter()
         .filter_map(|l| {
-            let at = crate::instants::parse_rfc3339(&l.at).ok().filter(|at| *at >= since)?;
+            let at = sentinel_core::instants::parse_rfc3339(&l.at).ok().filter(|at| *at >= since)?;
             let state = vocabulary::ProtectionState::parse(&l.shadow_state)?.rank();
             Some(Point {
                 at,

@@ -1,10 +1,10 @@
 //! The policy versions the console lists, and the views of them the API answers with: with a
-//! `[policies]` directory, the policy catalog ([`crate::policy::lifecycle::catalog`], which
+//! `[policies]` directory, the policy catalog ([`sentinel_core::policy::lifecycle::catalog`], which
 //! `sentinel policy list` shows too) with the running version as the active one; without one,
 //! the embedded default alone.
 
 use crate::config::policies::PoliciesConfig;
-use crate::policy::lifecycle::{catalog, manifest, state::PolicyState};
+use sentinel_core::policy::lifecycle::{catalog, manifest, state::PolicyState};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -101,7 +101,7 @@ mod tests {
         }
         let text = "[policies]\ndir = \"policies\"\nallow_unsigned = true\nshadow = \"2.0.0\"\nstate_dir = \"private\"\n";
         let config = crate::config::Config::parse(text, &dir.path().join("sentinel.toml")).unwrap().policies.unwrap();
-        crate::policy::lifecycle::state::update(&config.state_dir, |s| {
+        sentinel_core::policy::lifecycle::state::update(&config.state_dir, |s| {
             s.unhealthy.insert("1.1.0".into(), "trapped at runtime".into());
         })
         .unwrap();

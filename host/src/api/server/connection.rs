@@ -53,7 +53,7 @@ pub(super) fn spawn(
                 Err(e) => tracing::debug!(%peer, "connection closed: {e}"),
             },
             () = idle_for(idle_rx, idle_timeout) => {
-                tracing::debug!(%peer, "closing a connection idle for {}", crate::shown_duration::duration(idle_timeout));
+                tracing::debug!(%peer, "closing a connection idle for {}", sentinel_core::shown_duration::duration(idle_timeout));
             }
         }
     });

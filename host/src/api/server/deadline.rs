@@ -13,7 +13,7 @@ use tokio::time::Sleep;
 #[derive(Debug, thiserror::Error)]
 #[error(
     "the request body did not arrive within {} of its header (api.request_body_timeout); send the whole body at once",
-    crate::shown_duration::duration(*.0)
+    sentinel_core::shown_duration::duration(*.0)
 )]
 pub struct BodyTimeout(pub Duration);
 

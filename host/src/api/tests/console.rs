@@ -92,7 +92,7 @@ async fn the_overview_shows_the_last_decision_and_reading_against_the_policy() {
     let o = h.call(get("/v1/overview", Some(VIEWER))).await.ok_json(StatusCode::OK);
     let state = h.call(get("/v1/state", Some(VIEWER))).await.ok_json(StatusCode::OK);
     assert_eq!(o["state"], state, "the same document as /v1/state");
-    let records = crate::ports::memory::MemoryStore::recent_ticks(h.store.as_ref(), 1).await.unwrap();
+    let records = sentinel_core::ports::memory::MemoryStore::recent_ticks(h.store.as_ref(), 1).await.unwrap();
     assert_eq!(o["explanation"], records[0].1.decision.explanation);
     assert!(!o["explanation"].as_str().unwrap().is_empty());
     assert_eq!(o["reading_failed"], Value::Null);
@@ -217,7 +217,7 @@ async fn every_refused_attempt_by_a_known_caller_is_audited_and_an_unknown_one_i
     h.call(put_json("/v1/pin", Some(STAFF), &h.pin_body(&long, "r", 60))).await.problem(StatusCode::UNPROCESSABLE_ENTITY);
     let audit = h.call(get("/v1/pin/audit", Some(STAFF))).await.ok_json(StatusCode::OK);
     let refusal = newest_audit(&audit)["refusal"].as_str().unwrap().to_string();
-    assert!(!refusal.contains('\n') && refusal.chars().count() <= crate::ports::pins::REFUSAL_MAX_CHARS, "{refusal}");
+    assert!(!refusal.contains('\n') && refusal.chars().count() <= sentinel_core::ports::pins::REFUSAL_MAX_CHARS, "{refusal}");
     assert!(refusal.starts_with("set a pin to bogus\\n") && refusal.ends_with('…'), "{refusal}");
 }
 

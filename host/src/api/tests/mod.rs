@@ -11,15 +11,15 @@ mod pin;
 mod state;
 
 use super::{ApiState, router};
-use crate::adapters::sqlite::SqliteStore;
 use crate::config::api::{ApiRole, ApiToken};
-use crate::instants::{format_rfc3339, parse_rfc3339};
-use crate::policy::active::SharedPolicy;
-use crate::policy::{ComponentPolicy, Limits, Runtime};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
+use sentinel_adapters::sqlite::SqliteStore;
+use sentinel_core::instants::{format_rfc3339, parse_rfc3339};
+use sentinel_core::policy::active::SharedPolicy;
+use sentinel_core::policy::{ComponentPolicy, Limits, Runtime};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -113,7 +113,7 @@ impl Harness {
 
     /// The stored pin, straight from the store.
     pub async fn stored_pin(&self) -> Option<vocabulary::Pin> {
-        crate::ports::pins::PinStore::current_pin(self.store.as_ref()).await.unwrap()
+        sentinel_core::ports::pins::PinStore::current_pin(self.store.as_ref()).await.unwrap()
     }
 }
 

@@ -1,9 +1,9 @@
 //! Probes, metrics, the OpenAPI document, unknown paths and methods, and a store that is down.
 
 use super::*;
-use crate::ports::StoreError;
-use crate::ports::memory::{ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
-use crate::ports::pins::{AuditRecord, PinStore};
+use sentinel_core::ports::StoreError;
+use sentinel_core::ports::memory::{ChannelOutcome, Committed, MemoryStore, TickCommit, TickRecord};
+use sentinel_core::ports::pins::{AuditRecord, PinStore};
 use vocabulary::Pin;
 
 #[tokio::test]

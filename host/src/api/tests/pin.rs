@@ -205,7 +205,7 @@ async fn a_body_over_16_kib_is_413() {
 async fn a_pin_set_through_the_api_is_the_one_the_cli_service_sees() {
     let h = Harness::new();
     h.set_pin("emergency", "incident 4411", 3600).await.ok_json(StatusCode::OK);
-    let service = crate::pin_service::PinService::new(h.store.clone(), policy());
+    let service = sentinel_core::pin_service::PinService::new(h.store.clone(), policy());
     let pin = service.show().await.unwrap().unwrap();
     assert_eq!((pin.state, pin.actor.as_str()), (ProtectionState::Emergency, "alice"));
     let cleared = service.clear("bob (cli)", h.now()).await.unwrap().unwrap();

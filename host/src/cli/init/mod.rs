@@ -57,7 +57,7 @@ fn new_folder<T>(dir: &Path, fill: impl FnOnce(&Path) -> anyhow::Result<T>) -> a
             );
         }
     }
-    let parent = crate::plain_files::folder_of(dir).to_path_buf();
+    let parent = sentinel_core::plain_files::folder_of(dir).to_path_buf();
     create_parent(&parent).with_context(|| format!("creating {}", parent.display()))?;
     let work = tempfile::Builder::new()
         .prefix(".sentinel-init-")

@@ -149,7 +149,7 @@ mod tests {
         // What is the sentinel's own: its retired and waived versions, its generated bursts.
         let own: toml::Table = own.into_iter().filter(|(k, _)| !matches!(k.as_str(), "retire" | "waive" | "flap_safety_traces")).collect();
         assert_eq!(written, own, "policy_repo/gate.toml and policies/gate.toml differ in a limit");
-        crate::replay::gate::Gate::parse("gate.toml", include_str!("policy_repo/gate.toml")).unwrap();
+        sentinel_core::replay::gate::Gate::parse("gate.toml", include_str!("policy_repo/gate.toml")).unwrap();
     }
 
     #[test]

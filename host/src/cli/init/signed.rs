@@ -4,10 +4,10 @@
 //! config that uses them, into a new folder, all or nothing.
 
 use crate::config::Config;
-use crate::policy::embedded;
-use crate::policy::lifecycle::{manifest, signing};
-use crate::redact::redact;
 use anyhow::Context;
+use sentinel_core::policy::embedded;
+use sentinel_core::policy::lifecycle::{manifest, signing};
+use sentinel_core::redact::redact;
 use std::path::Path;
 use std::process::ExitCode;
 

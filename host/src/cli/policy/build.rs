@@ -1,12 +1,12 @@
 //! `sentinel policy build POLICY_DIR -o OUT_DIR` (docs/behaviour.md §11.11): a version's
 //! component and manifest from its `policy.toml`, with the installed binary alone. The file is
 //! read and checked as `cargo policies` reads and checks it; the component is the built-in
-//! template with the file's numbers ([`crate::policy::template::build_into`]), loaded and asked to
+//! template with the file's numbers ([`sentinel_core::policy::template::build_into`]), loaded and asked to
 //! describe itself before it is written, so what lands in OUT_DIR is proven to carry the file's
 //! numbers.
 
-use crate::policy::template;
 use anyhow::Context;
+use sentinel_core::policy::template;
 use std::path::{Path, PathBuf};
 use vocabulary::PolicyDescription;
 

@@ -3,11 +3,11 @@
 
 use super::{block_on, policies};
 use crate::config::Config;
-use crate::policy::Runtime;
-use crate::policy::lifecycle::{self, catalog, manifest, shadow, signing, state::PolicyState};
-use crate::replay::shadow_score::ShadowPeriod;
-use crate::trace::write_event;
 use anyhow::Context;
+use sentinel_core::policy::Runtime;
+use sentinel_core::policy::lifecycle::{self, catalog, manifest, shadow, signing, state::PolicyState};
+use sentinel_core::replay::shadow_score::ShadowPeriod;
+use sentinel_core::trace::write_event;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -272,7 +272,7 @@ pub fn shadow_report(config: &Path, version: Option<&str>, gate: Option<&Path>, 
 pub fn export_trace(config: &Path, since: std::time::Duration, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let (_, records) = crate::cli::replay::recorded_ticks(config, since)?;
     let mut text = String::new();
-    for event in crate::trace::recorded::events(&records) {
+    for event in sentinel_core::trace::recorded::events(&records) {
         text.push_str(&write_event(&event));
         text.push('\n');
     }

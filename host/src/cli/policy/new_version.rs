@@ -5,9 +5,9 @@
 //! default (1.0.0).
 
 use super::build::read_policy;
-use crate::policy::{Limits, Runtime, embedded};
 use crate::tune::write::policy_toml;
 use anyhow::Context;
+use sentinel_core::policy::{Limits, Runtime, embedded};
 use std::path::{Path, PathBuf};
 use vocabulary::PolicyDescription;
 

@@ -8,10 +8,10 @@
 use super::shadow_evidence::evidence;
 use crate::config::Config;
 use crate::config::policies::Selection;
-use crate::instants::format_rfc3339;
-use crate::policy::lifecycle::state::PolicyState;
-use crate::replay::shadow_score::ShadowPeriod;
 use anyhow::Context;
+use sentinel_core::instants::format_rfc3339;
+use sentinel_core::policy::lifecycle::state::PolicyState;
+use sentinel_core::replay::shadow_score::ShadowPeriod;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -80,8 +80,8 @@ pub fn promote(config: &Path, args: PromoteArgs<'_>) -> anyhow::Result<ExitCode>
             "error: {version} is not promoted: its shadow period is {} ticks ({}), shorter than --min-period {}; let it run in \
              shadow longer (or give a shorter --min-period)",
             evidence.ticks,
-            crate::shown_duration::duration(period),
-            crate::shown_duration::duration(min_period)
+            sentinel_core::shown_duration::duration(period),
+            sentinel_core::shown_duration::duration(min_period)
         );
         return Ok(ExitCode::from(1));
     }
@@ -102,7 +102,7 @@ pub fn promote(config: &Path, args: PromoteArgs<'_>) -> anyhow::Result<ExitCode>
         return Ok(code);
     }
     let record = Promotion {
-        at: format_rfc3339(crate::clock::now_seconds()),
+        at: format_rfc3339(sentinel_core::clock::now_seconds()),
         version,
         replaced: &evidence.active_version,
         gate: gate.display().to_string(),
@@ -114,7 +114,7 @@ pub fn promote(config: &Path, args: PromoteArgs<'_>) -> anyhow::Result<ExitCode>
     };
     let path = p.state_dir.join(PROMOTIONS_FILE);
     let line = serde_json::to_string(&record)? + "\n";
-    crate::plain_files::open_append(&path)
+    sentinel_core::plain_files::open_append(&path)
         .and_then(|mut f| f.write_all(line.as_bytes()))
         .with_context(|| format!("{version} is active, but recording the promotion in {} failed", path.display()))?;
     if passed {

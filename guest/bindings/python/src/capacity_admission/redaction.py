@@ -1,5 +1,5 @@
 """The one masking of connection strings in this package, the rule the sentinel's own
-(host/src/redact.rs) follows, step for step: every URL or DSN a log line or an error shows goes
+(crates/core/src/redact.rs) follows, step for step: every URL or DSN a log line or an error shows goes
 through `redact`, and an error a client library raised about a connection string through
 `scrub`. The cases all three must agree on are one table, tests/vectors/redaction.json.
 

@@ -1,0 +1,109 @@
+//! Policies: the active decision logic, either a WebAssembly component (what ships) or the
+//! native modules of the same rules (for comparison and benchmarks). Both answer through
+//! [`Policy`], in the generated WIT types.
+
+pub mod active;
+mod component;
+pub mod contract;
+pub mod embedded;
+mod error;
+mod inspect;
+/// The protection invariants, checked from a policy's outputs: their own crate (`crates/invariants`).
+pub use ::invariants;
+pub mod lifecycle;
+mod native;
+mod runtime;
+pub mod settings;
+pub mod source;
+pub mod template;
+
+pub use component::ComponentPolicy;
+pub use error::PolicyError;
+pub use inspect::{ComponentInfo, inspect_component};
+pub use native::NativePolicy;
+pub use runtime::{Limits, Runtime};
+
+use std::sync::Arc;
+use vocabulary::{
+    AdmissionPlan, AdmissionRequest, AdmissionResult, ApiBaseline, ApiSamples, Decision, DecisionInput, Instant, Pin, PinError, PinRequest,
+    PlanRequest, PolicyDescription, ReplayChunk, SessionStart, TraceEvent,
+};
+
+/// The one loaded policy the tick, the pin service and the API share; the lifecycle's hot swap
+/// replaces what is inside. Cheap to clone: clones share the policy.
+#[derive(Clone)]
+pub struct SharedPolicy(Arc<std::sync::Mutex<Box<dyn Policy>>>);
+
+impl SharedPolicy {
+    pub fn new(policy: Box<dyn Policy>) -> SharedPolicy {
+        SharedPolicy(Arc::new(std::sync::Mutex::new(policy)))
+    }
+
+    /// The policy, locked: the one way to take the lock. A lock poisoned by a panic during
+    /// another call is taken anyway: the box still holds a whole policy (a component instance
+    /// that trapped is discarded by the call that trapped, and every call checks its own
+    /// answer), and refusing it would stop every later tick, pin and probe of the process. The
+    /// next call through it says whether the policy still answers.
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn Policy>> {
+        self.0.lock().unwrap_or_else(|poisoned| {
+            tracing::warn!("the policy lock was poisoned by a panic during an earlier call; taking it anyway");
+            poisoned.into_inner()
+        })
+    }
+}
+
+/// Which policy answered: every decision names version and digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyIdentity {
+    /// Short name for reports and replay lines (the version unless given as `LABEL=PATH`).
+    pub label: String,
+    pub name: String,
+    pub version: String,
+    /// sha256 of the component file, or of the policy.toml for native modules.
+    pub digest: String,
+    /// `component` or `native`.
+    pub kind: &'static str,
+}
+
+/// One loaded policy version. Calls take `&mut self`: a component keeps one long-lived
+/// instance and replaces it after a trap.
+pub trait Policy: Send {
+    fn identity(&self) -> &PolicyIdentity;
+    fn describe(&mut self) -> Result<PolicyDescription, PolicyError>;
+    fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError>;
+    fn compute_baselines(&mut self, hour: Instant, samples: &[ApiSamples]) -> Result<Vec<ApiBaseline>, PolicyError>;
+    /// The outer error is the policy failing; the inner one the pin refused.
+    fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError>;
+    fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError>;
+    fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError>;
+    /// Whether [`Policy::batch_session`] runs inside the policy (native rules, and components of
+    /// contract 3.1.0 on); otherwise replay calls `decide` tick by tick.
+    fn replays_in_batch(&self) -> bool {
+        false
+    }
+    /// A batch replay session from `start` (docs/behaviour.md §10.2). Only called when
+    /// [`Policy::replays_in_batch`].
+    fn batch_session(&mut self, start: SessionStart) -> Result<Box<dyn ReplaySession + '_>, PolicyError> {
+        let _ = start;
+        Err(PolicyError::NoBatchReplay { policy: self.identity().label.clone() })
+    }
+}
+
+/// One replay in progress inside a policy: events go in by the chunk, in trace order, and each
+/// tick's outcome comes back with the baselines learnt on the way.
+pub trait ReplaySession: Send {
+    fn feed(&mut self, events: &[TraceEvent]) -> Result<ReplayChunk, PolicyError>;
+}
+
+/// Opens a policy from `[LABEL=]PATH`: a `.wasm` file is loaded as a component; a
+/// `policy.toml` (or a folder holding one) runs the native modules with those thresholds.
+pub fn open(spec: &str, runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>, PolicyError> {
+    let (label, path) = source::split_spec(spec);
+    let policy: Box<dyn Policy> = if path.extension().is_some_and(|e| e == "wasm") {
+        Box::new(ComponentPolicy::load(runtime, path, label)?)
+    } else {
+        let toml = if path.is_dir() { path.join("policy.toml") } else { path.to_path_buf() };
+        Box::new(NativePolicy::load(&toml, label)?)
+    };
+    Ok(policy)
+}
