@@ -6,7 +6,7 @@
 //! the `policy-data` feature it also writes the file's numbers as the template's policy data
 //! region (`src/policy_data.rs`), which the template component reads instead.
 
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the build script writes the policy data region; reading it is the template's")]
 #[path = "src/policy_data.rs"]
 mod policy_data;
 

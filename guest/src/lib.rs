@@ -26,12 +26,12 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The policy version this build carries, baked in by `build.rs` from `CAPACITY_POLICY`.
 pub mod embedded {
     // FlapDamping: named only when the version has damping.
-    #[allow(unused_imports)]
+    #[allow(unused_imports, reason = "the generated policy names FlapDamping only when the version has damping")]
     use vocabulary::{Factors, FlapDamping, LevelThresholds, StateFactors, Thresholds};
     include!(concat!(env!("OUT_DIR"), "/embedded_policy.rs"));
 }
 
 // The generated ABI glue is the only unsafe code in the guest.
 #[cfg(target_arch = "wasm32")]
-#[allow(unsafe_code)]
+#[allow(unsafe_code, reason = "the generated ABI glue is the guest's only unsafe code")]
 mod export;

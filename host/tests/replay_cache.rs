@@ -116,7 +116,7 @@ fn the_embedded_default_and_a_single_policy_file_are_compiled_once_then_loaded_p
     };
     const COMPILING: &str = "compiling the policy component";
 
-    let embedded = Path::new(env!("CARGO_MANIFEST_DIR")).join("embedded/capacity-policy-1.0.0.wasm");
+    let embedded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/core/embedded/capacity-policy-1.0.0.wasm");
     let first = run(&["check"]);
     assert!(first.contains(COMPILING) && first.contains("embedded:capacity-policy-1.0.0.wasm"), "a cold compile says so:\n{first}");
     artifact_of(&cache, &embedded);

@@ -2,7 +2,6 @@
 //! lease. One server for the file (started when the first test needs it, stopped when the last
 //! one in flight is done); each test uses keys of its own, so tests in parallel do not meet.
 
-#[allow(dead_code)]
 use crate::postgres_common;
 
 use capacity_tests::servers::free_port;

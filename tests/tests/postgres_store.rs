@@ -5,7 +5,6 @@
 //! Longer than 400 lines: the SQLite store's semantics replayed on PostgreSQL one test per
 //! rule, beside the server faults, against one server per test binary.
 
-#[allow(dead_code)]
 use crate::postgres_common;
 
 use capacity_tests::servers::free_port;

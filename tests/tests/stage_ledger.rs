@@ -1,7 +1,6 @@
 //! The stage records' write-ahead protocol (tests/src/stage_ledger.rs) against the SQLite store
 //! and a real PostgreSQL server, and the upgrade of a store whose stage status predates it.
 
-#[allow(dead_code)]
 use crate::postgres_common;
 
 use capacity_tests::stage_ledger::write_ahead_protocol;

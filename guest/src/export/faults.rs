@@ -2,7 +2,7 @@
 //! `fault-*` features (the builder enables them for fixtures under `tests/policies/` alone).
 //! Without those features this is a no-op the optimiser removes.
 
-#[allow(unused_variables)]
+#[allow(unused_variables, reason = "the input is read by the fault-* features only")]
 pub fn before_decide(input: &vocabulary::DecisionInput) {
     #[cfg(feature = "fault-loop")]
     {

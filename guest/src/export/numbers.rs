@@ -43,7 +43,7 @@ mod data {
             // template's first numbers into the code. The region's address is read volatile,
             // so the optimiser cannot know which bytes it points to (a volatile read of the
             // array itself was compiled as 4,096 single-byte copies: 86 KB of code).
-            #[allow(unsafe_code)]
+            #[allow(unsafe_code, reason = "the one read of the template's policy data region, argued below")]
             // SAFETY: the address read is that of POLICY_DATA, an initialized static that is
             // never written: the reference is valid and shared for the program's life.
             let region: &[u8; REGION_LEN] = unsafe { &*core::ptr::read_volatile(&(&raw const POLICY_DATA)) };

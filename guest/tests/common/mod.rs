@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: readings of a given level, memories in a given
 //! state, and a small simulator that runs minute ticks and threads the memory from one decision
 //! into the next.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test binary uses part of the shared helpers")]
 
 use capacity_guest::decide::decide;
 use capacity_guest::embedded::THRESHOLDS;

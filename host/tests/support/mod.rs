@@ -1,7 +1,7 @@
 //! Shared helpers for the process-level tests: a temp dir per test with its own config, trace,
 //! SQLite store and file publishers, and runs of the built `sentinel` binary against them.
 //! Each test binary uses a different part of this module.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test file uses a different part of the shared helpers")]
 
 use sentinel_core::instants::{format_rfc3339, parse_rfc3339};
 use serde_json::Value;

@@ -25,7 +25,9 @@ pub struct Gathered {
     pub notes: Vec<String>,
 }
 
-async fn within<T, E: std::fmt::Display>(limit: Duration, what: &str, f: impl Future<Output = Result<T, E>>) -> Result<T, String> {
+/// A read through a port, given up after `limit` (the tick's read timeout); its error as text,
+/// naming `what` was read when it timed out.
+async fn read_within<T, E: std::fmt::Display>(limit: Duration, what: &str, f: impl Future<Output = Result<T, E>>) -> Result<T, String> {
     match tokio::time::timeout(limit, f).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(e.to_string()),
@@ -37,11 +39,11 @@ async fn within<T, E: std::fmt::Display>(limit: Duration, what: &str, f: impl Fu
 /// hour's baselines.
 pub async fn gather(p: &Ports, policy: &ActivePolicy, limit: Duration, now: Instant) -> Gathered {
     let (memory, stages, pin, reading, baselines) = tokio::join!(
-        within(limit, "reading memory", p.memory.load_memory()),
-        within(limit, "reading the stage records", p.stage_ledger.stage_records()),
-        within(limit, "reading the pin", p.pins.current_pin()),
-        within(limit, "reading metrics", p.metrics.read(now)),
-        within(limit, "reading baselines", p.baselines.latest_baselines()),
+        read_within(limit, "reading memory", p.memory.load_memory()),
+        read_within(limit, "reading the stage records", p.stage_ledger.stage_records()),
+        read_within(limit, "reading the pin", p.pins.current_pin()),
+        read_within(limit, "reading metrics", p.metrics.read(now)),
+        read_within(limit, "reading baselines", p.baselines.latest_baselines()),
     );
     let mut notes = Vec::new();
     let memory = memory.unwrap_or_else(|e| {
@@ -94,7 +96,7 @@ async fn baselines_for(
             return Vec::new();
         }
     }
-    let samples = match within(limit, "reading latency samples", store.samples_since(hour - 24 * HOUR)).await {
+    let samples = match read_within(limit, "reading latency samples", store.samples_since(hour - 24 * HOUR)).await {
         Ok(samples) => samples,
         Err(e) => {
             notes.push(format!("latency samples unreadable, latency not assessed: {e}"));
@@ -107,7 +109,7 @@ async fn baselines_for(
     };
     match computed {
         Ok(baselines) => {
-            if let Err(e) = within(limit, "saving baselines", store.save_baselines(hour, &baselines, hour - 24 * HOUR)).await {
+            if let Err(e) = read_within(limit, "saving baselines", store.save_baselines(hour, &baselines, hour - 24 * HOUR)).await {
                 notes.push(format!("could not save this hour's baselines (recomputed next tick): {e}"));
             }
             baselines

@@ -111,7 +111,7 @@ impl Partial {
 
     /// The earlier run's file, cut after its last whole line, and the step after that line;
     /// `None` when there is none; why it cannot be used otherwise, with what it records.
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::type_complexity, reason = "a private helper's two outcomes, each used once by its caller")]
     fn resume(
         partial: &Path,
         state: &Path,
