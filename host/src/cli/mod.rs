@@ -103,11 +103,41 @@ fn log_filter(rust_log: Option<&str>, default: &str) -> tracing_subscriber::filt
     let fallback = || default.parse().expect("the default log filter parses");
     match rust_log.map(str::trim) {
         None | Some("") => fallback(),
-        Some(text) => text.parse().unwrap_or_else(|e| {
-            eprintln!("RUST_LOG={text:?} is not a log filter ({e}); logging at {default:?}. Use `target=level` directives, for example RUST_LOG=capacity_sentinel=debug,info");
-            fallback()
-        }),
+        Some(text) => match text.parse() {
+            Ok(filter) => with_moved_targets(filter),
+            Err(e) => {
+                eprintln!(
+                    "RUST_LOG={text:?} is not a log filter ({e}); logging at {default:?}. Use `target=level` directives, for example RUST_LOG=capacity_sentinel=debug,info"
+                );
+                fallback()
+            }
+        },
     }
+}
+
+/// The sentinel's logs come from three crates: `capacity_sentinel` (the binary's commands, API
+/// and setup), `sentinel_core` (the tick, the policy lifecycle, replay) and `sentinel_adapters`.
+/// Before they were split, every log's target began `capacity_sentinel`, and operators' filters
+/// say so: a directive for `capacity_sentinel` also applies to the two others, and one for
+/// `capacity_sentinel::tick` (`::adapters::redis_publisher`) to `sentinel_core::tick`
+/// (`sentinel_adapters::redis_publisher`), unless the filter names those itself.
+fn with_moved_targets(filter: tracing_subscriber::filter::Targets) -> tracing_subscriber::filter::Targets {
+    let named: Vec<(String, tracing::level_filters::LevelFilter)> = filter.iter().map(|(t, l)| (t.to_string(), l)).collect();
+    let mut moved = Vec::new();
+    for (target, level) in &named {
+        let Some(rest) = target.strip_prefix("capacity_sentinel") else { continue };
+        let now = match rest.strip_prefix("::") {
+            None if rest.is_empty() => vec!["sentinel_core".to_string(), "sentinel_adapters".to_string()],
+            Some("adapters") => vec!["sentinel_adapters".to_string()],
+            Some(inner) => match inner.strip_prefix("adapters::") {
+                Some(adapter) => vec![format!("sentinel_adapters::{adapter}")],
+                None => vec![format!("sentinel_core::{inner}")],
+            },
+            None => continue, // another crate whose name begins the same way
+        };
+        moved.extend(now.into_iter().filter(|t| !named.iter().any(|(n, _)| n == t)).map(|t| (t, *level)));
+    }
+    filter.with_targets(moved)
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -184,6 +214,27 @@ mod log_filter_tests {
         assert!(filter.would_enable("hyper", &Level::WARN));
         assert!(!filter.would_enable("hyper", &Level::INFO));
         assert!(!log_filter(Some("off"), "info").would_enable("capacity_sentinel", &Level::ERROR));
+    }
+
+    /// The tick, the lifecycle and the adapters log from `sentinel_core` and `sentinel_adapters`
+    /// since the crates were split; a filter written for `capacity_sentinel` still reaches them.
+    #[test]
+    fn a_filter_for_capacity_sentinel_reaches_the_core_and_the_adapters() {
+        let filter = log_filter(Some("capacity_sentinel=debug,info"), "info");
+        for target in ["capacity_sentinel::cli", "sentinel_core::tick::publish", "sentinel_adapters::redis_publisher"] {
+            assert!(filter.would_enable(target, &Level::DEBUG), "{target}");
+            assert!(!filter.would_enable(target, &Level::TRACE), "{target}");
+        }
+        let narrow = log_filter(Some("capacity_sentinel::tick=trace,capacity_sentinel::adapters::postgres=debug,warn"), "info");
+        assert!(narrow.would_enable("sentinel_core::tick::gather", &Level::TRACE));
+        assert!(narrow.would_enable("sentinel_adapters::postgres::lock", &Level::DEBUG));
+        assert!(!narrow.would_enable("sentinel_core::policy", &Level::INFO));
+        assert!(!narrow.would_enable("sentinel_adapters::sqlite", &Level::INFO));
+        // A filter that names the new targets itself is taken as written.
+        let own = log_filter(Some("capacity_sentinel=debug,sentinel_core=warn"), "info");
+        assert!(!own.would_enable("sentinel_core::tick", &Level::INFO));
+        assert!(own.would_enable("sentinel_adapters::sqlite", &Level::DEBUG));
+        assert!(!log_filter(Some("capacity_sentinel_other=debug,warn"), "info").would_enable("sentinel_core", &Level::INFO));
     }
 
     #[test]
