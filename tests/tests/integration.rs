@@ -47,6 +47,7 @@ mod gate_costs;
 mod init_signed;
 mod module_layers;
 mod non_finite;
+mod one_lock_rule;
 mod policy_build;
 mod postgres_leadership;
 mod postgres_store;

@@ -28,6 +28,7 @@ pub mod ports;
 pub mod redact;
 pub mod replay;
 pub mod shown_duration;
+pub mod sync;
 pub mod telemetry;
 pub mod tick;
 pub mod trace;

@@ -3,13 +3,13 @@
 //! it published (per channel), what failed (reads, ticks, stages), which policy decides, pins
 //! and stage throttles. `tick::observe` sets them after each tick.
 
+use crate::sync::Lock;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 
 /// A gauge of fractional values (factors, readings, timestamps).
@@ -72,7 +72,7 @@ pub struct TargetLabels {
 }
 
 pub struct Telemetry {
-    registry: Mutex<Registry>,
+    registry: Lock<Registry>,
     /// The state's rank: normal 0, constrained 1, critical 2, emergency 3.
     pub state: Gauge,
     /// 1 for the current state, 0 for the others.
@@ -131,7 +131,7 @@ pub struct Telemetry {
 impl Default for Telemetry {
     fn default() -> Telemetry {
         let t = Telemetry {
-            registry: Mutex::new(Registry::with_prefix("sentinel")),
+            registry: Lock::new("metrics registry", Registry::with_prefix("sentinel")),
             state: Gauge::default(),
             in_state: Family::default(),
             state_seconds: Gauge::default(),
@@ -178,7 +178,7 @@ impl Default for Telemetry {
 
 impl Telemetry {
     fn register_all(&self) {
-        let mut r = self.registry.lock().expect("registry lock");
+        let mut r = self.registry.lock();
         r.register("state", "Protection state rank (0 normal .. 3 emergency)", self.state.clone());
         r.register("in_state", "1 for the current protection state, 0 for the others", self.in_state.clone());
         r.register("state_seconds", "Seconds in the current state, by the sentinel's clock", self.state_seconds.clone());
@@ -233,7 +233,7 @@ impl Telemetry {
     /// Everything in the Prometheus text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let registry = self.registry.lock().expect("registry lock");
+        let registry = self.registry.lock();
         prometheus_client::encoding::text::encode(&mut out, &registry).expect("writing to a String cannot fail");
         out
     }

@@ -5,8 +5,8 @@
 //! keeps a record of the attempt without one caller growing the store or pushing the real
 //! changes off the first page.
 
+use sentinel_core::sync::Lock;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use vocabulary::Instant;
 
 /// Refusals of one caller audited per minute.
@@ -14,9 +14,15 @@ pub const PER_MINUTE: u32 = 10;
 /// Callers remembered before the stale ones are forgotten.
 const REMEMBERED: usize = 1024;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RefusalAllowance {
-    by_actor: Mutex<HashMap<String, Window>>,
+    by_actor: Lock<HashMap<String, Window>>,
+}
+
+impl Default for RefusalAllowance {
+    fn default() -> RefusalAllowance {
+        RefusalAllowance { by_actor: Lock::new("pin refusals per caller", HashMap::new()) }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +45,7 @@ pub enum Verdict {
 impl RefusalAllowance {
     pub fn take(&self, actor: &str, now: Instant) -> Verdict {
         let minute = now.div_euclid(60) * 60;
-        let mut by_actor = self.by_actor.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut by_actor = self.by_actor.lock();
         if by_actor.len() >= REMEMBERED && !by_actor.contains_key(actor) {
             by_actor.retain(|_, w| w.minute == minute);
         }
@@ -79,6 +85,6 @@ mod tests {
         for i in 0..5 * REMEMBERED {
             a.take(&format!("caller-{i}"), 1_800_000_000 + (i as i64 / REMEMBERED as i64) * 60);
         }
-        assert!(a.by_actor.lock().unwrap().len() <= REMEMBERED + 1);
+        assert!(a.by_actor.lock().len() <= REMEMBERED + 1);
     }
 }

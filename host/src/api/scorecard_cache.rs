@@ -12,7 +12,8 @@ use sentinel_core::policy::Limits;
 use sentinel_core::policy::lifecycle::shadow;
 use sentinel_core::ports::memory::MemoryStore;
 use sentinel_core::replay::shadow_score::{self, Evidence, ShadowPeriod};
-use std::sync::{Arc, Mutex, MutexGuard};
+use sentinel_core::sync::Lock;
+use std::sync::{Arc, MutexGuard};
 use vocabulary::Instant;
 
 /// The least age at which a scorecard of a grown log is scored again.
@@ -54,9 +55,14 @@ struct Inner {
     running: bool,
 }
 
-#[derive(Default)]
 pub struct ScorecardCache {
-    inner: Mutex<Inner>,
+    inner: Lock<Inner>,
+}
+
+impl Default for ScorecardCache {
+    fn default() -> ScorecardCache {
+        ScorecardCache { inner: Lock::new("shadow scorecard", Inner::default()) }
+    }
 }
 
 impl std::fmt::Debug for ScorecardCache {
@@ -67,7 +73,7 @@ impl std::fmt::Debug for ScorecardCache {
 
 impl ScorecardCache {
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.lock()
     }
 
     /// The last scorecard of `inputs.version` at once, and one scoring started when it is out

@@ -17,7 +17,8 @@
 
 use super::{advice, parse_url};
 use sentinel_core::ports::leadership::{Leadership, Lease, LockError};
-use std::sync::{Arc, Mutex, PoisonError};
+use sentinel_core::sync::Lock;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -44,11 +45,11 @@ pub struct PostgresLeadership {
 }
 
 /// Where a released lease puts its connection back.
-type Idle = Arc<Mutex<Option<Dedicated>>>;
+type Idle = Arc<Lock<Option<Dedicated>>>;
 
 /// Keeps `conn` for the next `acquire` (closing any connection kept before).
 fn keep(idle: &Idle, conn: Dedicated) {
-    let old = idle.lock().unwrap_or_else(PoisonError::into_inner).replace(conn);
+    let old = idle.lock().replace(conn);
     if let Some(old) = old {
         old.close();
     }
@@ -168,7 +169,14 @@ impl PostgresLeadership {
             Ok((config, location)) => (Ok(config), location),
             Err((location, message)) => (Err(message), location),
         };
-        PostgresLeadership { config, location, timeout, key: lock_key, lease: DEFAULT_LEASE, idle: Idle::default() }
+        PostgresLeadership {
+            config,
+            location,
+            timeout,
+            key: lock_key,
+            lease: DEFAULT_LEASE,
+            idle: Arc::new(Lock::new("idle lock connection", None)),
+        }
     }
 
     /// With a lease other than [`DEFAULT_LEASE`] (at least a second).
@@ -261,7 +269,7 @@ impl PostgresLeadership {
 impl Leadership for PostgresLeadership {
     async fn acquire(&self, wait: Option<Duration>) -> Result<Box<dyn Lease>, LockError> {
         let started = Instant::now();
-        let kept = self.idle.lock().unwrap_or_else(PoisonError::into_inner).take().filter(|c| !c.client.is_closed());
+        let kept = self.idle.lock().take().filter(|c| !c.client.is_closed());
         let mut reused = kept.is_some();
         let mut conn = match kept {
             Some(conn) => conn,

@@ -4,7 +4,7 @@
 //!
 //! The connection runs in WAL mode with `synchronous=NORMAL` and a busy timeout, so that a
 //! second process (`sentinel pin`, `sentinel status`) can read while a tick writes. rusqlite is
-//! blocking: every call runs on tokio's blocking pool over one `Arc<Mutex<Connection>>`. One
+//! blocking: every call runs on tokio's blocking pool over one `Arc<Lock<Connection>>`. One
 //! connection per store is enough: the sentinel makes a handful of short calls a minute, and
 //! the mutex also serialises this process's transactions so that they never see `SQLITE_BUSY`
 //! from each other.
@@ -23,8 +23,9 @@ pub use schema::{FIRST_SCHEMA, SCHEMA_VERSION};
 
 use rusqlite::{Connection, ErrorCode};
 use sentinel_core::ports::StoreError;
+use sentinel_core::sync::Lock;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a statement waits for another process's write lock before it fails.
@@ -40,7 +41,7 @@ struct Shared {
     path: PathBuf,
     /// The path as errors name it.
     location: String,
-    conn: Mutex<Connection>,
+    conn: Lock<Connection>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -62,7 +63,7 @@ impl SqliteStore {
         let mut conn = Connection::open(path).map_err(|e| sql_error(&location, "opening the database", e))?;
         configure(&conn).map_err(|e| sql_error(&location, "configuring the connection", e))?;
         schema::migrate(&mut conn).map_err(|fail| fail.into_store_error(&location, "migrating the schema"))?;
-        Ok(SqliteStore { shared: Arc::new(Shared { path: path.to_path_buf(), location, conn: Mutex::new(conn) }) })
+        Ok(SqliteStore { shared: Arc::new(Shared { path: path.to_path_buf(), location, conn: Lock::new("SQLite connection", conn) }) })
     }
 
     /// The schema's version of the database at `path` (`PRAGMA user_version`), read without
@@ -98,7 +99,7 @@ impl SqliteStore {
         let joined = tokio::task::spawn_blocking(move || {
             // A panic mid-transaction rolled it back when the transaction dropped; the
             // connection itself is still sound.
-            let mut conn = shared.conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut conn = shared.conn.lock();
             work(&mut conn).map_err(|fail| fail.into_store_error(&shared.location, doing))
         })
         .await;

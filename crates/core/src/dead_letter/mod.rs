@@ -7,10 +7,10 @@
 //! older one) and a new file begins. `sentinel failures` lists it.
 
 use crate::ports::memory::{ChannelOutcome, PolicyRef};
+use crate::sync::Lock;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use vocabulary::{Cause, Factors, ProtectionState};
 
 /// Past this size the file is rotated.
@@ -194,7 +194,7 @@ pub fn read(path: &Path) -> Result<Contents, DeadLetterError> {
 #[derive(Debug)]
 pub struct DeadLetters {
     path: PathBuf,
-    state: Mutex<Open>,
+    state: Lock<Open>,
 }
 
 #[derive(Debug)]
@@ -215,7 +215,7 @@ impl DeadLetters {
             tracing::warn!(file = %bad.file.display(), line = bad.line, "a dead-letter line is not a record and is skipped: {}", bad.message);
         }
         let state = Open { next_id: contents.last_id() + 1, open: contents.open() };
-        DeadLetters { path, state: Mutex::new(state) }
+        DeadLetters { path, state: Lock::new("dead letters open", state) }
     }
 
     pub fn path(&self) -> &Path {
@@ -224,12 +224,12 @@ impl DeadLetters {
 
     /// Whether failures wait for a success to end them.
     pub fn has_open(&self) -> bool {
-        !self.state.lock().expect("dead-letter lock").open.is_empty()
+        !self.state.lock().open.is_empty()
     }
 
     /// Appends a failed tick; its id is assigned here.
     pub fn record(&self, mut letter: DeadLetter) -> Result<u64, DeadLetterError> {
-        let mut state = self.state.lock().expect("dead-letter lock");
+        let mut state = self.state.lock();
         // The id is spent even when the write fails: a partly written line never shares it.
         let id = state.next_id;
         state.next_id += 1;
@@ -242,7 +242,7 @@ impl DeadLetters {
     /// After a successful tick: the open dead letters it ends (appending the recovery line),
     /// or none. On a write error they stay open, for the next success to try again.
     pub fn recover(&self, sequence: u64, minute: String, recovered_at: String) -> Result<Vec<u64>, DeadLetterError> {
-        let mut state = self.state.lock().expect("dead-letter lock");
+        let mut state = self.state.lock();
         if state.open.is_empty() {
             return Ok(Vec::new());
         }

@@ -32,23 +32,19 @@ use vocabulary::{
 /// The one loaded policy the tick, the pin service and the API share; the lifecycle's hot swap
 /// replaces what is inside. Cheap to clone: clones share the policy.
 #[derive(Clone)]
-pub struct SharedPolicy(Arc<std::sync::Mutex<Box<dyn Policy>>>);
+pub struct SharedPolicy(Arc<crate::sync::Lock<Box<dyn Policy>>>);
 
 impl SharedPolicy {
     pub fn new(policy: Box<dyn Policy>) -> SharedPolicy {
-        SharedPolicy(Arc::new(std::sync::Mutex::new(policy)))
+        SharedPolicy(Arc::new(crate::sync::Lock::new("policy", policy)))
     }
 
-    /// The policy, locked: the one way to take the lock. A lock poisoned by a panic during
-    /// another call is taken anyway: the box still holds a whole policy (a component instance
-    /// that trapped is discarded by the call that trapped, and every call checks its own
-    /// answer), and refusing it would stop every later tick, pin and probe of the process. The
-    /// next call through it says whether the policy still answers.
+    /// The policy, locked: the one way to take the lock. Poisoned by a panic during another
+    /// call, it is taken anyway ([`crate::sync`]): the box still holds a whole policy (a
+    /// component instance that trapped is discarded by the call that trapped, and every call
+    /// checks its own answer). The next call through it says whether the policy still answers.
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Box<dyn Policy>> {
-        self.0.lock().unwrap_or_else(|poisoned| {
-            tracing::warn!("the policy lock was poisoned by a panic during an earlier call; taking it anyway");
-            poisoned.into_inner()
-        })
+        self.0.lock()
     }
 }
 

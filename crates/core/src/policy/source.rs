@@ -6,9 +6,10 @@
 
 use super::lifecycle::cache;
 use super::{ComponentPolicy, Policy, PolicyError, PolicyIdentity, Runtime};
+use crate::sync::Lock;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use vocabulary::Thresholds;
 use wasmtime::component::Component;
 
@@ -49,7 +50,7 @@ pub struct PolicySource {
     kind: SourceKind,
     identity: PolicyIdentity,
     thresholds: Thresholds,
-    idle: Mutex<Vec<Box<dyn Policy>>>,
+    idle: Lock<Vec<Box<dyn Policy>>>,
 }
 
 enum SourceKind {
@@ -81,7 +82,13 @@ impl PolicySource {
         let damaged = |e: PolicyError| e.or_damaged_data(&path, &bytes);
         let mut first = instantiate(&kind, spec).map_err(damaged)?;
         let thresholds = first.describe().map_err(damaged)?.thresholds;
-        Ok(PolicySource { spec: spec.to_string(), identity: first.identity().clone(), kind, thresholds, idle: Mutex::new(vec![first]) })
+        Ok(PolicySource {
+            spec: spec.to_string(),
+            identity: first.identity().clone(),
+            kind,
+            thresholds,
+            idle: Lock::new("idle policy instances", vec![first]),
+        })
     }
 
     pub fn identity(&self) -> &PolicyIdentity {
@@ -99,7 +106,7 @@ impl PolicySource {
 
     /// An idle instance, or a new one; give it back with [`PolicySource::give_back`].
     pub fn take(&self) -> Result<Box<dyn Policy>, PolicyError> {
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let idle = self.idle.lock().pop();
         match idle {
             Some(p) => Ok(p),
             None => instantiate(&self.kind, &self.spec),
@@ -107,7 +114,7 @@ impl PolicySource {
     }
 
     pub fn give_back(&self, policy: Box<dyn Policy>) {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(policy);
+        self.idle.lock().push(policy);
     }
 }
 

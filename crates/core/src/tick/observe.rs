@@ -9,10 +9,10 @@ use super::Sentinel;
 use crate::policy::PolicyIdentity;
 use crate::ports::memory::ChannelOutcome;
 use crate::ports::pins::AuditAction;
+use crate::sync::Lock;
 use crate::telemetry::{
     CauseLabels, ChangeLabels, ChannelLabels, PolicyLabels, SignalLabels, StateLabels, Telemetry, ThresholdLabels, WorkloadLabels,
 };
-use std::sync::Mutex;
 use vocabulary::{Cause, Decision, Instant, Pin, ProtectionState, Reading, Signal};
 
 /// What the last ticks already showed, so that it is not asked for again.
@@ -23,7 +23,13 @@ pub struct Seen {
     pin: Option<(Pin, i64)>,
 }
 
-pub type SeenCell = Mutex<Seen>;
+pub type SeenCell = Lock<Seen>;
+
+impl Default for Lock<Seen> {
+    fn default() -> Lock<Seen> {
+        Lock::new("observed minute", Seen::default())
+    }
+}
 
 /// The decision: state, cause, factors and memory (also for a minute published again).
 pub fn decision(t: &Telemetry, d: &Decision, now: Instant) {
@@ -111,7 +117,7 @@ impl Sentinel {
 
     /// The policy version that decided: its info series, and its thresholds when it is new.
     pub(super) fn observe_policy(&self, identity: &PolicyIdentity) {
-        let mut seen = self.seen.lock().expect("observed lock");
+        let mut seen = self.seen.lock();
         if seen.policy_digest.as_deref() == Some(identity.digest.as_str()) {
             return;
         }
@@ -152,11 +158,11 @@ impl Sentinel {
         let Some(pin) = active else {
             t.pin_expires.set(0);
             t.pin_set.set(0);
-            self.seen.lock().expect("observed lock").pin = None;
+            self.seen.lock().pin = None;
             return;
         };
         t.pin_expires.set(pin.expires_at);
-        let known = self.seen.lock().expect("observed lock").pin.as_ref().filter(|(p, _)| p == pin).map(|(_, at)| *at);
+        let known = self.seen.lock().pin.as_ref().filter(|(p, _)| p == pin).map(|(_, at)| *at);
         let set_at = match known {
             Some(at) => at,
             None => {
@@ -171,7 +177,7 @@ impl Sentinel {
                 // Without the audit the tick's own minute stands in, and the audit is asked again
                 // next tick: a guess is never kept.
                 if let Some(at) = found {
-                    self.seen.lock().expect("observed lock").pin = Some((pin.clone(), at));
+                    self.seen.lock().pin = Some((pin.clone(), at));
                 }
                 found.unwrap_or(now)
             }

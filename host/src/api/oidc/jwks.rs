@@ -34,7 +34,7 @@ struct Inner {
     min_refresh: Duration,
     max_age: Duration,
     /// Held only to read or replace the keys, never across a fetch.
-    cached: std::sync::Mutex<Cached>,
+    cached: sentinel_core::sync::Lock<Cached>,
     /// One fetch at a time; a caller whose key is known never waits for it.
     fetching: tokio::sync::Mutex<()>,
 }
@@ -62,7 +62,7 @@ impl KeySet {
             client,
             min_refresh: config.jwks_min_refresh,
             max_age: config.jwks_max_age,
-            cached: std::sync::Mutex::new(Cached::default()),
+            cached: sentinel_core::sync::Lock::new("OIDC key set", Cached::default()),
             fetching: tokio::sync::Mutex::new(()),
         };
         Ok(KeySet { inner: Arc::new(inner) })
@@ -120,7 +120,7 @@ impl KeySet {
 impl Inner {
     fn lock(&self) -> std::sync::MutexGuard<'_, Cached> {
         // The keys are replaced whole: a panic elsewhere cannot leave them half written.
-        self.cached.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.cached.lock()
     }
 
     /// The key `kid` if held, and whether the set is older than `max_age` (or never fetched).

@@ -187,19 +187,25 @@ fn shadow_timeline(state_dir: &std::path::Path, version: &str, since: i64, recor
 }
 
 /// The last drawing, shared by every tab that refreshes the console.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TimelineCache {
-    last: std::sync::Mutex<Option<(TimelineKey, std::sync::Arc<String>)>>,
+    last: sentinel_core::sync::Lock<Option<(TimelineKey, std::sync::Arc<String>)>>,
+}
+
+impl Default for TimelineCache {
+    fn default() -> TimelineCache {
+        TimelineCache { last: sentinel_core::sync::Lock::new("timeline drawing", None) }
+    }
 }
 
 impl TimelineCache {
     fn get(&self, key: &TimelineKey) -> Option<std::sync::Arc<String>> {
-        let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let last = self.last.lock();
         last.as_ref().filter(|(k, _)| k == key).map(|(_, svg)| svg.clone())
     }
 
     fn put(&self, key: TimelineKey, svg: std::sync::Arc<String>) {
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((key, svg));
+        *self.last.lock() = Some((key, svg));
     }
 }
 

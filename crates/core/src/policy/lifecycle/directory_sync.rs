@@ -7,7 +7,6 @@
 use super::state::PolicyState;
 use super::{Lifecycle, Role, fingerprint, log_activation, manifest, prepare, recent};
 use crate::policy::settings::Selection;
-use std::sync::PoisonError;
 use std::time::Instant;
 
 impl Lifecycle {
@@ -19,13 +18,13 @@ impl Lifecycle {
         let detected = Instant::now();
         let now = fingerprint(&self.config);
         // Nothing changed since the last look: no manifest is read again.
-        if self.seen.lock().expect("seen lock").0 == now {
+        if self.seen.lock().0 == now {
             return Ok(None);
         }
         let entries = manifest::policy_entries(&self.config.dir);
         let versions = manifest::announced(&entries);
         let arrived: Vec<String> = {
-            let mut seen = self.seen.lock().expect("seen lock");
+            let mut seen = self.seen.lock();
             let arrived = versions.difference(&seen.1).cloned().collect();
             *seen = (now, versions);
             arrived
@@ -69,7 +68,7 @@ impl Lifecycle {
         }
         // A version that failed during a tick stays out, also while its rollback is still being
         // recorded (the state file names it as active until then).
-        let rolled_back = self.unrecorded_rollbacks.lock().unwrap_or_else(PoisonError::into_inner).contains(&desired);
+        let rolled_back = self.unrecorded_rollbacks.lock().contains(&desired);
         if desired != current && (rolled_back || state.unhealthy.contains_key(&desired)) {
             tracing::debug!("policy {desired} failed during a tick (unhealthy); {current} stays active");
             return Ok(false);
@@ -93,7 +92,7 @@ impl Lifecycle {
                 let condemned = e.condemns();
                 if !condemned {
                     // Tried again at the next change of the directory (a restored file).
-                    self.seen.lock().expect("seen lock").1.remove(&desired);
+                    self.seen.lock().1.remove(&desired);
                 }
                 self.role.update(&self.config.state_dir, |s| {
                     if condemned {

@@ -25,13 +25,14 @@ use super::SharedPolicy;
 use crate::policy::settings::{PoliciesConfig, Selection};
 use crate::policy::{Policy, PolicyError, Runtime};
 use crate::ports::memory::{MemoryStore, TickRecord};
+use crate::sync::Lock;
 use crate::telemetry::Telemetry;
 use activate::{Candidate, Preparer, Refused};
 use fingerprint::{Fingerprint, fingerprint};
 use state::PolicyState;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use vocabulary::{Decision, DecisionInput};
 
 /// The trust a `[policies]` table configures.
@@ -88,15 +89,15 @@ pub struct Lifecycle {
     active: SharedPolicy,
     telemetry: Arc<Telemetry>,
     /// The version active before the current one, loaded and checked: the runtime fallback.
-    last_good: Mutex<Option<Box<dyn Policy>>>,
+    last_good: Lock<Option<Box<dyn Policy>>>,
     /// Set once, when a shadow is configured and loads; checked by the tick without a lock.
-    shadow: std::sync::OnceLock<Arc<Mutex<shadow::Shadow>>>,
+    shadow: std::sync::OnceLock<Arc<Lock<shadow::Shadow>>>,
     /// Rollback records and shadow steps, off the tick's thread, in order.
     background: Arc<background::Background>,
     /// Versions rolled back in this process whose record is not written yet: never activated
     /// again from a state file that still names them.
-    unrecorded_rollbacks: Arc<Mutex<BTreeSet<String>>>,
-    seen: Mutex<(Fingerprint, BTreeSet<String>)>,
+    unrecorded_rollbacks: Arc<Lock<BTreeSet<String>>>,
+    seen: Lock<(Fingerprint, BTreeSet<String>)>,
     syncing: tokio::sync::Mutex<()>,
 }
 
@@ -190,11 +191,11 @@ impl Lifecycle {
         };
         let lifecycle = Arc::new(Lifecycle {
             active: SharedPolicy::new(candidate.policy),
-            last_good: Mutex::new(last_good),
+            last_good: Lock::new("last good policy", last_good),
             shadow: std::sync::OnceLock::new(),
-            unrecorded_rollbacks: Arc::new(Mutex::new(BTreeSet::new())),
+            unrecorded_rollbacks: Arc::new(Lock::new("unrecorded rollbacks", BTreeSet::new())),
             background: Arc::new(background::Background::start()),
-            seen: Mutex::new((fingerprint(&config), announced)),
+            seen: Lock::new("policy directory seen", (fingerprint(&config), announced)),
             syncing: tokio::sync::Mutex::new(()),
             config,
             preparer,
@@ -234,7 +235,8 @@ impl Lifecycle {
                         former.display()
                     );
                 }
-                let _ = self.shadow.set(Arc::new(Mutex::new(shadow::Shadow::open(&self.config.state_dir, &version, c.policy))));
+                let _ =
+                    self.shadow.set(Arc::new(Lock::new("shadow policy", shadow::Shadow::open(&self.config.state_dir, &version, c.policy))));
             }
             Err(e) => tracing::error!("shadow not loaded: {e}"),
         }
@@ -243,7 +245,7 @@ impl Lifecycle {
     /// Swaps `policy` in; the one it replaces becomes the fallback.
     fn swap(&self, policy: Box<dyn Policy>) {
         let old = std::mem::replace(&mut *self.active.lock(), policy);
-        *self.last_good.lock().expect("last good lock") = Some(old);
+        *self.last_good.lock() = Some(old);
         self.telemetry.policy_activations.inc();
     }
 
@@ -261,7 +263,7 @@ impl Lifecycle {
         error: &PolicyError,
         input: &DecisionInput,
     ) -> Option<Result<Decision, PolicyError>> {
-        let mut good = self.last_good.lock().expect("last good lock").take()?;
+        let mut good = self.last_good.lock().take()?;
         let decided = match good.decide(input) {
             Ok(decided) => decided,
             Err(second) => {
@@ -271,7 +273,7 @@ impl Lifecycle {
                     "policy {bad} failed on this tick's input ({error}), and so did {other} ({second}): the input is at fault, \
                      not the version; no version is marked unhealthy and the tick fails"
                 );
-                *self.last_good.lock().expect("last good lock") = Some(good);
+                *self.last_good.lock() = Some(good);
                 let detail = format!("{bad}: {error}; {other}: {second}");
                 return Some(Err(PolicyError::InputFault { active: bad, detail }));
             }
@@ -282,7 +284,7 @@ impl Lifecycle {
         tracing::error!(failing = %bad, now_active = %good, "policy {bad} failed during a tick ({error}); marked unhealthy, the tick reruns with {good}");
         let (role, state_dir, why) = (self.role, self.config.state_dir.clone(), format!("failed during a tick: {error}"));
         let unrecorded = self.unrecorded_rollbacks.clone();
-        unrecorded.lock().unwrap_or_else(PoisonError::into_inner).insert(bad.clone());
+        unrecorded.lock().insert(bad.clone());
         self.background.run(move || {
             let recorded = role.update(&state_dir, |s| {
                 s.mark_unhealthy(&bad, why);
@@ -294,7 +296,7 @@ impl Lifecycle {
             });
             match recorded {
                 Ok(()) => {
-                    unrecorded.lock().unwrap_or_else(PoisonError::into_inner).remove(&bad);
+                    unrecorded.lock().remove(&bad);
                 }
                 Err(e) => tracing::error!("the rollback from {bad} to {good} is in effect but not recorded: {e:#}"),
             }
@@ -309,7 +311,7 @@ impl Lifecycle {
         let telemetry = self.telemetry.clone();
         let (input, active, active_version) = (input.clone(), active.clone(), active_version.to_string());
         let queued = self.background.try_run(move || {
-            let mut shadow = shadow.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut shadow = shadow.lock();
             match shadow.step(&input, &active, &active_version) {
                 Ok(line) => {
                     telemetry.shadow_decisions.inc();
