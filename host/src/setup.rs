@@ -102,6 +102,13 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Stores> {
     })
 }
 
+/// The configured store's tick records of the last `since`, oldest first: what `replay
+/// --from-store`, `policy export-trace` and a shadow's evidence read.
+pub async fn recorded_ticks(config: &Config, since: Duration) -> anyhow::Result<Vec<sentinel_core::ports::memory::TickRecord>> {
+    let stores = open_store(config).await?;
+    Ok(sentinel_core::trace::recorded::recent(stores.memory.as_ref(), since).await?)
+}
+
 /// The publisher of `channel` as configured (`c`); only the URL is checked, nothing is reached.
 pub async fn publisher(channel: Channel, c: &ChannelConfig, timeout: Duration) -> anyhow::Result<Box<dyn Publisher>> {
     Ok(match c {

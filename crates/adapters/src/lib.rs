@@ -33,6 +33,8 @@ pub mod settings;
 pub mod sqlite;
 #[cfg(feature = "aws")]
 pub mod ssm_publisher;
+mod stage_rows;
+mod store_fail;
 pub mod stored_json;
 pub mod synthetic;
 pub mod tls;

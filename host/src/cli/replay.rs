@@ -75,10 +75,7 @@ pub(super) fn recorded_ticks(
 ) -> anyhow::Result<(String, Vec<sentinel_core::ports::memory::TickRecord>)> {
     let config = crate::config::Config::load(Some(config))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let records = runtime.block_on(async {
-        let stores = crate::setup::open_store(&config).await?;
-        anyhow::Ok(sentinel_core::trace::recorded::recent(stores.memory.as_ref(), since).await?)
-    })?;
+    let records = runtime.block_on(crate::setup::recorded_ticks(&config, since))?;
     Ok((config.source, records))
 }
 

@@ -1,6 +1,6 @@
 //! `BaselineStore`: latency samples (written by each tick's commit) and the hourly baselines.
 
-use super::{Fail, PostgresStore};
+use super::{Fail, PgFail, PostgresStore};
 use sentinel_core::ports::StoreError;
 use sentinel_core::ports::baselines::{BaselineStore, group_by_api};
 use vocabulary::{ApiBaseline, ApiSamples, Instant, LatencySample};
@@ -28,7 +28,7 @@ impl BaselineStore for PostgresStore {
                     .filter_map(|row| match row.try_get::<_, Option<String>>(1) {
                         Ok(Some(api)) => Some(Ok((api, row))),
                         Ok(None) => None, // the hour was saved with no API
-                        Err(e) => Some(Err(Fail::Pg(e))),
+                        Err(e) => Some(Err(Fail::Backend(PgFail::Statement(e)))),
                     })
                     .map(|found| {
                         let (api, row) = found?;

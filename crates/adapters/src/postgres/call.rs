@@ -7,7 +7,7 @@
 //! execute in one message) where a transaction costs four, and the tick's reads queue on the one
 //! connection, so the hot path uses single statements wherever one statement says it all.
 
-use super::errors::{Fail, breaks_connection};
+use super::errors::{Fail, PgFail, breaks_connection};
 use super::{PostgresStore, Shared, Slot, Stage};
 use sentinel_core::ports::StoreError;
 use std::future::Future;
@@ -49,11 +49,11 @@ impl PostgresStore {
                             tracing::debug!(store = shared.location, error = %e, "the PostgreSQL connection was lost; reconnecting");
                             continue;
                         }
-                        return Err(Fail::Pg(e));
+                        return Err(Fail::Backend(PgFail::Statement(e)));
                     }
                     Err(e) => {
                         slot.busy = false;
-                        return Err(Fail::Pg(e));
+                        return Err(Fail::Backend(PgFail::Statement(e)));
                     }
                 }
             }
@@ -64,8 +64,8 @@ impl PostgresStore {
             let finished = match work(client).await {
                 Ok(value) => match client.batch_execute("COMMIT").await {
                     Ok(()) => Ok(value),
-                    Err(e) if breaks_connection(&e, client) => Err(Fail::CommitLost(e)),
-                    Err(e) => Err(Fail::Pg(e)),
+                    Err(e) if breaks_connection(&e, client) => Err(Fail::Backend(PgFail::CommitLost(e))),
+                    Err(e) => Err(Fail::Backend(PgFail::Statement(e))),
                 },
                 Err(fail) => {
                     if !client.is_closed()

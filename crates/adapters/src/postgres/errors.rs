@@ -58,62 +58,42 @@ pub(super) fn advice(e: &tokio_postgres::Error) -> String {
     format!("{text}; {hint}")
 }
 
-/// Why a store call failed, before the location is known.
+/// What failed in PostgreSQL itself.
 #[derive(Debug)]
-pub(crate) enum Fail {
+pub(crate) enum PgFail {
     /// A statement failed.
-    Pg(tokio_postgres::Error),
+    Statement(tokio_postgres::Error),
     /// Connecting failed.
     Connect(tokio_postgres::Error),
     /// The connection failed while committing: the outcome is unknown.
     CommitLost(tokio_postgres::Error),
-    /// Stored data that does not parse; `message` says what and what to do.
-    Corrupt {
-        what: &'static str,
-        message: String,
-    },
-    NewerSchema {
-        found: i64,
-        known: i64,
-    },
-    /// A request the store cannot carry out.
-    Invalid(String),
-    /// Another tick was committed after the one this commit follows.
-    Superseded {
-        follows: u64,
-        newest: u64,
-    },
 }
+
+/// Why a PostgreSQL call failed, before the location is known.
+pub(crate) type Fail = crate::store_fail::StoreFail<PgFail>;
 
 impl From<tokio_postgres::Error> for Fail {
     fn from(e: tokio_postgres::Error) -> Fail {
-        Fail::Pg(e)
+        Fail::Backend(PgFail::Statement(e))
     }
 }
 
-impl Fail {
-    pub(super) fn corrupt(what: &'static str, message: impl Into<String>) -> Fail {
-        Fail::Corrupt { what, message: message.into() }
-    }
-
+impl PgFail {
     /// Whether the connection must be replaced after this failure.
     pub(super) fn breaks_connection(&self) -> bool {
-        match self {
-            Fail::Pg(e) | Fail::Connect(e) | Fail::CommitLost(e) => {
-                e.is_closed() || e.as_db_error().is_none_or(|db| session_ends(db.code()))
-            }
-            Fail::Corrupt { .. } | Fail::NewerSchema { .. } | Fail::Invalid(_) | Fail::Superseded { .. } => false,
-        }
+        let (PgFail::Statement(e) | PgFail::Connect(e) | PgFail::CommitLost(e)) = self;
+        e.is_closed() || e.as_db_error().is_none_or(|db| session_ends(db.code()))
     }
 
-    pub(super) fn into_store_error(self, location: &str, doing: &str) -> StoreError {
+    /// The port's error: what failed and what to do.
+    pub(super) fn store_error(location: &str, doing: &str, fail: PgFail) -> StoreError {
         let location = location.to_string();
-        match self {
-            Fail::Pg(e) => {
+        match fail {
+            PgFail::Statement(e) => {
                 let message = format!("{doing}: {}", advice(&e));
                 StoreError::Unavailable { location, message }
             }
-            Fail::Connect(e) => {
+            PgFail::Connect(e) => {
                 let mut message = format!("{doing}: {}", advice(&e));
                 if e.as_db_error().is_none() {
                     message.push_str(&format!(
@@ -123,7 +103,7 @@ impl Fail {
                 }
                 StoreError::Unavailable { location, message }
             }
-            Fail::CommitLost(e) => StoreError::Unavailable {
+            PgFail::CommitLost(e) => StoreError::Unavailable {
                 message: format!(
                     "{doing}: the connection was lost while committing ({}); the change may or may not have \
                      been saved. The next call reconnects",
@@ -131,20 +111,18 @@ impl Fail {
                 ),
                 location,
             },
-            Fail::Corrupt { what, message } => StoreError::Corrupt { location, what, message },
-            Fail::NewerSchema { found, known } => StoreError::NewerSchema { location, found, known },
-            Fail::Invalid(message) => StoreError::Unavailable { location, message: format!("{doing}: {message}") },
-            Fail::Superseded { follows, newest } => StoreError::Superseded { location, follows, newest },
         }
     }
 }
 
-impl From<crate::stored_json::StoredJson> for Fail {
-    fn from(e: crate::stored_json::StoredJson) -> Fail {
-        use crate::stored_json::StoredJson;
-        match e {
-            StoredJson::Corrupt { what, message } => Fail::Corrupt { what, message },
-            StoredJson::Unencodable(message) => Fail::Invalid(message),
-        }
+impl Fail {
+    /// Whether the connection must be replaced after this failure.
+    pub(super) fn breaks_connection(&self) -> bool {
+        matches!(self, Fail::Backend(pg) if pg.breaks_connection())
+    }
+
+    /// The port's error for the store at `location`, while `doing` something.
+    pub(super) fn into_store_error(self, location: &str, doing: &str) -> StoreError {
+        self.described(location, doing, PgFail::store_error)
     }
 }

@@ -27,7 +27,9 @@ pub async fn inspect(url: &str, timeout: Duration, lock_key: i64) -> Result<Insp
         let conn = shared.open(deadline).await.map_err(|f| f.into_store_error(&location, "connecting"))?;
         let read = |doing: &'static str| {
             let location = location.clone();
-            move |e: tokio_postgres::Error| super::errors::Fail::Pg(e).into_store_error(&location, doing)
+            move |e: tokio_postgres::Error| {
+                super::errors::Fail::Backend(super::errors::PgFail::Statement(e)).into_store_error(&location, doing)
+            }
         };
         let exists: bool = conn
             .client

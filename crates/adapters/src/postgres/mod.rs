@@ -173,7 +173,7 @@ impl Shared {
                     let ms = self.timeout.as_millis().max(1);
                     let settings = format!("SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {ms}");
                     if let Err(e) = conn.client.batch_execute(&settings).await {
-                        return Err(Fail::Connect(e));
+                        return Err(Fail::Backend(PgFail::Connect(e)));
                     }
                     return Ok(conn);
                 }
@@ -181,7 +181,7 @@ impl Shared {
                     tracing::debug!(store = self.location, error = %e, "PostgreSQL is starting up; retrying");
                     tokio::time::sleep(STARTUP_RETRY).await;
                 }
-                Err(e) => return Err(Fail::Connect(e)),
+                Err(e) => return Err(Fail::Backend(PgFail::Connect(e))),
             }
         }
     }

@@ -3,25 +3,25 @@
 //! (`FOR UPDATE`) for the length of a change's transaction.
 
 use super::{Fail, PostgresStore};
-use crate::stored_json::{parse_json, to_json};
+use crate::stage_rows::{self, ChangeColumns, RecordColumns};
+use crate::stored_json::to_json;
 use sentinel_core::ports::StoreError;
-use sentinel_core::ports::stage_ledger::{StageChange, StageChangeKind, StageLedger, StageOutcome, StagePhase, StageRecord};
+use sentinel_core::ports::stage_ledger::{StageChange, StageChangeKind, StageLedger, StageRecord};
 use sentinel_core::ports::stages::{StageLimits, StageRef};
 use std::collections::BTreeMap;
 use tokio_postgres::{Client, Row};
 use vocabulary::Instant;
 
 const RECORD_COLUMNS: &str = "rest_api_id, stage, phase, original::text, since, updated_at";
-const RESTORE_BY_HAND: &str = "restore the stage's limits by hand, then delete its row from stage_throttles";
 
 fn record_of(row: &Row) -> Result<StageRecord, Fail> {
-    let target = StageRef { rest_api_id: row.try_get(0)?, stage: row.try_get(1)? };
-    let phase: String = row.try_get(2)?;
-    let phase = StagePhase::parse(&phase)
-        .ok_or_else(|| Fail::corrupt("a stage record", format!("{}: phase {phase:?} is not one this sentinel knows", target.id())))?;
-    let original: String = row.try_get(3)?;
-    let original = parse_json("a stage record", format_args!("the original of {}", target.id()), &original, RESTORE_BY_HAND)?;
-    Ok(StageRecord { target, phase, original, since: row.try_get(4)?, updated_at: row.try_get(5)? })
+    stage_rows::record(RecordColumns {
+        target: StageRef { rest_api_id: row.try_get(0)?, stage: row.try_get(1)? },
+        phase: row.try_get(2)?,
+        original: row.try_get(3)?,
+        since: row.try_get(4)?,
+        updated_at: row.try_get(5)?,
+    })
 }
 
 async fn lock_record(c: &Client, id: &str) -> Result<Option<StageRecord>, Fail> {
@@ -115,10 +115,7 @@ impl StageLedger for PostgresStore {
         let target = target.clone();
         self.run("writing down how a stage change ended", move |c| {
             Box::pin(async move {
-                let (name, detail) = match &outcome {
-                    Ok(()) => (StageOutcome::Applied.name(), None),
-                    Err(why) => (StageOutcome::Failed.name(), Some(why.clone())),
-                };
+                let (name, detail) = stage_rows::ended(&outcome);
                 c.execute(
                     "UPDATE stage_changes SET outcome = $2, detail = $3 WHERE id = $1 AND outcome = 'pending'",
                     &[&(change as i64), &name, &detail],
@@ -154,22 +151,14 @@ impl StageLedger for PostgresStore {
                     .await?;
                 rows.iter()
                     .map(|row| {
-                        let id: i64 = row.try_get(0)?;
-                        let which = format!("stage change {id}");
-                        let kind: String = row.try_get(4)?;
-                        let outcome: String = row.try_get(7)?;
-                        let before: String = row.try_get(5)?;
-                        let after: String = row.try_get(6)?;
-                        Ok(StageChange {
-                            id: id as u64,
+                        stage_rows::change(ChangeColumns {
+                            id: row.try_get(0)?,
                             at: row.try_get(1)?,
                             target: StageRef { rest_api_id: row.try_get(2)?, stage: row.try_get(3)? },
-                            kind: StageChangeKind::parse(&kind)
-                                .ok_or_else(|| Fail::corrupt("a stage change", format!("{which}: unknown kind {kind:?}")))?,
-                            before: parse_json("a stage change", &which, &before, "it is kept as written")?,
-                            after: parse_json("a stage change", &which, &after, "it is kept as written")?,
-                            outcome: StageOutcome::parse(&outcome)
-                                .ok_or_else(|| Fail::corrupt("a stage change", format!("{which}: unknown outcome {outcome:?}")))?,
+                            kind: row.try_get(4)?,
+                            before: row.try_get(5)?,
+                            after: row.try_get(6)?,
+                            outcome: row.try_get(7)?,
                             detail: row.try_get(8)?,
                         })
                     })

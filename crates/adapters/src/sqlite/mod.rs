@@ -125,48 +125,19 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Why a store call failed, before the location is known.
-#[derive(Debug)]
-pub(super) enum Fail {
-    Sql(rusqlite::Error),
-    /// Stored data that does not parse; `message` says what and what to do.
-    Corrupt {
-        what: &'static str,
-        message: String,
-    },
-    NewerSchema {
-        found: i64,
-        known: i64,
-    },
-    /// A request the store cannot carry out, e.g. an unknown tick sequence.
-    Invalid(String),
-    /// Another tick was committed after the one this commit follows.
-    Superseded {
-        follows: u64,
-        newest: u64,
-    },
-}
+/// Why a SQLite call failed, before the location is known.
+pub(super) type Fail = crate::store_fail::StoreFail<rusqlite::Error>;
 
 impl From<rusqlite::Error> for Fail {
     fn from(e: rusqlite::Error) -> Fail {
-        Fail::Sql(e)
+        Fail::Backend(e)
     }
 }
 
 impl Fail {
-    pub(super) fn corrupt(what: &'static str, message: impl Into<String>) -> Fail {
-        Fail::Corrupt { what, message: message.into() }
-    }
-
+    /// The port's error for the store at `location`, while `doing` something.
     fn into_store_error(self, location: &str, doing: &str) -> StoreError {
-        let location = location.to_string();
-        match self {
-            Fail::Sql(e) => sql_error(&location, doing, e),
-            Fail::Corrupt { what, message } => StoreError::Corrupt { location, what, message },
-            Fail::NewerSchema { found, known } => StoreError::NewerSchema { location, found, known },
-            Fail::Invalid(message) => StoreError::Unavailable { location, message: format!("{doing}: {message}") },
-            Fail::Superseded { follows, newest } => StoreError::Superseded { location, follows, newest },
-        }
+        self.described(location, doing, sql_error)
     }
 }
 
@@ -192,16 +163,6 @@ fn sql_error(location: &str, doing: &str, e: rusqlite::Error) -> StoreError {
         },
         Some(ErrorCode::DiskFull) => StoreError::Unavailable { location, message: format!("{doing}: {e}; free disk space") },
         _ => StoreError::Unavailable { location, message: format!("{doing}: {e}") },
-    }
-}
-
-impl From<crate::stored_json::StoredJson> for Fail {
-    fn from(e: crate::stored_json::StoredJson) -> Fail {
-        use crate::stored_json::StoredJson;
-        match e {
-            StoredJson::Corrupt { what, message } => Fail::Corrupt { what, message },
-            StoredJson::Unencodable(message) => Fail::Invalid(message),
-        }
     }
 }
 

@@ -2,10 +2,11 @@
 //! (docs/behaviour.md §11.3), each call one transaction.
 
 use super::{Fail, SqliteStore, wall_clock};
-use crate::stored_json::{parse_json, to_json};
+use crate::stage_rows::{self, ChangeColumns, RecordColumns};
+use crate::stored_json::to_json;
 use rusqlite::{Connection, TransactionBehavior, params};
 use sentinel_core::ports::StoreError;
-use sentinel_core::ports::stage_ledger::{StageChange, StageChangeKind, StageLedger, StageOutcome, StagePhase, StageRecord};
+use sentinel_core::ports::stage_ledger::{StageChange, StageChangeKind, StageLedger, StageRecord};
 use sentinel_core::ports::stages::{StageLimits, StageRef};
 use std::collections::BTreeMap;
 use vocabulary::Instant;
@@ -13,16 +14,14 @@ use vocabulary::Instant;
 const RECORD_COLUMNS: &str = "rest_api_id, stage, phase, original, since, updated_at";
 
 fn record_of(row: &rusqlite::Row<'_>) -> Result<StageRecord, Fail> {
-    let target = StageRef { rest_api_id: row.get(0)?, stage: row.get(1)? };
-    let phase: String = row.get(2)?;
-    let phase = StagePhase::parse(&phase)
-        .ok_or_else(|| Fail::corrupt("a stage record", format!("{}: phase {phase:?} is not one this sentinel knows", target.id())))?;
-    let original: String = row.get(3)?;
-    let original = parse_json("a stage record", format_args!("the original of {}", target.id()), &original, RESTORE_BY_HAND)?;
-    Ok(StageRecord { target, phase, original, since: row.get(4)?, updated_at: row.get(5)? })
+    stage_rows::record(RecordColumns {
+        target: StageRef { rest_api_id: row.get(0)?, stage: row.get(1)? },
+        phase: row.get(2)?,
+        original: row.get(3)?,
+        since: row.get(4)?,
+        updated_at: row.get(5)?,
+    })
 }
-
-const RESTORE_BY_HAND: &str = "restore the stage's limits by hand, then delete its row from stage_throttles";
 
 fn read_record(conn: &Connection, id: &str) -> Result<Option<StageRecord>, Fail> {
     let mut stmt = conn.prepare_cached(&format!("SELECT {RECORD_COLUMNS} FROM stage_throttles WHERE target = ?1"))?;
@@ -110,10 +109,7 @@ impl StageLedger for SqliteStore {
         let target = target.clone();
         self.run("writing down how a stage change ended", move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let (name, detail) = match &outcome {
-                Ok(()) => (StageOutcome::Applied.name(), None),
-                Err(why) => (StageOutcome::Failed.name(), Some(why.as_str())),
-            };
+            let (name, detail) = stage_rows::ended(&outcome);
             tx.execute(
                 "UPDATE stage_changes SET outcome = ?2, detail = ?3 WHERE id = ?1 AND outcome = 'pending'",
                 params![change as i64, name, detail],
@@ -141,23 +137,16 @@ impl StageLedger for SqliteStore {
             let mut rows = stmt.query([limit])?;
             let mut changes = Vec::new();
             while let Some(row) = rows.next()? {
-                let id: i64 = row.get(0)?;
-                let which = format!("stage change {id}");
-                let text = |i: usize| -> Result<String, Fail> { Ok(row.get::<_, String>(i)?) };
-                let kind =
-                    StageChangeKind::parse(&text(4)?).ok_or_else(|| Fail::corrupt("a stage change", format!("{which}: unknown kind")))?;
-                let outcome =
-                    StageOutcome::parse(&text(7)?).ok_or_else(|| Fail::corrupt("a stage change", format!("{which}: unknown outcome")))?;
-                changes.push(StageChange {
-                    id: id as u64,
+                changes.push(stage_rows::change(ChangeColumns {
+                    id: row.get(0)?,
                     at: row.get(1)?,
                     target: StageRef { rest_api_id: row.get(2)?, stage: row.get(3)? },
-                    kind,
-                    before: parse_json("a stage change", &which, &text(5)?, "it is kept as written")?,
-                    after: parse_json("a stage change", &which, &text(6)?, "it is kept as written")?,
-                    outcome,
+                    kind: row.get(4)?,
+                    before: row.get(5)?,
+                    after: row.get(6)?,
+                    outcome: row.get(7)?,
                     detail: row.get(8)?,
-                });
+                })?);
             }
             Ok(changes)
         })

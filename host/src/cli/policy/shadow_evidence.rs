@@ -10,10 +10,7 @@ use std::path::Path;
 pub fn evidence(config: &Config, period: &ShadowPeriod, gate: Option<&Path>) -> anyhow::Result<Evidence> {
     let p = super::policies(config)?;
     let since = period.reach_back(sentinel_core::clock::now_seconds());
-    let records = super::block_on(async {
-        let stores = crate::setup::open_store(config).await?;
-        anyhow::Ok(sentinel_core::trace::recorded::recent(stores.memory.as_ref(), since).await?)
-    })?;
+    let records = super::block_on(crate::setup::recorded_ticks(config, since))?;
     let gate = gate.map(|path| Gate::load(path).map(|g| (path.display().to_string(), g))).transpose()?;
     let limits = crate::setup::policy_limits(config);
     shadow_score::score(&p, limits, period, records, gate)
