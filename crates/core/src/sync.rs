@@ -36,11 +36,6 @@ impl<T> Lock<T> {
             poisoned.into_inner()
         })
     }
-
-    /// The value, the lock given up.
-    pub fn into_inner(self) -> T {
-        self.inner.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
 }
 
 impl<T> std::fmt::Debug for Lock<T> {
@@ -69,6 +64,6 @@ mod tests {
         assert_eq!(*lock.lock(), [1, 2], "the value as the holder left it");
         assert!(!lock.inner.is_poisoned(), "cleared: the next holder is not warned again");
         lock.lock().push(3);
-        assert_eq!(Arc::into_inner(lock).unwrap().into_inner(), [1, 2, 3]);
+        assert_eq!(*lock.lock(), [1, 2, 3]);
     }
 }

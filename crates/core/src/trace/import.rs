@@ -90,11 +90,6 @@ pub enum RepeatedTimestamps {
     Last,
 }
 
-impl RepeatedTimestamps {
-    /// Each choice as the command line spells it.
-    pub const NAMES: [&str; 2] = ["refuse", "last"];
-}
-
 impl std::str::FromStr for RepeatedTimestamps {
     type Err = String;
 
