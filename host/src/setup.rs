@@ -2,7 +2,6 @@
 //! checked. The only place that knows which adapter serves which port.
 
 use crate::config::{ChannelConfig, Config, MetricsConfig, PolicyChoice, StageControllerConfig, StoreConfig};
-use anyhow::Context;
 #[cfg(feature = "aws")]
 use sentinel_adapters::api_gateway_stages::ApiGatewayStages;
 use sentinel_adapters::file_publisher::{FilePublisher, StdoutPublisher};
@@ -34,6 +33,27 @@ use sentinel_core::tick::{Ports, Sentinel, TickSettings};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Why a sentinel (or one of its parts) could not be built from its configuration. A
+/// refusal's message names the configuration key and the fix; a wrapped error keeps its causes.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The configuration names something this machine or build cannot serve.
+    #[error("{0}")]
+    Refused(String),
+    #[error("{what}")]
+    Policy { what: String, source: policy::PolicyError },
+    #[error(transparent)]
+    Runtime(#[from] policy::PolicyError),
+    #[error(transparent)]
+    Lifecycle(#[from] lifecycle::LifecycleError),
+    #[error(transparent)]
+    Store(#[from] sentinel_core::ports::StoreError),
+}
+
+fn refused(message: String) -> SetupError {
+    SetupError::Refused(message)
+}
+
 /// The limits every policy instance of `config` runs under (`policy_deadline`,
 /// `policy_memory_bytes`).
 pub fn policy_limits(config: &Config) -> Limits {
@@ -41,14 +61,16 @@ pub fn policy_limits(config: &Config) -> Limits {
 }
 
 /// Loads the configured single policy file (a config without `[policies]`).
-fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
+fn load_policy_file(config: &Config) -> Result<SharedPolicy, SetupError> {
     let runtime = Runtime::new(policy_limits(config))?;
     let policy = match &config.policy {
-        PolicyChoice::Embedded => policy::embedded::open(&runtime).context("loading the embedded default policy")?,
+        PolicyChoice::Embedded => policy::embedded::open(&runtime)
+            .map_err(|source| SetupError::Policy { what: "loading the embedded default policy".into(), source })?,
         PolicyChoice::File(path) => {
             let spec = path.display().to_string();
-            policy::source::open_cached(&spec, &runtime).with_context(|| {
-                format!("loading the policy {spec} (the config's `policy`: build it with `cargo policies`, or remove the key to run the embedded 1.0.0)")
+            policy::source::open_cached(&spec, &runtime).map_err(|source| SetupError::Policy {
+                what: format!("loading the policy {spec} (the config's `policy`: build it with `cargo policies`, or remove the key to run the embedded 1.0.0)"),
+                source,
             })?
         }
     };
@@ -60,7 +82,7 @@ fn load_policy_file(config: &Config) -> anyhow::Result<SharedPolicy> {
 /// minimum version, self-check) exactly as `run` verifies it, as a follower that never writes
 /// the state (`serve` keeps following it: see [`sentinel_core::policy::lifecycle::watcher`]); else the
 /// single `policy` file.
-pub async fn active_policy(config: &Config) -> anyhow::Result<ActivePolicy> {
+pub async fn active_policy(config: &Config) -> Result<ActivePolicy, SetupError> {
     let Some(policies) = &config.policies else { return Ok(ActivePolicy::fixed(load_policy_file(config)?)) };
     let runtime = Runtime::new(policy_limits(config))?;
     let lifecycle = Lifecycle::start(policies.clone(), runtime, None, Arc::new(Telemetry::default()), lifecycle::Role::Follower).await?;
@@ -77,7 +99,7 @@ pub struct Stores {
 }
 
 /// Opens the configured store.
-pub async fn open_store(config: &Config) -> anyhow::Result<Stores> {
+pub async fn open_store(config: &Config) -> Result<Stores, SetupError> {
     Ok(match &config.store {
         StoreConfig::Sqlite { path } => {
             let store = Arc::new(SqliteStore::open(path)?);
@@ -104,77 +126,81 @@ pub async fn open_store(config: &Config) -> anyhow::Result<Stores> {
 
 /// The configured store's tick records of the last `since`, oldest first: what `replay
 /// --from-store`, `policy export-trace` and a shadow's evidence read.
-pub async fn recorded_ticks(config: &Config, since: Duration) -> anyhow::Result<Vec<sentinel_core::ports::memory::TickRecord>> {
+pub async fn recorded_ticks(config: &Config, since: Duration) -> Result<Vec<sentinel_core::ports::memory::TickRecord>, SetupError> {
     let stores = open_store(config).await?;
     Ok(sentinel_core::trace::recorded::recent(stores.memory.as_ref(), since).await?)
 }
 
 /// The publisher of `channel` as configured (`c`); only the URL is checked, nothing is reached.
-pub async fn publisher(channel: Channel, c: &ChannelConfig, timeout: Duration) -> anyhow::Result<Box<dyn Publisher>> {
+pub async fn publisher(channel: Channel, c: &ChannelConfig, timeout: Duration) -> Result<Box<dyn Publisher>, SetupError> {
     Ok(match c {
         ChannelConfig::File { path } => Box::new(FilePublisher::new(channel, path)),
         ChannelConfig::Stdout => Box::new(StdoutPublisher::new(channel)),
         ChannelConfig::Redis { url, key, expiry } => {
-            Box::new(RedisPublisher::new(channel, url, key, *expiry, timeout).map_err(|e| anyhow::anyhow!("publish.{channel}: {e}"))?)
+            Box::new(RedisPublisher::new(channel, url, key, *expiry, timeout).map_err(|e| refused(format!("publish.{channel}: {e}")))?)
         }
         #[cfg(feature = "aws")]
         ChannelConfig::Ssm { name } => Box::new(SsmPublisher::new(channel, name, timeout).await),
         #[cfg(not(feature = "aws"))]
-        ChannelConfig::Ssm { .. } => anyhow::bail!("publish.{channel}: {}", crate::config::features::aws_missing("kind = \"ssm\"")),
+        ChannelConfig::Ssm { .. } => {
+            return Err(refused(format!("publish.{channel}: {}", crate::config::features::aws_missing("kind = \"ssm\""))));
+        }
     })
 }
 
 /// The metrics source; `now` places the synthetic workload's cycle.
-pub fn metrics_source(config: &Config, now: vocabulary::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
+pub fn metrics_source(config: &Config, now: vocabulary::Instant) -> Result<Box<dyn MetricsSource>, SetupError> {
     Ok(match &config.metrics {
         MetricsConfig::Synthetic => Box::new(Synthetic::around(now)),
         MetricsConfig::Trace { path } => {
             let trace = TraceMetrics::open(path)
-                .map_err(|e| anyhow::anyhow!("metrics.path: {e} (check [metrics] path: a trace, docs/behaviour.md §10.1)"))?;
+                .map_err(|e| refused(format!("metrics.path: {e} (check [metrics] path: a trace, docs/behaviour.md §10.1)")))?;
             if trace.span().is_none() {
-                anyhow::bail!(
+                return Err(refused(format!(
                     "metrics.path: {} holds no reading or read_error line, so every tick would be a failed read: \
                      point [metrics] path at a recorded trace",
                     path.display()
-                );
+                )));
             }
             Box::new(trace)
         }
         MetricsConfig::Prometheus(source) => {
-            Box::new(PrometheusMetrics::new((**source).clone(), config.read_timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?)
+            Box::new(PrometheusMetrics::new((**source).clone(), config.read_timeout).map_err(|e| refused(format!("metrics: {e}")))?)
         }
         #[cfg(feature = "aws")]
         MetricsConfig::CloudWatch(source) => {
             Box::new(sentinel_adapters::cloudwatch_metrics::CloudWatchMetrics::new((**source).clone(), config.read_timeout))
         }
         #[cfg(not(feature = "aws"))]
-        MetricsConfig::CloudWatch(_) => anyhow::bail!("metrics: {}", crate::config::features::aws_missing("kind = \"cloudwatch\"")),
+        MetricsConfig::CloudWatch(_) => {
+            return Err(refused(format!("metrics: {}", crate::config::features::aws_missing("kind = \"cloudwatch\""))));
+        }
     })
 }
 
 /// The configuration's metrics source as history (`sentinel trace fetch`), each request
 /// bounded by `timeout`; a source that has no history is refused saying what does.
-pub fn metrics_history(config: &Config, timeout: std::time::Duration) -> anyhow::Result<Box<dyn MetricsHistory>> {
+pub fn metrics_history(config: &Config, timeout: std::time::Duration) -> Result<Box<dyn MetricsHistory>, SetupError> {
     match &config.metrics {
         MetricsConfig::Prometheus(source) => {
-            Ok(Box::new(PrometheusHistory::new((**source).clone(), timeout).map_err(|e| anyhow::anyhow!("metrics: {e}"))?))
+            Ok(Box::new(PrometheusHistory::new((**source).clone(), timeout).map_err(|e| refused(format!("metrics: {e}")))?))
         }
         #[cfg(feature = "aws")]
         MetricsConfig::CloudWatch(source) => {
             Ok(Box::new(sentinel_adapters::cloudwatch_metrics::CloudWatchMetrics::new((**source).clone(), timeout)))
         }
         #[cfg(not(feature = "aws"))]
-        MetricsConfig::CloudWatch(_) => anyhow::bail!("metrics: {}", crate::config::features::aws_missing("kind = \"cloudwatch\"")),
-        MetricsConfig::Synthetic => anyhow::bail!(
+        MetricsConfig::CloudWatch(_) => Err(refused(format!("metrics: {}", crate::config::features::aws_missing("kind = \"cloudwatch\"")))),
+        MetricsConfig::Synthetic => Err(refused(format!(
             "{}: [metrics] kind = \"synthetic\" has no history to fetch: point --config at the live configuration, whose \
              [metrics] is kind = \"prometheus\" or \"cloudwatch\"",
             config.source
-        ),
-        MetricsConfig::Trace { path } => anyhow::bail!(
+        ))),
+        MetricsConfig::Trace { path } => Err(refused(format!(
             "{}: [metrics] kind = \"trace\" reads {}, which is already a trace: give it to `policy tune` or `replay` as it is",
             config.source,
             path.display()
-        ),
+        ))),
     }
 }
 
@@ -183,38 +209,42 @@ pub fn metrics_history(config: &Config, timeout: std::time::Duration) -> anyhow:
 /// whole). The configuration's own values (URLs, queries, ranges) were checked when it was
 /// read. A broken configuration is refused naming its key, and nothing is created or
 /// published. `sentinel check` runs the same checks.
-pub fn preflight(config: &Config, now: vocabulary::Instant) -> anyhow::Result<Box<dyn MetricsSource>> {
+pub fn preflight(config: &Config, now: vocabulary::Instant) -> Result<Box<dyn MetricsSource>, SetupError> {
     if let Some(policies) = &config.policies {
         if !policies.dir.is_dir() {
-            anyhow::bail!(
+            return Err(refused(format!(
                 "policies.dir: {} is not a directory: put the policy components and their signed manifests there \
                  (`cargo policies`, then `sentinel policy sign`)",
                 policies.dir.display()
-            );
+            )));
         }
         if let Some(key) = &policies.public_key {
             sentinel_core::policy::lifecycle::signing::read_public(key)
-                .map_err(|e| anyhow::anyhow!("policies.public_key: {e} (`sentinel policy keygen` makes a key pair)"))?;
+                .map_err(|e| refused(format!("policies.public_key: {e} (`sentinel policy keygen` makes a key pair)")))?;
         }
     }
     metrics_source(config, now)
 }
 
 /// The configured stage controller; nothing is reached.
-pub async fn stage_controller(config: &Config) -> anyhow::Result<Box<dyn StageController>> {
+pub async fn stage_controller(config: &Config) -> Result<Box<dyn StageController>, SetupError> {
     Ok(match config.stage_controller {
         StageControllerConfig::Log => Box::new(LogStageController),
         #[cfg(feature = "aws")]
         StageControllerConfig::ApiGateway => Box::new(ApiGatewayStages::new(config.publish_timeout).await),
         #[cfg(not(feature = "aws"))]
         StageControllerConfig::ApiGateway => {
-            anyhow::bail!("stages.controller: {}", crate::config::features::aws_missing("kind = \"api-gateway\""))
+            return Err(refused(format!("stages.controller: {}", crate::config::features::aws_missing("kind = \"api-gateway\""))));
         }
     })
 }
 
 /// Everything a tick needs, from the config.
-pub async fn sentinel(config: &Config, now: vocabulary::Instant, lock_wait: Option<Duration>) -> anyhow::Result<(Sentinel, PinService)> {
+pub async fn sentinel(
+    config: &Config,
+    now: vocabulary::Instant,
+    lock_wait: Option<Duration>,
+) -> Result<(Sentinel, PinService), SetupError> {
     let plain = if config.policies.is_none() { Some(load_policy_file(config)?) } else { None };
     let metrics = preflight(config, now)?;
     let stores = open_store(config).await?;

@@ -192,23 +192,53 @@ fn no_module_of_a_sentinel_crate_imports_one_that_imports_it_back() {
 
 /// What Cargo shows of the domain core: no network client, no HTTP server, no command-line
 /// parser among its dependencies, at any depth (`cargo tree`, as an operator would look).
-#[test]
-fn the_core_crate_depends_on_no_network_client_http_server_or_command_line_parser() {
+/// The packages `package` depends on at run time (`cargo tree`), at any depth or, with
+/// `direct`, its own dependencies only.
+fn run_time_dependencies(package: &str, direct: bool) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["tree", "--offline", "-p", "capacity-sentinel-core", "-e", "normal", "--prefix", "none", "--format", "{p}"])
-        .current_dir(workspace())
-        .output()
-        .unwrap();
+    let mut args = vec!["tree", "--offline", "-p", package, "-e", "normal", "--prefix", "none", "--format", "{p}"];
+    if direct {
+        args.extend(["--depth", "1"]);
+    }
+    let out = std::process::Command::new(cargo).args(args).current_dir(workspace()).output().unwrap();
     assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
     let tree = String::from_utf8(out.stdout).unwrap();
-    let names: BTreeSet<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    tree.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
+}
+
+#[test]
+fn the_core_crate_depends_on_no_network_client_http_server_or_command_line_parser() {
+    let names = run_time_dependencies("capacity-sentinel-core", false);
     assert!(names.contains("wasmtime") && names.contains("capacity-vocabulary"), "the tree was read: {names:?}");
     let forbidden =
         ["tokio-postgres", "redis", "axum", "hyper", "reqwest", "clap", "rusqlite", "jsonwebtoken", "capacity-sentinel-adapters"];
-    let found: Vec<&str> =
-        names.iter().copied().filter(|n| forbidden.contains(n) || n.starts_with("aws-") || *n == "capacity-sentinel").collect();
+    let found: Vec<&String> =
+        names.iter().filter(|n| forbidden.contains(&n.as_str()) || n.starts_with("aws-") || *n == "capacity-sentinel").collect();
     assert!(found.is_empty(), "the core crate depends on {found:?}");
+}
+
+/// `anyhow` only at the binary's edge: the library crates return typed errors (wasmtime's own
+/// use of it, deeper in the tree, is wasmtime's), and in the binary's crate only the commands
+/// (`cli/`) and `main.rs` use it.
+#[test]
+fn anyhow_is_used_only_by_the_commands_of_the_binary() {
+    for package in ["capacity-sentinel-core", "capacity-sentinel-adapters"] {
+        let names = run_time_dependencies(package, true);
+        assert!(names.contains("serde"), "the tree of {package} was read: {names:?}");
+        assert!(!names.contains("anyhow"), "{package} depends on anyhow: return a typed error (thiserror) instead");
+    }
+    let root = workspace();
+    let mut files = Vec::new();
+    rust_files(&root.join("host/src"), &mut files);
+    assert!(files.len() > 50, "the binary's sources were found: {}", files.len());
+    let edge = [root.join("host/src/cli"), root.join("host/src/main.rs")];
+    let found: Vec<String> = files
+        .iter()
+        .filter(|f| !edge.iter().any(|e| f.starts_with(e)))
+        .filter(|f| code(&std::fs::read_to_string(f).unwrap()).contains("anyhow"))
+        .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(found.is_empty(), "anyhow outside the commands of the binary: {found:?}");
 }
 
 #[test]

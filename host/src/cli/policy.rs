@@ -189,6 +189,6 @@ fn policies(config: &Config) -> anyhow::Result<PoliciesConfig> {
 }
 
 /// Runs a store call of a directory command to its end.
-fn block_on<T>(f: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
-    tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(f)
+fn block_on<T, E: Into<anyhow::Error>>(f: impl std::future::Future<Output = Result<T, E>>) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(f).map_err(Into::into)
 }

@@ -26,7 +26,7 @@ pub fn split_spec(spec: &str) -> (Option<&str>, &Path) {
 pub fn compile_cached(runtime: &Runtime, path: &Path, bytes: &[u8]) -> Result<(Component, String), PolicyError> {
     let digest = hex::encode(Sha256::digest(bytes));
     let (component, origin) = cache::load_bytes(cache::usable_user_cache_dir().as_deref(), runtime, path, bytes, &digest)
-        .map_err(|e| PolicyError::Compile { path: path.to_path_buf(), message: e.root_cause().to_string() })?;
+        .map_err(|e| PolicyError::Compile { path: path.to_path_buf(), message: e.compiler })?;
     tracing::debug!(policy = %path.display(), origin = %origin.describe(), "component loaded");
     Ok((component, digest))
 }

@@ -48,6 +48,16 @@ pub struct GateResult {
     pub regressions: Vec<Regression>,
 }
 
+/// Why a report could not be written (the message names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum ReportWriteError {
+    #[error("{doing}: {cause}")]
+    Io { doing: String, cause: std::io::Error },
+    /// A timeline figure could not be drawn.
+    #[error("{0}")]
+    Figure(String),
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// Baseline first, then the candidate.
@@ -90,20 +100,20 @@ impl Report {
     }
 
     /// Writes report.md, report.json and the SVGs (`timelines[trace][policy]`) into `dir`.
-    pub fn write(&self, dir: &Path, timelines: &[Vec<&Timeline>], thresholds: &[&Thresholds]) -> anyhow::Result<()> {
-        use anyhow::Context;
-        std::fs::create_dir_all(dir).with_context(|| format!("creating report folder {}", dir.display()))?;
+    pub fn write(&self, dir: &Path, timelines: &[Vec<&Timeline>], thresholds: &[&Thresholds]) -> Result<(), ReportWriteError> {
+        let io = |doing: String| move |cause| ReportWriteError::Io { doing, cause };
+        std::fs::create_dir_all(dir).map_err(io(format!("creating report folder {}", dir.display())))?;
         let labels: Vec<String> = self.policies.iter().map(|p| p.label.clone()).collect();
         for (t, lines) in self.traces.iter().zip(timelines) {
             if let Some(file) = &t.svg {
-                let svg = timeline_svg(&Frame::report(&t.trace, &labels), &labels, lines, thresholds).map_err(anyhow::Error::msg)?;
+                let svg = timeline_svg(&Frame::report(&t.trace, &labels), &labels, lines, thresholds).map_err(ReportWriteError::Figure)?;
                 let path = dir.join(file);
-                std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, svg).map_err(io(format!("writing {}", path.display())))?;
             }
         }
-        let json = serde_json::to_string_pretty(self).context("report.json serializes")?;
-        std::fs::write(dir.join("report.json"), json + "\n").with_context(|| format!("writing {}/report.json", dir.display()))?;
-        std::fs::write(dir.join("report.md"), self.markdown()).with_context(|| format!("writing {}/report.md", dir.display()))?;
+        let json = serde_json::to_string_pretty(self).expect("a report (strings, numbers and lists) serializes");
+        std::fs::write(dir.join("report.json"), json + "\n").map_err(io(format!("writing {}/report.json", dir.display())))?;
+        std::fs::write(dir.join("report.md"), self.markdown()).map_err(io(format!("writing {}/report.md", dir.display())))?;
         Ok(())
     }
 

@@ -13,7 +13,9 @@
 //! The callers read the records (from the store they hold): [`ShadowPeriod::reach_back`] says
 //! how far back.
 
+use crate::error_chain::chain;
 use crate::instants::parse_rfc3339;
+use crate::policy::lifecycle::LifecycleError;
 use crate::policy::lifecycle::shadow::{self, LiveCounts, ShadowLine};
 use crate::policy::lifecycle::{self, manifest};
 use crate::policy::settings::PoliciesConfig;
@@ -26,9 +28,31 @@ use crate::replay::job::{self, Job};
 use crate::replay::lane::Options;
 use crate::replay::report::Report;
 use crate::trace::Trace;
-use anyhow::Context;
 use std::time::Duration;
 use vocabulary::Instant;
+
+/// Why a shadow could not be scored. Each message is whole (causes included), so it is shown as
+/// it is.
+#[derive(Debug, thiserror::Error)]
+pub enum ShadowScoreError {
+    #[error("the shadow log of {version} is empty: has the sentinel ticked with shadow = \"{version}\"?")]
+    EmptyLog { version: String },
+    #[error("{0}")]
+    BadTime(String),
+    #[error(transparent)]
+    Log(#[from] shadow::ShadowLogError),
+    #[error(transparent)]
+    Trust(#[from] LifecycleError),
+    #[error("{dir} holds no manifest of version {version}")]
+    NoManifest { dir: std::path::PathBuf, version: String },
+    #[error("{version} is refused: {message}")]
+    Refused { version: String, message: String },
+    #[error("the store holds no tick record of the shadow period ({first} to {last})")]
+    NoRecords { first: String, last: String },
+    /// The policy runtime, loading a version, or the replay (the message holds the causes).
+    #[error("{0}")]
+    Replay(String),
+}
 
 /// A shadow's live log: every tick it decided beside the active version, oldest first.
 pub struct ShadowPeriod {
@@ -41,16 +65,17 @@ pub struct ShadowPeriod {
 
 impl ShadowPeriod {
     /// The log of `version` in the private state directory; refused when it is empty.
-    pub fn read(state_dir: &std::path::Path, version: &str) -> anyhow::Result<ShadowPeriod> {
+    pub fn read(state_dir: &std::path::Path, version: &str) -> Result<ShadowPeriod, ShadowScoreError> {
         ShadowPeriod::of(version, shadow::lines(state_dir, version)?)
     }
 
     /// The period of a log's `lines` ([`shadow::lines`]); refused when there are none.
-    pub fn of(version: &str, lines: Vec<ShadowLine>) -> anyhow::Result<ShadowPeriod> {
+    pub fn of(version: &str, lines: Vec<ShadowLine>) -> Result<ShadowPeriod, ShadowScoreError> {
         let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
-            anyhow::bail!("the shadow log of {version} is empty: has the sentinel ticked with shadow = \"{version}\"?")
+            return Err(ShadowScoreError::EmptyLog { version: version.to_string() });
         };
-        let (from, to) = (parse_rfc3339(&first.at).map_err(anyhow::Error::msg)?, parse_rfc3339(&last.at).map_err(anyhow::Error::msg)?);
+        let (from, to) =
+            (parse_rfc3339(&first.at).map_err(ShadowScoreError::BadTime)?, parse_rfc3339(&last.at).map_err(ShadowScoreError::BadTime)?);
         Ok(ShadowPeriod { version: version.to_string(), lines, from, to })
     }
 
@@ -139,14 +164,14 @@ fn minutes(v: Option<i64>) -> String {
 }
 
 /// The component of `version` in the policy directory, its manifest and signature checked.
-fn verified(p: &PoliciesConfig, version: &str) -> anyhow::Result<std::path::PathBuf> {
+fn verified(p: &PoliciesConfig, version: &str) -> Result<std::path::PathBuf, ShadowScoreError> {
     let trust = lifecycle::trust(p)?;
     let (entries, _) = manifest::scan(&p.dir);
     let entry = entries
         .into_iter()
         .find(|e| e.manifest.version == version)
-        .with_context(|| format!("{} holds no manifest of version {version}", p.dir.display()))?;
-    manifest::verify(&entry, &trust).map_err(|e| anyhow::anyhow!("{version} is refused: {e}"))?;
+        .ok_or_else(|| ShadowScoreError::NoManifest { dir: p.dir.clone(), version: version.to_string() })?;
+    manifest::verify(&entry, &trust).map_err(|e| ShadowScoreError::Refused { version: version.to_string(), message: e.to_string() })?;
     Ok(entry.component_path)
 }
 
@@ -158,7 +183,7 @@ pub fn score(
     period: &ShadowPeriod,
     records: Vec<TickRecord>,
     gate: Option<(String, Gate)>,
-) -> anyhow::Result<Evidence> {
+) -> Result<Evidence, ShadowScoreError> {
     let version = period.version.as_str();
     let active_version = period.active_version().to_string();
     // A period scored against one baseline: a log that names several active versions (an
@@ -167,12 +192,16 @@ pub fn score(
     baselines.dedup();
     let records: Vec<_> = records.into_iter().filter(|r| (period.from..=period.to).contains(&r.at)).collect();
     let (first, last) = (&period.lines[0].at, &period.lines[period.lines.len() - 1].at);
-    anyhow::ensure!(!records.is_empty(), "the store holds no tick record of the shadow period ({first} to {last})");
-    let runtime = Runtime::new(limits)?;
+    if records.is_empty() {
+        return Err(ShadowScoreError::NoRecords { first: first.clone(), last: last.clone() });
+    }
+    let runtime = Runtime::new(limits).map_err(|e| ShadowScoreError::Replay(chain(&e)))?;
     let mut sources = Vec::new();
     for v in [active_version.as_str(), version] {
         let path = verified(p, v)?;
-        sources.push(PolicySource::open(&format!("{v}={}", path.display()), &runtime).with_context(|| format!("loading {v}"))?);
+        let source = PolicySource::open(&format!("{v}={}", path.display()), &runtime)
+            .map_err(|e| ShadowScoreError::Replay(format!("loading {v}: {}", chain(&e))))?;
+        sources.push(source);
     }
     let trace = Trace { name: format!("shadow-{version}"), events: crate::trace::recorded::events(&records) };
     let options = Options {
@@ -181,7 +210,8 @@ pub fn score(
         timelines: false,
         progress: false,
     };
-    let replayed = job::replay(Job { files: &[], recorded: Some(trace), sources: &sources, options }, None)?;
+    let replayed = job::replay(Job { files: &[], recorded: Some(trace), sources: &sources, options }, None)
+        .map_err(|e| ShadowScoreError::Replay(chain(&e)))?;
     let summaries: Vec<Vec<Summary>> = replayed.into_iter().map(|(_, runs)| runs.into_iter().map(|r| r.summary).collect()).collect();
     let identities: Vec<_> = sources.iter().map(|s| s.identity().clone()).collect();
     let report = Report::build(&identities, summaries, gate.as_ref().map(|(name, g)| (name.as_str(), g)));

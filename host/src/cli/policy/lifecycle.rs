@@ -171,7 +171,7 @@ fn switch_to(config: &Config, target: impl FnOnce(&PolicyState) -> anyhow::Resul
     }
     let records = block_on(async {
         let stores = crate::setup::open_store(config).await?;
-        Ok(lifecycle::recent(&stores.memory).await)
+        Ok::<_, crate::setup::SetupError>(lifecycle::recent(&stores.memory).await)
     })?;
     match preparer.version(&version, &records) {
         Ok(c) => {
@@ -225,7 +225,9 @@ pub fn shadow_report(config: &Path, version: Option<&str>, gate: Option<&Path>, 
     let lines = shadow::lines(&p.state_dir, &version)?;
     let r = shadow::report(&version, &lines);
     // The divergence stands on the log alone; the scorecard needs ticks, the store and both versions.
-    let scorecard = ShadowPeriod::of(&version, lines).and_then(|period| super::shadow_evidence::evidence(&config, &period, gate));
+    let scorecard = ShadowPeriod::of(&version, lines)
+        .map_err(anyhow::Error::from)
+        .and_then(|period| super::shadow_evidence::evidence(&config, &period, gate));
     if json {
         let card = match &scorecard {
             Ok(card) => serde_json::json!({

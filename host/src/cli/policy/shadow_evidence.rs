@@ -13,5 +13,5 @@ pub fn evidence(config: &Config, period: &ShadowPeriod, gate: Option<&Path>) -> 
     let records = super::block_on(crate::setup::recorded_ticks(config, since))?;
     let gate = gate.map(|path| Gate::load(path).map(|g| (path.display().to_string(), g))).transpose()?;
     let limits = crate::setup::policy_limits(config);
-    shadow_score::score(&p, limits, period, records, gate)
+    Ok(shadow_score::score(&p, limits, period, records, gate)?)
 }

@@ -80,6 +80,14 @@ pub fn usable_user_cache_dir() -> Option<PathBuf> {
     }
 }
 
+/// A component wasmtime could not compile: `compiler` is its message, the root cause.
+#[derive(Debug, thiserror::Error)]
+#[error("{path} is not a loadable component: {compiler}")]
+pub struct NotLoadable {
+    pub path: PathBuf,
+    pub compiler: String,
+}
+
 /// `<cache>/wasmtime-<engine hash>-<sha256>.cwasm`.
 pub fn artifact_path(cache: &Path, runtime: &Runtime, digest: &str) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -94,7 +102,7 @@ pub fn record_path(artifact: &Path) -> PathBuf {
 
 /// The compiled component: from the cache (`Some(<state_dir>/policy-cache)`) when it holds an
 /// authenticated artifact of this digest for this engine, else compiled (and cached).
-pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> anyhow::Result<(Component, Origin)> {
+pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> Result<(Component, Origin), NotLoadable> {
     let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
     load_bytes(cache, runtime, &verified.entry.component_path, &verified.bytes, &digest)
 }
@@ -103,14 +111,20 @@ pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> any
 /// authenticated artifact is used exactly as [`load`] uses it, but nothing is created or written
 /// (no directory, no artifact, no replacement): a follower may run as another user than the
 /// sentinel that owns the cache, and the leader keeps it. Without a usable artifact it compiles.
-pub fn load_read_only(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> anyhow::Result<(Component, Origin)> {
+pub fn load_read_only(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> Result<(Component, Origin), NotLoadable> {
     let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
     load_from(cache, false, runtime, &verified.entry.component_path, &verified.bytes, &digest)
 }
 
 /// [`load`] for component bytes whose sha256 (`digest`, lower-case hex) the caller computed
 /// from those very bytes; `path` names them in errors.
-pub fn load_bytes(cache: Option<&Path>, runtime: &Runtime, path: &Path, bytes: &[u8], digest: &str) -> anyhow::Result<(Component, Origin)> {
+pub fn load_bytes(
+    cache: Option<&Path>,
+    runtime: &Runtime,
+    path: &Path,
+    bytes: &[u8],
+    digest: &str,
+) -> Result<(Component, Origin), NotLoadable> {
     load_from(cache, true, runtime, path, bytes, digest)
 }
 
@@ -132,7 +146,7 @@ fn load_from(
     path: &Path,
     bytes: &[u8],
     digest: &str,
-) -> anyhow::Result<(Component, Origin)> {
+) -> Result<(Component, Origin), NotLoadable> {
     let mut origin = Origin::Compiled;
     let mut artifact = None;
     if let Some(cache) = cache {
@@ -166,9 +180,8 @@ fn load_from(
         ),
         (None, Some(_)) => tracing::info!(policy = %path.display(), "compiling the policy component for this machine"),
     }
-    // The compiler's message is the root cause, the path its context (`{e:#}` shows both).
-    let compiled = Component::from_binary(runtime.engine(), bytes)
-        .map_err(|e| anyhow::Error::msg(format!("{e:#}")).context(format!("{} is not a loadable component", path.display())));
+    let compiled =
+        Component::from_binary(runtime.engine(), bytes).map_err(|e| NotLoadable { path: path.to_path_buf(), compiler: format!("{e:#}") });
     let refused = |outcome: &str| {
         if let (Some(artifact), Origin::ArtifactRefused(why)) = (&artifact, &origin) {
             tracing::warn!(
@@ -194,7 +207,7 @@ fn load_from(
             Ok(()) => refused(&format!("compiled {} instead and replaced the artifact with that compile", path.display())),
             Err(e) => {
                 refused(&format!("compiled {} instead; it could not be replaced, so it is refused again at the next load", path.display()));
-                tracing::warn!("cannot cache the precompiled artifact {}: {e:#}", artifact.display());
+                tracing::warn!("cannot cache the precompiled artifact {}: {e}", artifact.display());
             }
         }
     }
@@ -221,13 +234,13 @@ fn authenticated(artifact: &Path, digest: &str) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-fn store(artifact: &Path, component: &Component, digest: &str) -> anyhow::Result<()> {
-    let bytes = component.serialize().map_err(|e| anyhow::anyhow!("{e:#}"))?;
+fn store(artifact: &Path, component: &Component, digest: &str) -> Result<(), String> {
+    let bytes = component.serialize().map_err(|e| format!("{e:#}"))?;
     // The artifact first, then its record: a crash between the two leaves an artifact
     // without a record, which is refused and rewritten.
-    private_dir::write_atomically(artifact, &bytes)?;
+    private_dir::write_atomically(artifact, &bytes).map_err(|e| e.to_string())?;
     let record = format!("{} {digest}\n", hex::encode(Sha256::digest(&bytes)));
-    private_dir::write_atomically(&record_path(artifact), record.as_bytes())?;
+    private_dir::write_atomically(&record_path(artifact), record.as_bytes()).map_err(|e| e.to_string())?;
     Ok(())
 }
 

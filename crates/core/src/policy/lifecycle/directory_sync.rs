@@ -4,7 +4,7 @@
 //! that says nothing lasting about the version (a file that does not load or verify) is tried
 //! again at the next change of the directory.
 
-use super::state::PolicyState;
+use super::state::{PolicyState, StateError};
 use super::{Lifecycle, Role, fingerprint, log_activation, manifest, prepare, recent};
 use crate::policy::settings::Selection;
 use std::time::Instant;
@@ -13,7 +13,7 @@ impl Lifecycle {
     /// One look at the directory (`sentinel run` calls it every `poll`): when something
     /// changed, activates what the persisted state (or, with `active = "latest"`, a newly
     /// arrived version) asks for. Returns the version activated, if any.
-    pub async fn sync(&self) -> anyhow::Result<Option<String>> {
+    pub async fn sync(&self) -> Result<Option<String>, StateError> {
         let _one = self.syncing.lock().await;
         let detected = Instant::now();
         let now = fingerprint(&self.config);
@@ -61,7 +61,7 @@ impl Lifecycle {
         entries: &[manifest::Entry],
         state: &PolicyState,
         detected: Instant,
-    ) -> anyhow::Result<bool> {
+    ) -> Result<bool, StateError> {
         let unchanged = entries.iter().any(|e| e.manifest.version == desired && e.manifest.sha256.eq_ignore_ascii_case(digest));
         if desired == current && unchanged {
             return Ok(false);

@@ -29,16 +29,28 @@ use crate::sync::Lock;
 use crate::telemetry::Telemetry;
 use activate::{Candidate, Preparer, Refused};
 use fingerprint::{Fingerprint, fingerprint};
-use state::PolicyState;
+use state::{PolicyState, StateError};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 use vocabulary::{Decision, DecisionInput};
 
+/// Why the lifecycle could not start, or could not record what it did.
+#[derive(Debug, thiserror::Error)]
+pub enum LifecycleError {
+    /// The configured `public_key` (the message names the file and what is wrong).
+    #[error("{0}")]
+    PublicKey(String),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("no policy version in {dir} passed its checks (see the errors above){condemned}")]
+    NonePassed { dir: std::path::PathBuf, condemned: String },
+}
+
 /// The trust a `[policies]` table configures.
-pub fn trust(config: &PoliciesConfig) -> anyhow::Result<signing::Trust> {
+pub fn trust(config: &PoliciesConfig) -> Result<signing::Trust, LifecycleError> {
     let key = match &config.public_key {
-        Some(p) => Some(signing::read_public(p).map_err(anyhow::Error::msg)?),
+        Some(p) => Some(signing::read_public(p).map_err(LifecycleError::PublicKey)?),
         None => None,
     };
     if config.allow_unsigned {
@@ -59,7 +71,7 @@ pub enum Role {
 impl Role {
     /// Changes the saved state in the private `state_dir` under its lock ([`state::update`]):
     /// the leader's alone (a follower never writes).
-    fn update(self, state_dir: &Path, change: impl FnOnce(&mut PolicyState)) -> anyhow::Result<()> {
+    fn update(self, state_dir: &Path, change: impl FnOnce(&mut PolicyState)) -> Result<(), StateError> {
         match self {
             Role::Leader => state::update(state_dir, change).map(drop),
             Role::Follower => Ok(()),
@@ -69,7 +81,7 @@ impl Role {
 
 /// The preparer a `[policies]` table configures (a follower uses the leader's authenticated
 /// artifacts but never creates or writes the artifact cache).
-pub fn preparer(config: &PoliciesConfig, runtime: Arc<Runtime>, role: Role) -> anyhow::Result<Preparer> {
+pub fn preparer(config: &PoliciesConfig, runtime: Arc<Runtime>, role: Role) -> Result<Preparer, LifecycleError> {
     Ok(Preparer {
         dir: config.dir.clone(),
         runtime,
@@ -110,7 +122,7 @@ impl Lifecycle {
         memory: Option<Arc<dyn MemoryStore>>,
         telemetry: Arc<Telemetry>,
         role: Role,
-    ) -> anyhow::Result<Arc<Lifecycle>> {
+    ) -> Result<Arc<Lifecycle>, LifecycleError> {
         let preparer = preparer(&config, runtime, role)?;
         let records = match &memory {
             Some(m) => recent(m).await,
@@ -168,10 +180,9 @@ impl Lifecycle {
             role.update(&config.state_dir, |s| record(s, None))?;
             // Versions an earlier run condemned are skipped (but the one the state names active).
             let condemned: Vec<&str> = state.unhealthy.keys().filter(|v| state.active.as_ref() != Some(*v)).map(String::as_str).collect();
-            anyhow::bail!(
-                "no policy version in {} passed its checks (see the errors above){}",
-                config.dir.display(),
-                if condemned.is_empty() {
+            return Err(LifecycleError::NonePassed {
+                dir: config.dir.clone(),
+                condemned: if condemned.is_empty() {
                     String::new()
                 } else {
                     format!(
@@ -179,8 +190,8 @@ impl Lifecycle {
                          `sentinel policy activate VERSION --config FILE` clears the mark)",
                         condemned.join(", ")
                     )
-                }
-            );
+                },
+            });
         };
         log_activation(&candidate, if role == Role::Leader { "startup" } else { "startup, following the persisted state" });
         record(&mut state, Some(&candidate.version));

@@ -129,19 +129,29 @@ pub struct ShadowReport {
     pub active_versions: Vec<String>,
 }
 
+/// Why a shadow's log could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ShadowLogError {
+    #[error("no shadow log for {version} at {path} ({message}): is {version} configured as `shadow` and has the sentinel ticked since?")]
+    Missing { version: String, path: std::path::PathBuf, message: String },
+    #[error("{path}:{line}: {message}")]
+    BadLine { path: std::path::PathBuf, line: usize, message: String },
+}
+
 /// The lines of a shadow's log in `state_dir`, oldest first.
-pub fn lines(state_dir: &Path, version: &str) -> anyhow::Result<Vec<ShadowLine>> {
+pub fn lines(state_dir: &Path, version: &str) -> Result<Vec<ShadowLine>, ShadowLogError> {
     let path = log_path(state_dir, version);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        anyhow::anyhow!(
-            "no shadow log for {version} at {} ({e}): is {version} configured as `shadow` and has the sentinel ticked since?",
-            path.display()
-        )
+    let text = std::fs::read_to_string(&path).map_err(|e| ShadowLogError::Missing {
+        version: version.to_string(),
+        path: path.clone(),
+        message: e.to_string(),
     })?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(n, line)| serde_json::from_str(line).map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1)))
+        .map(|(n, line)| {
+            serde_json::from_str(line).map_err(|e| ShadowLogError::BadLine { path: path.clone(), line: n + 1, message: e.to_string() })
+        })
         .collect()
 }
 

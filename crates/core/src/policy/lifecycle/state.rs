@@ -31,6 +31,30 @@ pub struct PolicyState {
     pub unhealthy: BTreeMap<String, String>,
 }
 
+/// Why the policy state could not be read or changed. Each message is whole (it names the file
+/// and the fix), so it is shown as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("the policy state directory (policies.state_dir) is not private: {0}")]
+    DirNotPrivate(private_dir::NotPrivate),
+    #[error("the policy state file is not trusted: {0}")]
+    FileNotTrusted(private_dir::NotPrivate),
+    #[error("policy state {path} is unreadable: {message}")]
+    Unreadable { path: PathBuf, message: String },
+    #[error("cannot read policy state {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("the policy state directory (policies.state_dir): {0}")]
+    Dir(private_dir::NotPrivate),
+    #[error("cannot write policy state in {dir}: {message}")]
+    Write { dir: PathBuf, message: String },
+    #[error("cannot open the policy state lock {path}: {message}")]
+    OpenLock { path: PathBuf, message: String },
+    #[error("cannot lock {path}: {message}")]
+    Lock { path: PathBuf, message: String },
+    #[error("the policy state was not changed: fix or remove {path} (the sentinel then starts from the configured version): {cause}")]
+    NotChanged { path: PathBuf, cause: Box<StateError> },
+}
+
 pub fn path(state_dir: &Path) -> PathBuf {
     state_dir.join(STATE_FILE)
 }
@@ -39,29 +63,29 @@ impl PolicyState {
     /// The saved state in the private `state_dir`; none saved yet is the default. An
     /// unreadable file, or a directory or file that others could have written, is an error
     /// (it names the path and the fix) rather than silently trusting or forgetting it.
-    pub fn load(state_dir: &Path) -> anyhow::Result<PolicyState> {
+    pub fn load(state_dir: &Path) -> Result<PolicyState, StateError> {
         let p = path(state_dir);
         if std::fs::symlink_metadata(state_dir).is_err() {
             return Ok(PolicyState::default());
         }
-        private_dir::check(state_dir, true)
-            .map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir) is not private: {e}"))?;
+        private_dir::check(state_dir, true).map_err(StateError::DirNotPrivate)?;
         if std::fs::symlink_metadata(&p).is_err() {
             return Ok(PolicyState::default());
         }
-        private_dir::check(&p, false).map_err(|e| anyhow::anyhow!("the policy state file is not trusted: {e}"))?;
+        private_dir::check(&p, false).map_err(StateError::FileNotTrusted)?;
         match std::fs::read_to_string(&p) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("policy state {} is unreadable: {e}", p.display())),
-            Err(e) => Err(anyhow::anyhow!("cannot read policy state {}: {e}", p.display())),
+            Ok(text) => serde_json::from_str(&text).map_err(|e| StateError::Unreadable { path: p, message: e.to_string() }),
+            Err(e) => Err(StateError::Read { path: p, message: e.to_string() }),
         }
     }
 
     /// Saves into the private `state_dir` (created 0700 when missing). Changes go through
     /// [`update`], which holds the lock; this writes whatever it is given.
-    pub fn save(&self, state_dir: &Path) -> anyhow::Result<()> {
-        let dir = private_dir::ensure(state_dir).map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir): {e}"))?;
-        private_dir::write_atomically(&path(&dir), (serde_json::to_string_pretty(self)? + "\n").as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write policy state in {}: {e}", dir.display()))?;
+    pub fn save(&self, state_dir: &Path) -> Result<(), StateError> {
+        let dir = private_dir::ensure(state_dir).map_err(StateError::Dir)?;
+        let text = serde_json::to_string_pretty(self).expect("a policy state (strings and maps of strings) serializes") + "\n";
+        private_dir::write_atomically(&path(&dir), text.as_bytes())
+            .map_err(|e| StateError::Write { dir: dir.clone(), message: e.to_string() })?;
         Ok(())
     }
 
@@ -94,9 +118,9 @@ impl PolicyState {
 /// Applies `change` to the saved state and saves the result, holding the exclusive lock on
 /// [`LOCK_FILE`] from the read to the write (blocking while another writer holds it). Returns
 /// the state as saved. An unreadable or untrusted state file is an error, and nothing is written.
-pub fn update(state_dir: &Path, change: impl FnOnce(&mut PolicyState)) -> anyhow::Result<PolicyState> {
+pub fn update(state_dir: &Path, change: impl FnOnce(&mut PolicyState)) -> Result<PolicyState, StateError> {
     use std::os::unix::fs::OpenOptionsExt;
-    let dir = private_dir::ensure(state_dir).map_err(|e| anyhow::anyhow!("the policy state directory (policies.state_dir): {e}"))?;
+    let dir = private_dir::ensure(state_dir).map_err(StateError::Dir)?;
     let lock_path = dir.join(LOCK_FILE);
     let lock = std::fs::OpenOptions::new()
         .read(true)
@@ -105,14 +129,9 @@ pub fn update(state_dir: &Path, change: impl FnOnce(&mut PolicyState)) -> anyhow
         .truncate(false)
         .mode(0o600)
         .open(&lock_path)
-        .map_err(|e| anyhow::anyhow!("cannot open the policy state lock {}: {e}", lock_path.display()))?;
-    lock.lock().map_err(|e| anyhow::anyhow!("cannot lock {}: {e}", lock_path.display()))?;
-    let mut state = PolicyState::load(&dir).map_err(|e| {
-        e.context(format!(
-            "the policy state was not changed: fix or remove {} (the sentinel then starts from the configured version)",
-            path(&dir).display()
-        ))
-    })?;
+        .map_err(|e| StateError::OpenLock { path: lock_path.clone(), message: e.to_string() })?;
+    lock.lock().map_err(|e| StateError::Lock { path: lock_path.clone(), message: e.to_string() })?;
+    let mut state = PolicyState::load(&dir).map_err(|e| StateError::NotChanged { path: path(&dir), cause: Box::new(e) })?;
     change(&mut state);
     state.save(&dir)?;
     Ok(state)
