@@ -1,7 +1,7 @@
 //! Bakes one policy version's thresholds into the crate as a constant.
 //!
 //! `CAPACITY_POLICY` names a `policies/<version>/policy.toml` (default: 1.0.0). The file is
-//! read into the vocabulary's `PolicyDescription` (the type every reader of these files uses), checked,
+//! read and checked by the one reader of these files (`crates/policy-files`),
 //! and written out as Rust, so a component carries its numbers without parsing anything. With
 //! the `policy-data` feature it also writes the file's numbers as the template's policy data
 //! region (`src/policy_data.rs`), which the template component reads instead.
@@ -20,11 +20,7 @@ fn main() {
         _ => manifest_dir.join("../policies/1.0.0/policy.toml"),
     };
     println!("cargo:rerun-if-changed={}", path.display());
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read policy file {}: {e}", path.display()));
-    let file: vocabulary::PolicyDescription = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    if let Err(e) = file.check() {
-        panic!("{}: {e}", path.display());
-    }
+    let file = policy_files::description::read(&path).unwrap_or_else(|e| panic!("{e}")).description;
     let code = format!(
         "/// The policy this build carries (from {path}).\n\
          pub const NAME: &str = {name:?};\n\

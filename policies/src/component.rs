@@ -1,7 +1,7 @@
 //! Installs a built component: refuses one that imports anything, copies it, digests it.
 
 use anyhow::{Context, Result, bail};
-use sha2::{Digest, Sha256};
+use policy_files::manifest::{Described, manifest_of};
 use std::path::Path;
 use vocabulary::PolicyManifest;
 use vocabulary::Thresholds;
@@ -27,16 +27,8 @@ pub fn install(
     if built != dest {
         std::fs::write(dest, &bytes).with_context(|| format!("writing {}", dest.display()))?;
     }
-    Ok(PolicyManifest {
-        name: name.to_string(),
-        version: version.to_string(),
-        file: dest.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string(),
-        sha256: hex::encode(Sha256::digest(&bytes)),
-        size: bytes.len() as u64,
-        world: world.to_string(),
-        imports,
-        thresholds: thresholds.copied(),
-    })
+    let file = dest.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    Ok(manifest_of(&bytes, file, Described { name, version, world, imports: &imports, thresholds }))
 }
 
 /// The names the component itself imports (not those of its inner core modules).

@@ -5,7 +5,7 @@
 //! job on every run (two workers alternate between versions), about 30 s on two cores with
 //! nothing changed. A job is skipped instead when its component is still the one a build
 //! recorded (its SHA-256) for the same inputs: the bytes of every file the guest build can read
-//! (the guest, the vocabulary, the WIT contract, the lock file, the workspace manifest and cargo
+//! (the guest, the policy file reader its build script uses, the vocabulary, the WIT contract, the lock file, the workspace manifest and cargo
 //! configuration), the compiler's version, the environment variables that change a build, and
 //! the job's own world, features and policy file. Anything else changed builds it again.
 
@@ -19,6 +19,7 @@ const GUEST_INPUTS: &[&str] = &[
     "guest/src",
     "guest/build.rs",
     "guest/Cargo.toml",
+    "crates/policy-files",
     "vocabulary",
     "wit",
     "Cargo.lock",

@@ -18,7 +18,6 @@ mod manifest;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use vocabulary::PolicyDescription;
 
 /// The template component's file name.
 const TEMPLATE_FILE: &str = "capacity-policy-template.wasm";
@@ -149,13 +148,7 @@ fn build_job(root: &Path, target: &Path, dir: &Path, shared: &str, job: &Job) ->
 fn policy_jobs(versions: &[PathBuf], out: &Path, fixtures: bool) -> Result<Vec<Job>> {
     let mut jobs = Vec::new();
     for path in versions {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let file: PolicyDescription = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-        file.check().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let folder = path.parent().and_then(Path::file_name).and_then(|n| n.to_str()).unwrap_or_default();
-        if folder != file.version {
-            bail!("{}: version {} does not match its folder {folder}", path.display(), file.version);
-        }
+        let file = policy_files::description::read_version(path)?.description;
         jobs.push(Job {
             world: "world-policy",
             policy: Some(path.clone()),

@@ -1,11 +1,12 @@
-//! Writes the manifest (the vocabulary's `PolicyManifest`) beside each component.
+//! Writes the manifest (the vocabulary's `PolicyManifest`) beside each component, through the
+//! one manifest writer (`policy_files::manifest`).
 
 use anyhow::{Context, Result};
 use std::path::Path;
 use vocabulary::PolicyManifest;
 
 pub fn write(component: &Path, manifest: &PolicyManifest) -> Result<()> {
-    let path = PolicyManifest::path_for(component);
-    let text = serde_json::to_string_pretty(manifest)? + "\n";
-    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+    policy_files::manifest::write_manifest(component, manifest)
+        .map(drop)
+        .with_context(|| format!("writing {}", PolicyManifest::path_for(component).display()))
 }

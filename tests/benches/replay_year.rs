@@ -18,8 +18,8 @@ use capacity_tests::year::{YEAR, synthetic, text};
 use sentinel_core::policy::source::PolicySource;
 use sentinel_core::policy::{Limits, Runtime};
 use sentinel_core::replay::lane::Options;
-use sentinel_core::replay::load::parse_chunked;
 use sentinel_core::replay::parallel::run_all;
+use sentinel_core::trace::load::parse_chunked;
 use std::time::{Duration, Instant};
 
 struct Timing {

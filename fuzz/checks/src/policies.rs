@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use vocabulary::{AdmissionPlan, AdmissionRequest, AdmissionResult, Decision, DecisionInput, PlanRequest, PolicyDescription, Thresholds};
+use vocabulary::{AdmissionPlan, AdmissionRequest, AdmissionResult, Decision, DecisionInput, PlanRequest, Thresholds};
 
 /// The versions every structured target runs through.
 pub const VERSIONS: [&str; 2] = ["1.0.0", "2.0.0"];
@@ -121,9 +121,7 @@ pub fn pairs() -> MutexGuard<'static, Vec<Pair>> {
 
 fn declared(version: &str) -> Thresholds {
     let file = workspace().join("policies").join(version).join("policy.toml");
-    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
-    let description: PolicyDescription = toml::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", file.display()));
-    description.check().unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let description = policy_files::description::read_version(&file).unwrap_or_else(|e| panic!("{e}")).description;
     assert_eq!(description.version, version, "{} is another version", file.display());
     description.thresholds
 }

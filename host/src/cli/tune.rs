@@ -91,10 +91,7 @@ pub struct TuneArgs {
 /// The base's `policy.toml`, read and checked.
 fn read_base(path: &Path) -> anyhow::Result<PolicyDescription> {
     let file = if path.is_dir() { path.join("policy.toml") } else { path.to_path_buf() };
-    let text = std::fs::read_to_string(&file).with_context(|| format!("reading the base policy {}", file.display()))?;
-    let base: PolicyDescription = toml::from_str(&text).with_context(|| format!("the base policy {}", file.display()))?;
-    base.check().map_err(|e| anyhow::anyhow!("the base policy {}: {e}", file.display()))?;
-    Ok(base)
+    Ok(policy_files::description::read(&file).map_err(|e| anyhow::anyhow!("the base policy: {e}"))?.description)
 }
 
 /// The command as typed, for the reports (the same inputs give the same text).

@@ -131,7 +131,7 @@ fn read_source(signal: Option<&ImportSignal>, path: &Path, repeated: RepeatedTim
         if signal.is_some() {
             return Err(bad("a signal applies to CSV series only".into()));
         }
-        sentinel_core::replay::load::read_chunked(path).map_err(|e| bad(e.to_string()))?.events
+        sentinel_core::trace::load::read_chunked(path).map_err(|e| bad(e.to_string()))?.events
     } else {
         return Err(bad("not a trace (.jsonl) or a CSV series (.csv)".into()));
     };

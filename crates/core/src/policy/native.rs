@@ -18,11 +18,13 @@ pub struct NativePolicy {
 impl NativePolicy {
     /// Reads and checks a `policies/<version>/policy.toml`.
     pub fn load(path: &Path, label: Option<&str>) -> Result<NativePolicy, PolicyError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: path.into(), source })?;
-        let file: PolicyDescription =
-            toml::from_str(&text).map_err(|e| PolicyError::InvalidFile { path: path.into(), message: e.to_string() })?;
-        file.check().map_err(|message| PolicyError::InvalidFile { path: path.into(), message })?;
-        Ok(NativePolicy::new(file, &hex::encode(Sha256::digest(text.as_bytes())), label))
+        use policy_files::description::{self, PolicyFileError};
+        let read = description::read(path).map_err(|e| match e {
+            PolicyFileError::Read { path, source } => PolicyError::Read { path, source },
+            PolicyFileError::Invalid { path, message } => PolicyError::InvalidFile { path, message },
+            folder @ PolicyFileError::Folder { .. } => PolicyError::InvalidFile { path: path.into(), message: folder.to_string() },
+        })?;
+        Ok(NativePolicy::new(read.description, &hex::encode(Sha256::digest(read.text.as_bytes())), label))
     }
 
     pub fn new(file: PolicyDescription, digest: &str, label: Option<&str>) -> NativePolicy {

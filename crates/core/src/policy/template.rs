@@ -6,9 +6,9 @@
 
 use super::{ComponentPolicy, Limits, Policy, PolicyError, Runtime};
 use capacity_guest::policy_data::{self, DataError, REGION_LEN};
-use sha2::{Digest, Sha256};
+use policy_files::manifest::{Described, manifest_of, write_manifest, write_whole};
 use std::path::{Path, PathBuf};
-use vocabulary::{PolicyDescription, PolicyManifest};
+use vocabulary::PolicyDescription;
 
 /// The template's file name, as `cargo policies` names it.
 pub const FILE_NAME: &str = "capacity-policy-template.wasm";
@@ -59,42 +59,23 @@ pub fn build_into(description: &PolicyDescription, out: &Path) -> Result<PathBuf
     std::fs::create_dir_all(out).map_err(|source| TemplateError::Write { path: out.to_path_buf(), source })?;
     let file = format!("{}-{}.wasm", description.name, description.version);
     let component = out.join(&file);
-    let manifest = PolicyManifest {
-        name: description.name.clone(),
-        version: description.version.clone(),
-        file,
-        sha256: hex::encode(Sha256::digest(&bytes)),
-        size: bytes.len() as u64,
-        world: "policy".into(),
-        imports: Vec::new(),
-        thresholds: Some(description.thresholds),
+    let described = Described {
+        name: &description.name,
+        version: &description.version,
+        world: "policy",
+        imports: &[],
+        thresholds: Some(&description.thresholds),
     };
-    let manifest = serde_json::to_string_pretty(&manifest).expect("a manifest serializes") + "\n";
-    write_whole(&component, &bytes)?;
-    write_whole(&PolicyManifest::path_for(&component), manifest.as_bytes())?;
+    let manifest = manifest_of(&bytes, &file, described);
+    write_whole(&component, &bytes).map_err(|source| TemplateError::Write { path: component.clone(), source })?;
+    write_manifest(&component, &manifest)
+        .map_err(|source| TemplateError::Write { path: vocabulary::PolicyManifest::path_for(&component), source })?;
     Ok(component)
 }
 
 /// What a person is told once [`build_into`] wrote `component` into `out`.
 pub fn built_message(component: &Path, out: &Path) -> String {
     format!("built {} and its manifest: sign them with `sentinel policy sign --key KEY {}`", component.display(), out.display())
-}
-
-/// Written beside, then renamed: a reader never sees half a component or a manifest. The
-/// partial file is created new (a file or link left at its name is removed first, and one put
-/// back meanwhile fails the write), so a link planted in a shared folder is never written through.
-fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), TemplateError> {
-    use std::io::Write;
-    let partial = path.with_extension("partial");
-    let fail = |source| TemplateError::Write { path: path.to_path_buf(), source };
-    match std::fs::remove_file(&partial) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(fail(e)),
-    }
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial).map_err(fail)?;
-    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(fail)?;
-    std::fs::rename(&partial, path).map_err(fail)
 }
 
 /// The numbers a component built from the template carries (none: not built from it).

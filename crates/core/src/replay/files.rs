@@ -4,13 +4,13 @@
 //! timelines grow with the trace. The summaries are exactly those of [`super::parallel`] and the lockstep replay.
 
 use super::lane::{Lane, Options, Run};
-use super::load::Blocks;
 use super::progress::{self, Unit};
 use super::{CHUNK_EVENTS, ReplayError, Stream};
 use crate::instants::format_rfc3339;
 use crate::policy::Policy;
 use crate::policy::source::PolicySource;
 use crate::trace::TraceEvent;
+use crate::trace::load::Blocks;
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};

@@ -7,8 +7,9 @@
 //! is printed, and the runs come back in the order given.
 
 use super::lane::{Options, Run};
-use super::{ReplayError, files, load, lockstep, parallel};
+use super::{ReplayError, files, lockstep, parallel};
 use crate::policy::source::PolicySource;
+use crate::trace::load;
 use crate::trace::{Trace, TraceEvent};
 use std::io::Write;
 use std::path::PathBuf;

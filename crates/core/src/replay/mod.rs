@@ -16,8 +16,6 @@ pub mod files;
 pub mod gate;
 pub mod job;
 pub mod lane;
-/// Reading traces across cores: the trace format crate's reader.
-pub use trace_format::load;
 pub mod lockstep;
 pub mod metrics;
 pub mod output;

@@ -22,6 +22,9 @@ pub mod import;
 pub mod recorded;
 
 pub use import::{ImportError, ImportSignal, ParseImportSignalError, RepeatedTimestamps, import_csv};
+/// Reading traces across cores, or a block at a time: the trace format crate's reader, the one
+/// every command that reads trace files uses (replay, tune).
+pub use trace_format::load;
 pub use trace_format::{
     Trace, TraceError, TraceEvent, is_expected_output, parse_block, parse_trace, read_text, read_trace, utf8_text, write_event,
 };

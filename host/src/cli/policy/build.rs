@@ -5,28 +5,19 @@
 //! describe itself before it is written, so what lands in OUT_DIR is proven to carry the file's
 //! numbers.
 
-use anyhow::Context;
+use policy_files::description::{self, PolicyFileError};
 use sentinel_core::policy::template;
 use std::path::{Path, PathBuf};
 use vocabulary::PolicyDescription;
 
-/// The version a folder's `policy.toml` describes, refused as `cargo policies` refuses it.
+/// The version a folder's `policy.toml` describes, refused as `cargo policies` refuses it (the
+/// one reader, `policy_files::description`).
 pub fn read_policy(dir: &Path) -> anyhow::Result<PolicyDescription> {
-    let path = dir.join("policy.toml");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read {} (POLICY_DIR is the folder holding a version's policy.toml)", path.display()))?;
-    let description: PolicyDescription = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    description.check().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let folder = dir.canonicalize().ok().and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_default();
-    if folder != description.version {
-        anyhow::bail!(
-            "{}: version {} does not match its folder {folder}: name the folder by the version (policies/{}/policy.toml)",
-            path.display(),
-            description.version,
-            description.version
-        );
+    match description::read_version(&dir.join("policy.toml")) {
+        Ok(file) => Ok(file.description),
+        Err(e @ PolicyFileError::Read { .. }) => Err(anyhow::anyhow!("{e} (POLICY_DIR is the folder holding a version's policy.toml)")),
+        Err(e) => Err(e.into()),
     }
-    Ok(description)
 }
 
 /// Writes `<name>-<version>.wasm` and its manifest into `out`; returns the component's path.
