@@ -1,225 +1,31 @@
-//! The shared store on a real PostgreSQL: the SQLite store's semantics, several processes
-//! (separate `PostgresStore`s) at once, and servers down, hung, or killed and restarted. One
-//! server per test binary (see `postgres_common`), one database per test.
-//!
-//! Longer than 400 lines: the SQLite store's semantics replayed on PostgreSQL one test per
-//! rule, beside the server faults, against one server per test binary.
+//! What only the shared store on a real PostgreSQL has: its connection forms, migrations raced
+//! by several processes, many processes changing the pin at once, commits racing past the fence,
+//! and servers down, hung, or killed and restarted. The store's contract (the rules SQLite keeps
+//! too) is `store_contract.rs`, run against both. One server per test binary (see
+//! `postgres_common`), one database per test.
 
 use crate::postgres_common;
 
 use capacity_tests::servers::free_port;
 use capacity_tests::servers::hung::HungServer;
 use capacity_tests::servers::postgres::Postgres;
-use postgres_common::{Db, T0, TIMEOUT, commit, pin, raw, sample, unavailable, wait_for_backends_to_exit};
+use postgres_common::{Db, T0, TIMEOUT, commit, pin, raw, unavailable, wait_for_backends_to_exit};
 use sentinel_adapters::postgres::{SCHEMA_VERSION, connect};
 use sentinel_core::ports::StoreError;
-use sentinel_core::ports::baselines::BaselineStore;
 use sentinel_core::ports::memory::{ChannelOutcome, MemoryStore, TickCommit};
 use sentinel_core::ports::pins::{AuditAction, PinStore};
 use std::time::Duration;
-use vocabulary::{ApiBaseline, ApiSamples, Instant, ProtectionState};
+use vocabulary::{Instant, ProtectionState};
 
 #[tokio::test]
-async fn memory_round_trips_across_connects() {
-    let db = Db::create("memory_round_trip").await;
-    let writer = connect(&db.dsn(), TIMEOUT).await.unwrap(); // libpq key=value form
-    assert_eq!(writer.location(), format!("127.0.0.1:{}/memory_round_trip", db.port));
-    assert_eq!(writer.load_memory().await.unwrap(), None);
-    let first = commit(T0);
-    writer.commit_tick(&first).await.unwrap();
-    let reader = db.store().await; // URL form, while the writer is still connected
-    assert_eq!(reader.load_memory().await.unwrap(), Some(first.memory.clone()));
-    let mut second = commit(T0 + 60);
-    second.memory.state = ProtectionState::Critical;
-    reader.commit_tick(&second).await.unwrap();
-    assert_eq!(writer.load_memory().await.unwrap(), Some(second.memory.clone()));
-    drop((writer, reader));
-    let again = db.store().await;
-    assert_eq!(again.load_memory().await.unwrap(), Some(second.memory));
-    assert_eq!(again.recent_ticks(10).await.unwrap()[0].1, second.record);
-}
-
-#[tokio::test]
-async fn corrupt_memory_row_is_corrupt_and_the_next_commit_repairs_it() {
-    let db = Db::create("corrupt_memory").await;
-    let store = db.store().await;
-    store.commit_tick(&commit(T0)).await.unwrap();
-    db.raw().await.batch_execute(r#"UPDATE memory SET memory = '{"state": "Sideways"}'"#).await.unwrap();
-    match store.load_memory().await {
-        Err(StoreError::Corrupt { location, what, message }) => {
-            assert_eq!(what, "memory");
-            assert!(location.ends_with("/corrupt_memory"), "{location}");
-            assert!(message.contains("starts fresh"), "says what happens: {message}");
-        }
-        other => panic!("expected Corrupt, got {other:?}"),
-    }
-    let next = commit(T0 + 60);
-    assert_eq!(store.commit_tick(&next).await.unwrap().sequence, 2, "a corrupt memory row keeps the sequence");
-    assert_eq!(store.load_memory().await.unwrap(), Some(next.memory));
-}
-
-#[tokio::test]
-async fn pin_replace_and_clear_are_audited_with_before_and_after() {
-    let db = Db::create("pin_audit").await;
-    let store = db.store().await;
-    let p1 = pin(ProtectionState::Critical, "db failover", T0 + 3600);
-    let p2 = pin(ProtectionState::Normal, "all clear", T0 + 7200);
-    assert_eq!(store.current_pin().await.unwrap(), None);
-    assert_eq!(store.clear_pin("ops", T0).await.unwrap(), None, "clearing nothing writes nothing");
-    assert!(store.audit(10, None).await.unwrap().is_empty());
-
-    let set = store.replace_pin(&p1, "alice", T0).await.unwrap();
-    assert_eq!((set.action, set.actor.as_str(), set.at), (AuditAction::Set, "alice", T0));
-    assert_eq!((set.before.clone(), set.after.clone()), (None, Some(p1.clone())));
-    let replaced = store.replace_pin(&p2, "bob", T0 + 10).await.unwrap();
-    assert_eq!(replaced.action, AuditAction::Replace);
-    assert_eq!((replaced.before.clone(), replaced.after.clone()), (Some(p1), Some(p2.clone())));
-    assert_eq!(db.store().await.current_pin().await.unwrap(), Some(p2.clone()), "another process sees it");
-
-    let cleared = store.clear_pin("carol", T0 + 20).await.unwrap().expect("a pin was there");
-    assert_eq!((cleared.action, cleared.before.clone(), cleared.after.clone()), (AuditAction::Clear, Some(p2), None));
-    assert_eq!(store.current_pin().await.unwrap(), None);
-    assert_eq!(store.clear_pin("carol", T0 + 30).await.unwrap(), None);
-
-    let all = store.audit(10, None).await.unwrap();
-    assert_eq!(all, vec![cleared.clone(), replaced.clone(), set.clone()], "newest first");
-    assert!(set.id < replaced.id && replaced.id < cleared.id);
-    assert_eq!(store.audit(1, None).await.unwrap(), vec![cleared.clone()]);
-    assert_eq!(store.audit(10, Some(cleared.id)).await.unwrap(), vec![replaced.clone(), set.clone()]);
-    assert_eq!(store.audit(1, Some(replaced.id)).await.unwrap(), vec![set]);
-    assert_eq!(store.audit(0, None).await.unwrap(), vec![]);
-
-    // An unreadable pin row is Corrupt, and can be replaced (audited without `before`).
-    store.replace_pin(&pin(ProtectionState::Critical, "x", T0 + 60), "alice", T0).await.unwrap();
-    db.raw().await.batch_execute(r#"UPDATE pin SET pin = '"garbage"'"#).await.unwrap();
-    assert!(matches!(store.current_pin().await, Err(StoreError::Corrupt { what: "pin", .. })));
-    let p = pin(ProtectionState::Normal, "repair", T0 + 60);
-    let record = store.replace_pin(&p, "bob", T0 + 1).await.unwrap();
-    assert_eq!((record.action, record.before, record.after), (AuditAction::Replace, None, Some(p.clone())));
-    assert_eq!(store.current_pin().await.unwrap(), Some(p));
-}
-
-#[tokio::test]
-async fn expiry_is_audited_only_when_the_stored_pin_is_unchanged() {
-    let db = Db::create("pin_expiry").await;
-    let store = db.store().await;
-    let old = pin(ProtectionState::Emergency, "incident", T0);
-    store.replace_pin(&old, "alice", T0 - 3600).await.unwrap();
-    // Stored JSON with other spacing and key order is still the same pin: values are compared.
-    db.raw()
-        .await
-        .batch_execute(
-            r#"UPDATE pin SET pin = '{ "actor": "ops@example", "expires_at": 1792504980, "reason": "incident", "state": "Emergency" }'"#,
-        )
-        .await
-        .unwrap();
-
-    let mut tick = commit(T0 + 60);
-    tick.expired_pin = Some(old.clone());
-    tick.expired_by = "sentinel@host-a".into();
-    let audit = store.commit_tick(&tick).await.unwrap().expiry_audit.expect("the expired pin was removed");
-    assert_eq!((audit.action, audit.actor.as_str(), audit.at), (AuditAction::Expire, "sentinel@host-a", T0 + 60));
-    assert_eq!((audit.before.clone(), audit.after.clone()), (Some(old.clone()), None));
-    assert_eq!(store.current_pin().await.unwrap(), None);
-    assert_eq!(store.audit(1, None).await.unwrap(), vec![audit]);
-
-    // An operator set a new pin between the tick's read and its commit: it stays.
-    let new = pin(ProtectionState::Critical, "still busy", T0 + 7200);
-    store.replace_pin(&old, "alice", T0 + 100).await.unwrap();
-    db.store().await.replace_pin(&new, "bob", T0 + 110).await.unwrap();
-    let mut tick = commit(T0 + 120);
-    tick.expired_pin = Some(old);
-    assert_eq!(store.commit_tick(&tick).await.unwrap().expiry_audit, None);
-    assert_eq!(store.current_pin().await.unwrap(), Some(new));
-    assert_eq!(store.audit(10, None).await.unwrap().len(), 4, "set, expire, set, replace");
-    assert_eq!(store.load_memory().await.unwrap(), Some(tick.memory), "the rest of the tick committed");
-}
-
-#[tokio::test]
-async fn sequence_grows_across_reconnects_and_is_never_reused() {
-    let db = Db::create("sequence").await;
-    let store = db.store().await;
-    assert_eq!(store.commit_tick(&commit(T0)).await.unwrap().sequence, 1);
-    assert_eq!(store.commit_tick(&commit(T0 + 60)).await.unwrap().sequence, 2);
-    drop(store);
-    let other = db.store().await;
-    assert_eq!(other.commit_tick(&commit(T0 + 120)).await.unwrap().sequence, 3);
-    // Memory reset by hand and even the tick rows deleted: sequences still only grow.
-    db.raw().await.batch_execute("DELETE FROM memory; DELETE FROM ticks;").await.unwrap();
-    let again = db.store().await;
-    assert_eq!(again.load_memory().await.unwrap(), None);
-    assert_eq!(again.commit_tick(&commit(T0 + 180)).await.unwrap().sequence, 4);
-    // A failed commit uses no sequence number.
-    db.raw().await.batch_execute("ALTER TABLE ticks ADD CONSTRAINT not_now CHECK (at <> 1)").await.unwrap();
-    assert!(again.commit_tick(&commit(1)).await.is_err());
-    assert_eq!(again.commit_tick(&commit(T0 + 240)).await.unwrap().sequence, 5);
-}
-
-#[tokio::test]
-async fn tick_records_and_publication_outcomes() {
-    let db = Db::create("tick_records").await;
-    let store = db.store().await;
-    assert!(store.recent_ticks(5).await.unwrap().is_empty());
-    let ticks: Vec<TickCommit> = (0..3).map(|i| commit(T0 + 60 * i)).collect();
-    for t in &ticks {
-        store.commit_tick(t).await.unwrap();
-    }
-    let recent = store.recent_ticks(2).await.unwrap();
-    assert_eq!(recent, vec![(3, ticks[2].record.clone()), (2, ticks[1].record.clone())], "newest first");
-
-    let outcomes = vec![
-        ChannelOutcome { channel: "cache".into(), ok: true, error: None },
-        ChannelOutcome { channel: "parameter".into(), ok: false, error: Some("timed out".into()) },
-    ];
-    store.record_publication(2, &outcomes).await.unwrap();
-    let raw = db.raw().await;
-    let rows = raw.query("SELECT publication::text FROM ticks ORDER BY sequence", &[]).await.unwrap();
-    let stored: Vec<Option<String>> = rows.iter().map(|r| r.get(0)).collect();
-    assert_eq!(serde_json::from_str::<Vec<ChannelOutcome>>(stored[1].as_ref().unwrap()).unwrap(), outcomes);
-    assert_eq!((&stored[0], &stored[2]), (&None, &None), "the other ticks are untouched");
-    let err = store.record_publication(99, &outcomes).await.unwrap_err();
-    assert!(err.to_string().contains("no tick 99"), "{err}");
-}
-
-#[tokio::test]
-async fn samples_are_grouped_by_api_and_baselines_replace_their_hour() {
-    let db = Db::create("baselines").await;
-    let store = db.store().await;
-    assert_eq!(store.latest_baselines().await.unwrap(), None);
-    assert!(store.samples_since(0).await.unwrap().is_empty());
-    for (i, at) in [T0, T0 + 60, T0 + 120].into_iter().enumerate() {
-        let mut tick = commit(at);
-        let ms = 100.0 + i as f64;
-        tick.samples = vec![("orders".into(), sample(at, ms)), ("accounts".into(), sample(at, ms * 2.0))];
-        store.commit_tick(&tick).await.unwrap();
-    }
-    // A repeated tick for the same minute replaces its samples; a non-finite one is skipped.
-    let mut again = commit(T0 + 120);
-    again.samples = vec![("orders".into(), sample(T0 + 120, 250.0)), ("orders".into(), sample(T0 + 180, f64::NAN))];
-    store.commit_tick(&again).await.unwrap();
-    let expected = vec![
-        ApiSamples { api: "accounts".into(), samples: vec![sample(T0 + 60, 202.0), sample(T0 + 120, 204.0)] },
-        ApiSamples { api: "orders".into(), samples: vec![sample(T0 + 60, 101.0), sample(T0 + 120, 250.0)] },
-    ];
-    assert_eq!(store.samples_since(T0 + 60).await.unwrap(), expected);
-
-    let h1 = T0 - T0 % 3600 + 3600;
-    let first = vec![
-        ApiBaseline { api: "orders".into(), baseline_ms: Some(101.0), samples: 3 },
-        ApiBaseline { api: "accounts".into(), baseline_ms: None, samples: u32::MAX },
-    ];
-    store.save_baselines(h1, &first, 0).await.unwrap();
-    assert_eq!(store.latest_baselines().await.unwrap(), Some((h1, vec![first[1].clone(), first[0].clone()])), "by api");
-    // Recomputing the hour replaces its rows; pruning drops samples before `prune_before`.
-    let again = vec![ApiBaseline { api: "orders".into(), baseline_ms: Some(150.0), samples: 4 }];
-    store.save_baselines(h1, &again, T0 + 60).await.unwrap();
-    assert_eq!(store.latest_baselines().await.unwrap(), Some((h1, again.clone())));
-    assert_eq!(store.samples_since(0).await.unwrap().iter().map(|g| g.samples.len()).sum::<usize>(), 4);
-    // An older hour saved later does not hide the newer one; an hour with no API still counts.
-    store.save_baselines(h1 - 3600, &first, 0).await.unwrap();
-    assert_eq!(store.latest_baselines().await.unwrap(), Some((h1, again)));
-    store.save_baselines(h1 + 3600, &[], 0).await.unwrap();
-    assert_eq!(db.store().await.latest_baselines().await.unwrap(), Some((h1 + 3600, vec![])));
+async fn a_store_connects_by_url_or_key_value_form_and_names_its_database() {
+    let db = Db::create("connect_forms").await;
+    let by_dsn = connect(&db.dsn(), TIMEOUT).await.unwrap(); // libpq key=value form
+    assert_eq!(by_dsn.location(), format!("127.0.0.1:{}/connect_forms", db.port));
+    by_dsn.commit_tick(&commit(T0)).await.unwrap();
+    let by_url = db.store().await;
+    assert_eq!(by_url.location(), by_dsn.location());
+    assert_eq!(by_url.load_memory().await.unwrap(), Some(commit(T0).memory));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -86,11 +86,16 @@ fn check_alert(cell: &str, line: &str) {
 }
 
 /// The test functions of a file: `fn name` right after a `#[test]`-like attribute, unless
-/// `#[ignore]` is among its attributes.
+/// `#[ignore]` is among its attributes; and the rules a `contract!(..)` list runs once per store
+/// (`store_contract.rs`), named by the rule.
 fn test_functions(file: &Path) -> BTreeSet<String> {
     let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     let mut found = BTreeSet::new();
+    if text.contains("macro_rules! contract") {
+        let rules = lines.iter().skip_while(|l| !l.starts_with("contract!(")).skip(1).take_while(|l| !l.starts_with(");"));
+        found.extend(rules.map(|l| l.trim_end_matches(',').to_string()));
+    }
     for (i, line) in lines.iter().enumerate() {
         let Some(rest) = line.strip_prefix("fn ").or_else(|| line.strip_prefix("async fn ")) else { continue };
         let name = rest.split(['(', '<']).next().unwrap_or("").to_string();
@@ -137,6 +142,11 @@ fn the_checker_sees_tests_and_ignores_helpers_and_ignored_tests() {
     .expect("writing the sample");
     let found: Vec<String> = test_functions(&file).into_iter().collect();
     assert_eq!(found, ["counted", "counted_too"]);
+    // A contract's rules count by name, each run once per store by the macro.
+    let contract = dir.path().join("contract.rs");
+    std::fs::write(&contract, "macro_rules! contract { () => {} }\ncontract!(\n    rule_one,\n    rule_two,\n);\nasync fn rule_one() {}\n")
+        .expect("writing the contract sample");
+    assert_eq!(test_functions(&contract).into_iter().collect::<Vec<_>>(), ["rule_one", "rule_two"]);
     let table = format!("{}\n|---|---|---|---|\n| a | b | `x.rs::f`<br>`y.rs::g` | pass: 2 |\n\nafter\n", TABLES[1]);
     let parsed = rows(&table);
     assert_eq!(parsed.len(), 1);

@@ -1,6 +1,6 @@
-//! Fixtures shared by the PostgreSQL store and leadership tests (a directory module, so it is
-//! not a test target of its own): one server per test binary, a database per test, and the
-//! records a tick writes.
+//! Fixtures shared by the store tests (a directory module, so it is not a test target of its
+//! own): one PostgreSQL server per test binary, a database per test, and the records a tick
+//! writes, which the store contract writes to SQLite too.
 
 use capacity_tests::servers::postgres::Postgres;
 use sentinel_adapters::postgres::{PostgresStore, connect};
@@ -77,7 +77,7 @@ pub fn sample(at: Instant, p95_ms: f64) -> LatencySample {
     LatencySample { at, p95_ms }
 }
 
-/// What one tick at `at` writes (as in the SQLite store's tests).
+/// What one tick at `at` writes (the store contract's fixture, for both stores).
 pub fn commit(at: Instant) -> TickCommit {
     let memory = Memory {
         state: ProtectionState::Constrained,
