@@ -8,10 +8,10 @@ use super::score::{Readiness, ReadinessTracker, Scorer, TraceScore};
 use super::space::Candidate;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
+use sentinel_core::policy::NativePolicy;
 use sentinel_core::policy::invariants::Floors;
-use sentinel_core::policy::{NativePolicy, PolicyError};
+use sentinel_core::replay::StepError;
 use sentinel_core::replay::Tick;
-use sentinel_core::replay::{CHUNK_EVENTS, Stream};
 use sentinel_core::trace::Trace;
 use vocabulary::{Instant, PolicyDescription, Thresholds};
 
@@ -94,12 +94,13 @@ pub fn replay_ticks(
     sink: &mut dyn FnMut(Tick<'_>),
 ) -> Result<(), TuneError> {
     let mut policy = native(base, thresholds);
-    let replay_failed = |e: PolicyError| TuneError::Replay { trace: trace.name.clone(), message: e.to_string() };
-    let mut stream = Stream::open(&mut policy, throttles).map_err(replay_failed)?;
-    for events in trace.events.chunks(CHUNK_EVENTS) {
-        stream.feed(events, sink).map_err(replay_failed)?;
-    }
-    Ok(())
+    sentinel_core::replay::each_tick(trace, &mut policy, throttles, sink).map_err(|e| {
+        let message = match e {
+            StepError::Policy { at, source, .. } => format!("tick at {at}: {source}"),
+            StepError::Lease { source, .. } => source.to_string(),
+        };
+        TuneError::Replay { trace: trace.name.clone(), message }
+    })
 }
 
 /// The stage throttles with the switch on from the start, over every trace: what a product

@@ -3,12 +3,13 @@
 //! holds one block and each policy's session, not the trace and its outcomes. Only a report's
 //! timelines grow with the trace. The summaries are exactly those of [`super::parallel`] and the lockstep replay.
 
+use super::Lease;
+use super::ReplayError;
 use super::lane::{Lane, Options, Run};
 use super::progress::{self, Unit};
-use super::{CHUNK_EVENTS, ReplayError, Stream};
-use crate::instants::format_rfc3339;
 use crate::policy::Policy;
 use crate::policy::source::PolicySource;
+use crate::policy::stepping::Stepper;
 use crate::trace::TraceEvent;
 use crate::trace::load::Blocks;
 use indicatif::ProgressBar;
@@ -27,15 +28,10 @@ pub fn replay_files(paths: &[PathBuf], sources: &[PolicySource], options: Option
     let bar = progress::bar(options.progress, total, Unit::Bytes);
     let mut out = Vec::with_capacity(paths.len());
     for path in paths {
-        let mut policies: Vec<Box<dyn Policy>> = Vec::with_capacity(sources.len());
-        for source in sources {
-            policies.push(source.take().map_err(|source| ReplayError::Policy { trace: name_of(path), at: "start".into(), source })?);
-        }
-        let runs = replay_file(path, &mut policies, sources, options, &bar);
-        for (source, policy) in sources.iter().zip(policies) {
-            source.give_back(policy);
-        }
-        out.push(FileRuns { name: name_of(path), runs: runs? });
+        let mut lease = Lease::take(sources, &name_of(path))?;
+        let runs = replay_file(path, lease.policies(), sources, options, &bar)?;
+        lease.give_back();
+        out.push(FileRuns { name: name_of(path), runs });
     }
     bar.finish_and_clear();
     Ok(out)
@@ -45,9 +41,9 @@ fn name_of(path: &Path) -> String {
     path.file_stem().map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned())
 }
 
-/// One policy's stream over the file, and its lane.
+/// One policy's stepper over the file, and its lane.
 struct Streamed<'p> {
-    stream: Stream<'p>,
+    stepper: Stepper<'p>,
     lane: Lane,
 }
 
@@ -59,11 +55,10 @@ fn replay_file(
     bar: &ProgressBar,
 ) -> Result<Vec<Run>, ReplayError> {
     let name = name_of(path);
-    let failed = |at: String, source| ReplayError::Policy { trace: name.clone(), at, source };
     let mut lanes = Vec::with_capacity(policies.len());
     for (policy, source) in policies.iter_mut().zip(sources) {
         lanes.push(Streamed {
-            stream: Stream::open(policy.as_mut(), options.throttles).map_err(|e| failed("start".into(), e))?,
+            stepper: Stepper::open(policy.as_mut(), &name, options.throttles)?,
             lane: Lane::new(source, &name, &options),
         });
     }
@@ -71,14 +66,9 @@ fn replay_file(
     let mut ticks = 0usize;
     while let Some((events, bytes)) = blocks.next_block()? {
         ticks += events.iter().filter(|e| matches!(e, TraceEvent::Tick { .. })).count();
-        lanes.par_iter_mut().try_for_each(|lane| {
-            for chunk in events.chunks(CHUNK_EVENTS) {
-                let Streamed { stream, lane } = &mut *lane;
-                stream
-                    .feed(chunk, &mut |tick| lane.add(&tick))
-                    .map_err(|e| failed(chunk.first().map(|e| format_rfc3339(e.at())).unwrap_or_default(), e))?;
-            }
-            Ok::<(), ReplayError>(())
+        lanes.par_iter_mut().try_for_each(|streamed| {
+            let Streamed { stepper, lane } = streamed;
+            stepper.feed(&events, &mut |tick| lane.add(&tick))
         })?;
         bar.inc(bytes as u64);
     }

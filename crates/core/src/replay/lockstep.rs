@@ -2,25 +2,23 @@
 //! read whole, and each tick's lines are written as it is decided, so that the policies' lines
 //! interleave tick by tick.
 
+use super::Lease;
 use super::lane::{Lane, Options, Run};
 use super::{ReplayError, output};
-use crate::policy::Policy;
 use crate::policy::source::PolicySource;
+use crate::policy::stepping as engine;
 use crate::trace::Trace;
 use std::io::Write;
 
 /// Every trace through every policy, lines to `out`: `result[trace][policy]`.
 pub fn replay(traces: &[Trace], sources: &[PolicySource], options: Options, out: &mut dyn Write) -> Result<Vec<Vec<Run>>, ReplayError> {
-    let mut policies: Vec<Box<dyn Policy>> = Vec::with_capacity(sources.len());
-    for source in sources {
-        policies.push(source.take().map_err(ReplayError::Instance)?);
-    }
     let labels: Vec<&str> = sources.iter().map(|s| s.label()).collect();
     let mut all = Vec::new();
     for trace in traces {
+        let mut lease = Lease::take(sources, &trace.name)?;
         let mut lanes: Vec<Lane> = sources.iter().map(|s| Lane::new(s, &trace.name, &options)).collect();
         let mut write_error = None;
-        super::run(trace, &mut policies, options.throttles, &mut |i, tick| {
+        engine::run(trace, lease.policies(), options.throttles, &mut |i, tick| {
             lanes[i].add(&tick);
             if write_error.is_none()
                 && let Err(e) = writeln!(out, "{}", output::tick_line(labels[i], &tick))
@@ -31,10 +29,8 @@ pub fn replay(traces: &[Trace], sources: &[PolicySource], options: Options, out:
         if let Some(e) = write_error {
             return Err(ReplayError::Write(e));
         }
+        lease.give_back();
         all.push(lanes.into_iter().map(Lane::finish).collect());
-    }
-    for (source, policy) in sources.iter().zip(policies) {
-        source.give_back(policy);
     }
     Ok(all)
 }

@@ -2,12 +2,13 @@
 //! the rayon pool. Each worker checks out its own long-lived instance from the policy's pool
 //! ([`PolicySource`]; calls need `&mut`) and gives it back after the job.
 
+use super::Lease;
 use super::lane::{Lane, Options, Run};
 use super::progress::{self, Unit};
-use super::{CHUNK_EVENTS, ReplayError, Stream};
-use crate::instants::format_rfc3339;
+use super::{CHUNK_EVENTS, ReplayError};
 use crate::policy::Policy;
 use crate::policy::source::PolicySource;
+use crate::policy::stepping as engine;
 use crate::trace::{Trace, TraceEvent};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
@@ -24,12 +25,11 @@ pub fn run_all(traces: &[Trace], sources: &[PolicySource], options: Options) -> 
     let done: Vec<((usize, usize), Run)> = jobs
         .into_par_iter()
         .map(|(t, p)| {
-            let source = &sources[p];
-            let mut policy =
-                source.take().map_err(|e| ReplayError::Policy { trace: traces[t].name.clone(), at: "start".into(), source: e })?;
-            let run = replay_one(&traces[t], policy.as_mut(), source, options, &bar);
-            source.give_back(policy);
-            Ok(((t, p), run?))
+            let source = std::slice::from_ref(&sources[p]);
+            let mut lease = Lease::take(source, &traces[t].name)?;
+            let run = replay_one(&traces[t], lease.policies()[0].as_mut(), &source[0], options, &bar)?;
+            lease.give_back();
+            Ok(((t, p), run))
         })
         .collect::<Result<_, ReplayError>>()?;
     bar.finish_and_clear();
@@ -49,23 +49,15 @@ pub fn replay_one(
     bar: &ProgressBar,
 ) -> Result<Run, ReplayError> {
     let mut lane = Lane::new(source, &trace.name, &options);
-    let failed = |events: &[TraceEvent], source| ReplayError::Policy {
-        trace: trace.name.clone(),
-        at: events.first().map(|e| format_rfc3339(e.at())).unwrap_or_default(),
-        source,
-    };
-    let mut stream = Stream::open(policy, options.throttles).map_err(|e| failed(&trace.events, e))?;
     let mut pending = 0u64;
-    for events in trace.events.chunks(CHUNK_EVENTS) {
-        stream
-            .feed(events, &mut |tick| {
-                pending += 1;
-                lane.add(&tick);
-            })
-            .map_err(|e| failed(events, e))?;
-        bar.inc(pending);
-        pending = 0;
-    }
+    engine::each_tick(trace, policy, options.throttles, &mut |tick| {
+        lane.add(&tick);
+        pending += 1;
+        if pending == CHUNK_EVENTS as u64 {
+            bar.inc(pending);
+            pending = 0;
+        }
+    })?;
     bar.inc(pending);
     Ok(lane.finish())
 }

@@ -5,8 +5,9 @@
 use crate::policy::Policy;
 use crate::policy::invariants::InvariantChecker;
 use crate::policy::invariants::Tick;
+use crate::policy::stepping::{StepError, Stepper};
 use crate::ports::memory::TickRecord;
-use vocabulary::{Decision, DecisionInput, Memory, Outcome, Reading, Signal, Thresholds};
+use vocabulary::{Decision, DecisionInput, Memory, Outcome, Reading, SessionStart, Signal, Thresholds};
 
 /// The fixed inputs every version decides before it may run: the inputs of the decision
 /// conformance vectors (whose expected outputs belong to 1.0.0), kept with the host so that the
@@ -84,43 +85,52 @@ pub fn self_check(policy: &mut dyn Policy) -> Result<usize, String> {
     Ok(calls)
 }
 
-/// Replays recorded ticks (oldest first) with the candidate's own memory, refusing a trap or
-/// an invariant break; the number of ticks replayed.
+/// Replays recorded ticks (oldest first) with the candidate's own memory, through the replay's
+/// engine as every replay runs (baselines learnt from the ticks' own latency, pins and the
+/// switch from their records on), tick by tick so that a failure names its tick; refuses a trap,
+/// a structurally unsound outcome or an invariant break. The number of ticks replayed.
 pub fn trial_replay(policy: &mut dyn Policy, records: &[TickRecord]) -> Result<usize, String> {
     let thresholds = thresholds(policy)?;
     let mut checker = InvariantChecker::new(&thresholds);
-    let mut memory: Option<Memory> = None;
-    for record in records {
-        let at = crate::instants::format_rfc3339(record.at);
-        let input = DecisionInput {
-            now: record.at,
-            signal: record.signal.clone(),
-            memory: memory.take(),
-            pin: record.pin.clone(),
-            throttles_enabled: record.throttles_enabled,
-            stages_throttled: false,
-        };
-        let d = policy.decide(&input).map_err(|e| format!("trial replay, recorded tick at {at}: {e}"))?;
-        if let Some(why) = structural(&d) {
-            return Err(format!("trial replay, recorded tick at {at}: {why}"));
-        }
-        let reading: Option<&Reading> = match &record.signal {
-            Signal::Reading(r) => Some(r),
-            Signal::Failed(_) => None,
-        };
-        let tick = Tick {
-            at: record.at,
-            reading,
-            pin: record.pin.as_ref(),
-            throttles_enabled: record.throttles_enabled,
-            outcome: &Outcome::of(&d, false),
-        };
-        if let Some(v) = checker.check(&tick) {
-            return Err(format!("trial replay: {} at {}: {}", v.invariant, v.at, v.detail));
-        }
-        memory = Some(d.memory);
+    let events = crate::trace::recorded::events(records);
+    let start = SessionStart { explain: true, ..SessionStart::fresh(false) };
+    let mut stepper = Stepper::tick_by_tick(policy, "recorded ticks", start);
+    let mut ticks = 0;
+    let mut refused: Option<String> = None;
+    stepper
+        .feed(&events, &mut |tick| {
+            if refused.is_some() {
+                return;
+            }
+            ticks += 1;
+            let at = crate::instants::format_rfc3339(tick.at);
+            if let Some(why) = unsound(tick.outcome) {
+                refused = Some(format!("trial replay, recorded tick at {at}: {why}"));
+            } else if let Some(v) = checker.check(&tick) {
+                refused = Some(format!("trial replay: {} at {}: {}", v.invariant, v.at, v.detail));
+            }
+        })
+        .map_err(|e| match e {
+            StepError::Policy { at, source, .. } => format!("trial replay, recorded tick at {at}: {source}"),
+            other @ StepError::Lease { .. } => format!("trial replay: {other}"),
+        })?;
+    refused.map_or(Ok(ticks), Err)
+}
+
+/// What [`structural`] checks that an outcome shows: factors in [0, 1], an unchanged state that
+/// is its previous one, an explanation.
+fn unsound(o: &Outcome) -> Option<String> {
+    let f = &o.factors;
+    if [f.bulk, f.heavy, f.write, f.read].iter().any(|v| !v.is_finite() || !(0.0..=1.0).contains(v)) {
+        return Some(format!("factors out of [0, 1]: {f:?}"));
     }
-    Ok(records.len())
+    if !o.changed && o.previous != o.state {
+        return Some(format!("unchanged but previous {:?} differs from state {:?}", o.previous, o.state));
+    }
+    if o.explanation.as_deref().is_none_or(|e| e.trim().is_empty()) {
+        return Some("empty explanation".into());
+    }
+    None
 }
 
 fn thresholds(policy: &mut dyn Policy) -> Result<Thresholds, String> {

@@ -3,8 +3,8 @@
 //! and each answer is walked beside its events to hand every tick to a sink with what it was
 //! decided on: the reading with the learnt baselines filled in, the pin and the switch.
 
-use super::Tick;
 use super::per_tick::PerTick;
+use crate::policy::invariants::Tick;
 use crate::policy::{Policy, PolicyError, ReplaySession};
 use std::collections::BTreeMap;
 use vocabulary::{Pin, Reading, ReplayChunk, SessionStart, Signal, TraceEvent};
@@ -42,10 +42,11 @@ impl<'p> Stream<'p> {
         Ok(Stream::over(label, session, throttles_enabled))
     }
 
-    /// Tick by tick through `decide`, whatever the policy offers (the reference path).
-    pub fn per_tick(policy: &'p mut dyn Policy, throttles_enabled: bool) -> Stream<'p> {
+    /// Tick by tick through `decide` from `start`, whatever the policy offers (the reference path).
+    pub fn per_tick_from(policy: &'p mut dyn Policy, start: SessionStart) -> Stream<'p> {
         let label = policy.identity().label.clone();
-        Stream::over(label, Box::new(PerTick::new(policy, SessionStart::fresh(throttles_enabled))), throttles_enabled)
+        let throttles_enabled = start.throttles_enabled;
+        Stream::over(label, Box::new(PerTick::new(policy, start)), throttles_enabled)
     }
 
     fn over(label: String, session: Box<dyn ReplaySession + 'p>, throttles_enabled: bool) -> Stream<'p> {
