@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! One implementation of the sentinel's ports per real system, and the embedded defaults.
 //!
 //! Each module implements one port of `sentinel_core::ports` against one system: the stores

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The sentinel's domain, without the systems it talks to.
 //!
 //! What is here, from the bottom up:

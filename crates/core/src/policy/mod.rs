@@ -15,7 +15,7 @@ mod native;
 mod runtime;
 pub mod settings;
 pub mod source;
-pub mod stepping;
+pub(crate) mod stepping;
 pub mod template;
 
 pub use component::ComponentPolicy;

@@ -13,12 +13,12 @@
 //! [`crate::policy::source`].
 
 pub mod compare;
-pub mod files;
+pub(crate) mod files;
 pub mod gate;
 pub mod job;
 pub mod lane;
 mod lease;
-pub mod lockstep;
+pub(crate) mod lockstep;
 pub mod metrics;
 pub mod output;
 pub mod parallel;

@@ -18,7 +18,7 @@
 pub mod fetch;
 mod fetch_partial;
 mod fetch_window;
-pub mod import;
+pub(crate) mod import;
 pub mod recorded;
 
 pub use import::{ImportError, ImportSignal, ParseImportSignalError, RepeatedTimestamps, import_csv};
