@@ -105,5 +105,4 @@ fn judge(read: &ChannelRead, request: &FactorChoiceRequest) -> Judged {
 }
 
 #[cfg(test)]
-#[path = "factor_choice_tests.rs"]
 mod tests;

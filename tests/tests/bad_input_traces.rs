@@ -3,7 +3,7 @@
 //! with an error naming the file, the line and the field (and, for a configured trace, the
 //! config key `metrics.path`); a sentinel with state already stored keeps every row of its
 //! store and both published documents byte for byte. The parser's field-by-field messages are
-//! proven by its unit tests (crates/trace/src/parse_tests.rs, parse_field_tests.rs); these cases
+//! proven by its unit tests (crates/trace/src/parse/tests.rs and parse/tests/fields.rs); these cases
 //! prove the entry points end to end.
 
 use capacity_tests::bad_input::{CACHE, PARAMETER, Sandbox, embedded_config};

@@ -190,8 +190,6 @@ fn no_module_of_a_sentinel_crate_imports_one_that_imports_it_back() {
     }
 }
 
-/// What Cargo shows of the domain core: no network client, no HTTP server, no command-line
-/// parser among its dependencies, at any depth (`cargo tree`, as an operator would look).
 /// The packages `package` depends on at run time (`cargo tree`), at any depth or, with
 /// `direct`, its own dependencies only.
 fn run_time_dependencies(package: &str, direct: bool) -> BTreeSet<String> {
@@ -206,6 +204,8 @@ fn run_time_dependencies(package: &str, direct: bool) -> BTreeSet<String> {
     tree.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
 }
 
+/// What Cargo shows of the domain core: no network client, no HTTP server, no command-line
+/// parser among its dependencies, at any depth (`cargo tree`, as an operator would look).
 #[test]
 fn the_core_crate_depends_on_no_network_client_http_server_or_command_line_parser() {
     let names = run_time_dependencies("capacity-sentinel-core", false);
@@ -215,6 +215,18 @@ fn the_core_crate_depends_on_no_network_client_http_server_or_command_line_parse
     let found: Vec<&String> =
         names.iter().filter(|n| forbidden.contains(&n.as_str()) || n.starts_with("aws-") || *n == "capacity-sentinel").collect();
     assert!(found.is_empty(), "the core crate depends on {found:?}");
+}
+
+/// A tuning run walks the tune room and the crates below it only: no module of `host/src/tune/`
+/// names another room of the binary (config, setup, the CLI, the API), so the tuner can be read,
+/// tested and benched as the core's replay engine plus its own arithmetic.
+#[test]
+fn the_tune_room_uses_no_other_room_of_the_binary() {
+    let g = graph(&workspace().join("host/src"), 1);
+    assert!(workspace().join("host/src/tune/mod.rs").exists(), "the binary has a tune room");
+    let others: Vec<String> = g.get("tune").into_iter().flatten().map(|(m, files)| format!("{m} (in {files:?})")).collect();
+    assert!(others.is_empty(), "the tune room reaches other rooms of the binary: {others:?}");
+    assert!(g.get("cli").is_some_and(|cli| cli.contains_key("tune")), "the graph was read: the CLI uses the tune room");
 }
 
 /// `anyhow` only at the binary's edge: the library crates return typed errors (wasmtime's own

@@ -21,6 +21,8 @@ const BURST_PATH: &str = "/*/*/throttling/burstLimit";
 /// Slack on top of the SDK's own operation timeout before a call gives up by itself.
 const GUARD_SLACK: Duration = Duration::from_millis(500);
 
+/// The stage controller for real API Gateway REST API stages: reads a stage's stage-wide throttling
+/// with GetStage and sets it with UpdateStage, each call bounded by the configured timeout.
 pub struct ApiGatewayStages {
     client: aws_sdk_apigateway::Client,
     timeout: Duration,

@@ -43,7 +43,9 @@ impl AwsOverrides {
 /// Fixed credentials. Its `Debug` never shows the secret.
 #[derive(Clone)]
 pub struct StaticCredentials {
+    /// The access key id (e.g. `testing` for an emulator).
     pub access_key_id: String,
+    /// The secret access key; never shown by `Debug`.
     pub secret_access_key: String,
 }
 

@@ -5,12 +5,15 @@ use sentinel_core::ports::publisher::{Channel, PublishError, Publisher, StateDoc
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The embedded publisher for one channel: writes the state document as pretty JSON to a file,
+/// atomically, creating its folder when missing.
 pub struct FilePublisher {
     channel: Channel,
     path: PathBuf,
 }
 
 impl FilePublisher {
+    /// A publisher for `channel` writing the document to `path`.
     pub fn new(channel: Channel, path: &Path) -> FilePublisher {
         FilePublisher { channel, path: path.to_path_buf() }
     }
@@ -72,6 +75,7 @@ pub struct StdoutPublisher {
 }
 
 impl StdoutPublisher {
+    /// A publisher for `channel` printing each document on stdout.
     pub fn new(channel: Channel) -> StdoutPublisher {
         StdoutPublisher { channel }
     }

@@ -1,4 +1,3 @@
-#![warn(missing_docs)]
 //! One implementation of the sentinel's ports per real system, and the embedded defaults.
 //!
 //! Each module implements one port of `sentinel_core::ports` against one system: the stores
@@ -11,6 +10,9 @@
 //! What it may depend on: the domain core (`capacity-sentinel-core`) and the systems' clients.
 //! Not the binary (`capacity-sentinel`: its CLI, API and setup), which assembles a sentinel from
 //! these adapters and the core. The AWS adapters are behind the `aws` feature.
+
+// Every public item says what it is: the crate's surface is designed, and read by the binary.
+#![deny(missing_docs)]
 
 #[cfg(feature = "aws")]
 pub mod api_gateway_stages;

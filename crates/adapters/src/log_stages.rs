@@ -3,6 +3,8 @@
 
 use sentinel_core::ports::stages::{StageController, StageError, StageLimits, StageRef};
 
+/// The embedded stage controller: logs each change it would make and changes nothing; every stage
+/// reads as having no stage-wide limits.
 pub struct LogStageController;
 
 #[async_trait::async_trait]

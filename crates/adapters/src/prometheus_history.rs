@@ -2,7 +2,7 @@
 //! (`GET /api/v1/query_range`), which Prometheus evaluates at every step exactly as the instant
 //! query the live sentinel sends at that time (the same 5-minute lookback: a series that stops
 //! is still read for up to five minutes, then is absent). Each step's answers then make a
-//! reading as the live source makes one ([`super::prometheus_reading`]): a step where no query
+//! reading as the live source makes one (`super::prometheus_reading`): a step where no query
 //! has a sample is a failed read with the live text, never an invented value.
 
 use super::prometheus_http::{Again, PrometheusHttp, QueryFailure, RangeSeries, Sample, Sig};

@@ -2,8 +2,8 @@
 //! evaluated as an instant query at the tick's `now` (`GET /api/v1/query?query=...&time=<now>`),
 //! all of them concurrently through one HTTP client with a connect and a total timeout, so a hung
 //! server costs at most one timeout. How the answers make a reading is
-//! [`super::prometheus_reading`]'s; the requests and their failures are
-//! [`super::prometheus_http`]'s. An HTTP error, a Prometheus `"status": "error"`, a timeout, a
+//! `super::prometheus_reading`'s; the requests and their failures are
+//! `super::prometheus_http`'s. An HTTP error, a Prometheus `"status": "error"`, a timeout, a
 //! body that is not Prometheus JSON or a value that is not a finite number is a failed read
 //! naming the signal and the query; the host checks the ranges.
 

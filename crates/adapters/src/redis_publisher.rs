@@ -44,6 +44,8 @@ enum Written {
 }
 use tokio::sync::Mutex;
 
+/// The cache channel's publisher: SETs the state document under one Redis key with an expiry,
+/// fenced by sequence so the key never goes back to an older document.
 pub struct RedisPublisher {
     channel: Channel,
     client: redis::Client,

@@ -18,6 +18,8 @@ use std::time::Duration;
 /// Slack on top of the SDK's own operation timeout before the publish gives up by itself.
 const GUARD_SLACK: Duration = Duration::from_millis(500);
 
+/// The parameter channel's publisher: overwrites an AWS SSM Parameter Store `String` parameter with
+/// the state document each tick, unless it already holds a higher sequence.
 pub struct SsmPublisher {
     channel: Channel,
     client: aws_sdk_ssm::Client,

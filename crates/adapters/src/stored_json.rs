@@ -6,7 +6,12 @@
 #[derive(Debug)]
 pub enum StoredJson {
     /// Stored data that does not parse; `message` names the row and what to do.
-    Corrupt { what: &'static str, message: String },
+    Corrupt {
+        /// What kind of value it is (`memory`, `pin`, `a stage record`...).
+        what: &'static str,
+        /// Which row does not parse, the parser's reason and what to do.
+        message: String,
+    },
     /// A value that cannot be encoded (never expected of the domain's types).
     Unencodable(String),
 }

@@ -10,6 +10,8 @@ use vocabulary::{ApiLatency, Instant, Reading};
 /// Minutes in one cycle.
 pub const CYCLE_MINUTES: i64 = 80;
 
+/// The built-in metrics source: a deterministic 80-minute incident cycle, the reading depending only
+/// on the minute.
 pub struct Synthetic {
     /// The start of the cycle (aligned to a multiple of the cycle length since the epoch).
     epoch: Instant,

@@ -7,12 +7,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use vocabulary::{Instant, Reading, Signal};
 
+/// A metrics source that replays a trace file's readings by minute: the live tick run against
+/// recorded history.
 pub struct TraceMetrics {
     path: PathBuf,
     by_minute: BTreeMap<Instant, Signal>,
 }
 
 impl TraceMetrics {
+    /// Reads the trace at `path` and indexes its tick lines by minute; fails when the file cannot be
+    /// read or is not a trace.
     pub fn open(path: &Path) -> Result<TraceMetrics, TraceError> {
         let trace = read_trace(path)?;
         let by_minute = trace

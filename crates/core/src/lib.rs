@@ -1,4 +1,3 @@
-#![warn(missing_docs)]
 //! The sentinel's domain, without the systems it talks to.
 //!
 //! What is here, from the bottom up:

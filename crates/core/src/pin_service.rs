@@ -12,17 +12,27 @@ use crate::user_text;
 use std::sync::Arc;
 use vocabulary::{Instant, Pin, PinRequest};
 
+/// Why a pin could not be set, cleared, shown or audited.
 #[derive(Debug, thiserror::Error)]
 pub enum PinServiceError {
     /// The pin was refused; the message names the field (`expires_at: must be ...`).
     #[error("{field}: {message}")]
-    Invalid { field: &'static str, message: String },
+    Invalid {
+        /// The request field refused: `state`, `reason`, `expires_at` or `actor`.
+        field: &'static str,
+        /// Why, shown escaped on one line (the policy may quote what was typed).
+        message: String,
+    },
+    /// The policy failed while validating the pin (a trap, a timeout...); nothing was stored.
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// The pin store could not be read or written.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
+/// Sets, clears and shows the staff pin that overrides the decided protection state, and reads its
+/// audit trail. Cheap to clone: clones share the store and the policy.
 #[derive(Clone)]
 pub struct PinService {
     pins: Arc<dyn PinStore>,
@@ -30,6 +40,8 @@ pub struct PinService {
 }
 
 impl PinService {
+    /// A service storing pins in `pins` and validating them with `policy`, the policy the tick decides
+    /// with.
     pub fn new(pins: Arc<dyn PinStore>, policy: SharedPolicy) -> PinService {
         PinService { pins, policy }
     }
@@ -64,10 +76,13 @@ impl PinService {
         Ok(self.pins.record_refusal(&user_text::escape(actor), &text, now).await?)
     }
 
+    /// The stored pin, expired or not; `None` when there is none.
     pub async fn show(&self) -> Result<Option<Pin>, PinServiceError> {
         Ok(self.pins.current_pin().await?)
     }
 
+    /// Up to `limit` audit records of pin changes and refusals, newest first; with `before`, only those
+    /// whose id is below it (for paging).
     pub async fn audit(&self, limit: u32, before: Option<i64>) -> Result<Vec<AuditRecord>, PinServiceError> {
         Ok(self.pins.audit(limit, before).await?)
     }

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+/// `d` as people read it (`20s`, `1h 30m`, `7 days 2h`): for messages and help text, and still
+/// parseable as a duration in a config.
 pub fn duration(d: Duration) -> String {
     humantime::format_duration(d)
         .to_string()

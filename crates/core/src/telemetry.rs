@@ -15,62 +15,91 @@ use std::sync::atomic::AtomicU64;
 /// A gauge of fractional values (factors, readings, timestamps).
 pub type FloatGauge = Gauge<f64, AtomicU64>;
 
+/// The labels of a protection state change (`sentinel_state_changes`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ChangeLabels {
+    /// The state the tick left (`normal`, `constrained`, `critical` or `emergency`).
     pub from: String,
+    /// The state the tick decided.
     pub to: String,
+    /// Why it changed, as the decision's cause names it (e.g. `escalate`, `recover`, `pinned`).
     pub cause: String,
 }
 
+/// The label of a per-channel series: publication times, up and failures.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ChannelLabels {
+    /// The channel published to: `cache` or `parameter`.
     pub channel: String,
 }
 
+/// The label of a per-state series (`sentinel_in_state`, `sentinel_pin_state`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StateLabels {
+    /// The protection state: `normal`, `constrained`, `critical` or `emergency`.
     pub state: String,
 }
 
+/// The label of `sentinel_decision_cause`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CauseLabels {
+    /// A decision cause, as the vocabulary names it (e.g. `hold`, `escalate`, `signal-held`).
     pub cause: String,
 }
 
+/// The label of `sentinel_factor`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct WorkloadLabels {
+    /// The workload class the factor applies to: `bulk`, `heavy`, `write` or `read`.
     pub workload: String,
 }
 
+/// The label of `sentinel_reading`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct SignalLabels {
+    /// The database signal read: `cpu_pct`, `connections_pct` or `latency_ratio`.
     pub signal: String,
 }
 
+/// The labels of `sentinel_policy_threshold`: one boundary of the active policy.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ThresholdLabels {
+    /// The signal the boundary applies to: `cpu_pct`, `connections_pct` or `latency_ratio`.
     pub signal: String,
+    /// The level the signal enters at this boundary: `constrained` or `critical`.
     pub level: String,
 }
 
+/// The label of `sentinel_tick_failures`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReasonLabels {
+    /// Why the tick failed: `lock`, `deadline`, `policy`, `store` or `channels`.
     pub reason: String,
 }
 
+/// The labels of `sentinel_policy_info`: the policy version that decided the last tick.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PolicyLabels {
+    /// The policy's name, as its description gives it (e.g. `capacity-policy`).
     pub name: String,
+    /// The policy's version (e.g. `2.0.0`).
     pub version: String,
+    /// The sha256 of the component file, or of the `policy.toml` for native modules.
     pub digest: String,
+    /// `component` or `native`.
     pub kind: String,
 }
 
+/// The label of `sentinel_stage_throttled`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct TargetLabels {
+    /// The stage target, as `REST_API_ID/STAGE`.
     pub target: String,
 }
 
+/// The sentinel's own metrics, registered under the `sentinel` prefix and rendered for
+/// `/metrics` by [`Telemetry::render`]. Shared by the tick, the policy lifecycle and the API;
+/// each field is one series or family.
 pub struct Telemetry {
     registry: Lock<Registry>,
     /// The state's rank: normal 0, constrained 1, critical 2, emergency 3.
@@ -81,22 +110,30 @@ pub struct Telemetry {
     pub state_seconds: Gauge,
     /// 1 for the last decision's cause, 0 for the others.
     pub decision_cause: Family<CauseLabels, Gauge>,
+    /// Protection state changes, counted by from, to and cause.
     pub changes: Family<ChangeLabels, Counter>,
+    /// The published workload factor (0 to 1) of each workload class.
     pub factor: Family<WorkloadLabels, FloatGauge>,
     /// The last reading of each signal; removed after a failed read.
     pub reading: Family<SignalLabels, FloatGauge>,
+    /// The active policy's boundaries, by signal and level; set when a version first decides.
     pub policy_threshold: Family<ThresholdLabels, FloatGauge>,
+    /// Failed metric reads in a row, as the decision's memory counts them.
     pub consecutive_failed_reads: Gauge,
+    /// Ticks whose metric read failed (the decision has no level), in total.
     pub failed_reads: Counter,
     /// Wall-clock unix seconds of each channel's last successful publication.
     pub last_publication: Family<ChannelLabels, FloatGauge>,
     /// 1 when the channel's last publication succeeded.
     pub channel_up: Family<ChannelLabels, Gauge>,
+    /// Failed publications, counted by channel.
     pub publish_failures: Family<ChannelLabels, Counter>,
     /// Ticks that failed, by reason: the alarm.
     pub tick_failures: Family<ReasonLabels, Counter>,
     /// Failed ticks recorded in the dead-letter file.
     pub dead_letters: Counter,
+    /// Stage throttle changes that failed, and ticks whose stage records could not be read (retried
+    /// next tick).
     pub stage_failures: Counter,
     /// 1 for each stage target with a throttle record after the tick, 0 for declared targets without.
     pub stage_throttled: Family<TargetLabels, Gauge>,
@@ -104,24 +141,33 @@ pub struct Telemetry {
     pub stages_throttled: Gauge,
     /// Of those, the ones the policy no longer wants throttled (a restore failing): the alarm.
     pub stages_left_throttled: Gauge,
+    /// Duration of a whole tick in seconds, once the leadership lease is held (waiting for it excluded).
     pub tick_seconds: Histogram,
+    /// Duration of the policy decision in seconds (with any fallback to the last good version), when it
+    /// decided.
     pub decision_seconds: Histogram,
     /// 1 for the policy version that decided the last tick.
     pub policy_info: Family<PolicyLabels, Gauge>,
     /// A policy version failed during a tick and the tick reran with the last good one: the alarm.
     pub policy_rollbacks: Counter,
+    /// Policy versions activated by the lifecycle.
     pub policy_activations: Counter,
     /// Candidate versions refused at activation (integrity, world, checks, trial replay).
     pub policy_refusals: Counter,
+    /// Decisions the shadow version took on the background thread.
     pub shadow_decisions: Counter,
     /// Ticks where the shadow version decided differently from the active one.
     pub shadow_divergences: Counter,
+    /// Shadow steps that failed or were dropped because the shadow was behind (the tick is unaffected).
     pub shadow_failures: Counter,
+    /// 1 while a staff pin decides the state, 0 otherwise.
     pub pin_active: Gauge,
     /// 1 for the pinned state while a pin is active, 0 for the others.
     pub pin_state: Family<StateLabels, Gauge>,
     /// Unix seconds; 0 without an active pin.
     pub pin_expires: Gauge,
+    /// Unix seconds when the active pin was set, from the pin audit (the tick's minute when the audit
+    /// cannot be read); 0 without an active pin.
     pub pin_set: Gauge,
     /// Wall-clock unix seconds when this process started: counters seen first above 0 (a policy
     /// refused at start, before the first scrape) still alert.

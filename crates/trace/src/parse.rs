@@ -215,5 +215,4 @@ fn describe(v: &Value) -> String {
 }
 
 #[cfg(test)]
-#[path = "parse_tests.rs"]
 mod tests;

@@ -161,5 +161,4 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for MapOnly<D> {
 }
 
 #[cfg(test)]
-#[path = "parse_fast_tests.rs"]
 mod tests;

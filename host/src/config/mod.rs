@@ -386,6 +386,4 @@ fn parse_target(value: toml::Value) -> Result<StageTarget, String> {
 }
 
 #[cfg(test)]
-mod policies_tests;
-#[cfg(test)]
 mod tests;

@@ -187,3 +187,6 @@ fn a_cloudwatch_source_is_read_checked_naming_the_key_and_needs_signed_policies(
     let no_database = parse(&format!("[metrics]\nkind = \"cloudwatch\"\n{signed}")).unwrap_err().to_string();
     assert!(no_database.contains("metrics.db_instance: is required"), "{no_database}");
 }
+
+/// The `[policies]` table.
+mod policies;

@@ -142,5 +142,4 @@ pub fn pareto_front(train: &[SetScore]) -> Vec<usize> {
 }
 
 #[cfg(test)]
-#[path = "choose_tests.rs"]
 mod tests;

@@ -156,5 +156,4 @@ impl Scores<'_> {
 }
 
 #[cfg(test)]
-#[path = "cross_validation_tests.rs"]
 mod tests;

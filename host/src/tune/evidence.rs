@@ -333,5 +333,4 @@ fn segment(source: Source, days: u32) -> Vec<Source> {
 }
 
 #[cfg(test)]
-#[path = "evidence_tests.rs"]
 mod tests;

@@ -286,5 +286,4 @@ fn as_number(key: &str, v: &toml::Value) -> Result<f64, String> {
 }
 
 #[cfg(test)]
-#[path = "space_tests.rs"]
 mod tests;

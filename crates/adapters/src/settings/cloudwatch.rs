@@ -29,6 +29,8 @@ pub struct RawCloudWatch {
     /// The AWS region, unless the environment's (`AWS_REGION`, the profile).
     #[serde(default)]
     pub region: Option<String>,
+    /// How long a metric read may take (`metrics.timeout`, e.g. `5s`); unset: 5 seconds. At most
+    /// the tick deadline.
     #[serde(default, with = "humantime_serde::option")]
     pub timeout: Option<std::time::Duration>,
 }
@@ -36,7 +38,9 @@ pub struct RawCloudWatch {
 /// Which database the `AWS/RDS` metrics are of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Database {
+    /// An RDS instance, by its `DBInstanceIdentifier`.
     Instance(String),
+    /// An Aurora cluster, by its `DBClusterIdentifier`.
     Cluster(String),
 }
 
@@ -53,10 +57,15 @@ impl Database {
 /// A CloudWatch source as configured and checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CloudWatchSource {
+    /// The database whose `AWS/RDS` CPU and connections are read.
     pub database: Database,
+    /// `DatabaseConnections` is read as a percentage of this many; `None`: connections are not read.
     pub max_connections: Option<u32>,
+    /// The API Gateway `ApiName`s whose `Latency` is read, each once, none empty.
     pub apis: Vec<String>,
+    /// The statistic of the latency (`p95` unless configured; `pNN`, `Average`, `Maximum`...).
     pub latency_statistic: String,
+    /// The AWS region; `None`: the environment's (`AWS_REGION`, the profile).
     pub region: Option<String>,
 }
 
@@ -64,11 +73,15 @@ pub struct CloudWatchSource {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{key}: {message}")]
 pub struct CloudWatchSourceError {
+    /// The configuration key refused, under `metrics.` (e.g. `metrics.db_instance`, `metrics.apis[1]`).
     pub key: String,
+    /// What is wrong with it and what to write instead.
     pub message: String,
 }
 
 impl CloudWatchSource {
+    /// Checks `raw`: exactly one of `db_instance` and `db_cluster`, a `max_connections` of at least 1,
+    /// API names neither empty nor repeated, and a statistic CloudWatch knows.
     pub fn new(raw: RawCloudWatch) -> Result<CloudWatchSource, CloudWatchSourceError> {
         let refuse = |key: &str, message: &str| CloudWatchSourceError { key: format!("metrics.{key}"), message: message.to_string() };
         let named = |key: &str, v: Option<String>| -> Result<Option<String>, CloudWatchSourceError> {

@@ -61,7 +61,9 @@ pub struct PrometheusSource {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{key}: {message}")]
 pub struct PrometheusSourceError {
+    /// The configuration key refused (e.g. `metrics.url`, `metrics.queries.cpu_pct`).
     pub key: String,
+    /// What is wrong with it and what to write instead; a URL is shown without its password.
     pub message: String,
 }
 
@@ -121,6 +123,7 @@ impl PrometheusSource {
         &self.shown
     }
 
+    /// The PromQL queries, as configured and checked.
     pub fn queries(&self) -> &PrometheusQueries {
         &self.queries
     }
@@ -134,5 +137,4 @@ impl std::fmt::Debug for PrometheusSource {
 }
 
 #[cfg(test)]
-#[path = "prometheus_tests.rs"]
 mod tests;

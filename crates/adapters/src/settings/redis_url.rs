@@ -7,7 +7,9 @@ use sentinel_core::redact::{redact, scrub};
 /// Why a Redis channel is refused: the field (`url` or `key`) and what to write there.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RedisChannelError {
+    /// The field refused, under `publish.<channel>.`: `url` or `key`.
     pub field: &'static str,
+    /// What is wrong with it and what to write instead; the URL is shown without its password.
     pub message: String,
 }
 

@@ -22,17 +22,24 @@ const ROTATE_BYTES: u64 = 10 << 20;
 pub enum FailureReason {
     /// The leadership lock could not be taken (its store is unreachable), or another sentinel held it.
     Lock,
+    /// The tick did not finish within its deadline and was dropped wherever it had got to.
     Deadline,
+    /// The policy failed, so nothing was decided or published that minute.
     Policy,
+    /// The store could not commit the tick (unreachable, unreadable, or superseded by another
+    /// sentinel's tick), so nothing was published.
     Store,
     /// Both channels refused the document.
     Channels,
 }
 
 impl FailureReason {
+    /// Every reason, so that the failure counter can show each one at 0 from the start.
     pub const ALL: [FailureReason; 5] =
         [FailureReason::Lock, FailureReason::Deadline, FailureReason::Policy, FailureReason::Store, FailureReason::Channels];
 
+    /// The reason's label in `sentinel_tick_failures_total{reason}` and in the file (the serde
+    /// name): `lock`, `deadline`, `policy`, `store` or `channels`.
     pub fn name(self) -> &'static str {
         match self {
             FailureReason::Lock => "lock",
@@ -47,24 +54,35 @@ impl FailureReason {
 /// What the failed tick had decided, when it got that far.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecidedBeforeFailure {
+    /// The protection state the tick decided.
     pub state: ProtectionState,
+    /// The protection state in force before this tick.
     pub previous: ProtectionState,
+    /// Why the decision is what it is (the decision's cause, docs/behaviour.md §5.7).
     pub cause: Cause,
+    /// The workload factors of the decided state, as they would have been published.
     pub factors: Factors,
+    /// The decision's one-line explanation, for a person.
     pub explanation: String,
+    /// The policy version that decided.
     pub policy: PolicyRef,
 }
 
 /// One failed tick.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeadLetter {
+    /// The entry's number in the dead-letter file, counting from 1 and continuing across
+    /// restarts; assigned by `DeadLetters::record`, which replaces whatever is given here.
     pub id: u64,
     /// The minute the tick was deciding (RFC 3339).
     pub minute: String,
     /// When the failure was recorded (wall clock, RFC 3339).
     pub failed_at: String,
+    /// Why the tick failed, as counted in `sentinel_tick_failures_total{reason}`.
     pub reason: FailureReason,
+    /// The tick's error message, as it was logged.
     pub error: String,
+    /// What the tick had decided; `None` when it failed before the policy decided.
     pub decided: Option<DecidedBeforeFailure>,
     /// The stored tick's sequence, when the decision was stored before the failure.
     pub sequence: Option<u64>,
@@ -78,40 +96,67 @@ pub struct DeadLetter {
 pub struct Recovery {
     /// The dead letters it ends.
     pub ends: Vec<u64>,
+    /// The store sequence of the successful tick that ends them.
     pub sequence: u64,
+    /// The minute that tick decided for (RFC 3339, its document's `decided_at`).
     pub minute: String,
+    /// When the recovery was recorded (wall clock, RFC 3339).
     pub recovered_at: String,
 }
 
+/// One line of the dead-letter file, told apart by its `kind`: `failed` or `recovered`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Entry {
+    /// A tick that failed: its dead letter.
     Failed(DeadLetter),
+    /// A tick that succeeded after failures, naming the dead letters it ends.
     Recovered(Recovery),
 }
 
+/// Why the dead-letter file could not be written or read. It never fails a tick: the tick logs
+/// it, and the failure is then only in the log.
 #[derive(Debug, thiserror::Error)]
 pub enum DeadLetterError {
+    /// Appending a line failed: the folder could not be created, the full file could not be
+    /// rotated, or the file could not be opened (a link or a folder in its place), written or
+    /// synced.
     #[error(
         "cannot write the dead-letter file {path}: {source}; the failure is only in the log. Check the folder exists and is writable, and the disk has room"
     )]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        /// The dead-letter file being appended to.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A file that exists could not be read, or is over 40 MiB (a missing file reads as empty).
     #[error("cannot read the dead-letter file {path}: {source}; check its permissions, or point `dead_letter` in the config elsewhere")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The file that could not be read: the current one or the rotated `<path>.1`.
+        path: PathBuf,
+        /// The operating system's error, or the size limit's.
+        source: std::io::Error,
+    },
 }
 
 /// A line of the file that is not a record (a crash mid-write, an edit by hand): skipped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnreadableLine {
+    /// The file holding it: the current one or the rotated `<path>.1`.
     pub file: PathBuf,
+    /// Its line number in that file, counting from 1.
     pub line: usize,
+    /// Why it is not a record: the JSON parser's error.
     pub message: String,
 }
 
 /// Everything the files hold, oldest first, and the lines that could not be read.
 #[derive(Debug, Default)]
 pub struct Contents {
+    /// Every record, in the order written: the rotated file's, then the current one's.
     pub entries: Vec<Entry>,
+    /// The lines skipped because they are not records, in the same order.
     pub unreadable: Vec<UnreadableLine>,
 }
 
@@ -218,6 +263,7 @@ impl DeadLetters {
         DeadLetters { path, state: Lock::new("dead letters open", state) }
     }
 
+    /// The file this sentinel appends to (`dead_letter` in the config), for messages.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -13,6 +13,9 @@ use std::sync::{Arc, MutexGuard};
 use vocabulary::{Decision, DecisionInput};
 
 #[derive(Clone)]
+/// The policy the tick decides through: one fixed version, or the version a `[policies]` lifecycle
+/// keeps active (with its fallback and its shadow). Cheap to clone: clones share the policy and the
+/// lifecycle.
 pub struct ActivePolicy {
     shared: SharedPolicy,
     lifecycle: Option<Arc<Lifecycle>>,

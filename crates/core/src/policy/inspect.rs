@@ -11,17 +11,27 @@ use vocabulary::Thresholds;
 /// What `sentinel policy info` prints.
 #[derive(Debug, Serialize)]
 pub struct ComponentInfo {
+    /// The component file, as given.
     pub file: String,
+    /// The policy's name: from its description, else from the manifest beside the file (none:
+    /// neither says).
     pub name: Option<String>,
+    /// The policy's version, from the same place as `name` (none: neither says).
     pub version: Option<String>,
+    /// The sha256 of the file's bytes, in hex.
     pub sha256: String,
+    /// The file's size, in bytes.
     pub size: usize,
     /// `policy`, `admission-only`, or `unknown`.
     pub world: String,
     /// The contract it was built for (`2.0.0` of `capacity:sentinel@3.0.0`), from its export names.
     pub contract: Option<String>,
+    /// The names of what the component imports (empty for a policy that may run here).
     pub imports: Vec<String>,
+    /// The names of what it exports (`capacity:sentinel/decision@3.2.0`, ...).
     pub exports: Vec<String>,
+    /// The numbers it decides by, from its description (none: not a policy component this
+    /// sentinel can run).
     pub thresholds: Option<Thresholds>,
 }
 

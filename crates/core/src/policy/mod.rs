@@ -36,6 +36,8 @@ use vocabulary::{
 pub struct SharedPolicy(Arc<crate::sync::Lock<Box<dyn Policy>>>);
 
 impl SharedPolicy {
+    /// Shares `policy` as the process's one loaded policy; clones of the result go to the tick, the
+    /// pin service and the API.
     pub fn new(policy: Box<dyn Policy>) -> SharedPolicy {
         SharedPolicy(Arc::new(crate::sync::Lock::new("policy", policy)))
     }
@@ -54,7 +56,11 @@ impl SharedPolicy {
 pub struct PolicyIdentity {
     /// Short name for reports and replay lines (the version unless given as `LABEL=PATH`).
     pub label: String,
+    /// The policy's name as it describes itself (`capacity-policy`): a component's `describe`
+    /// answer, or the `name` of a native policy's `policy.toml`.
     pub name: String,
+    /// The version it describes itself as (`1.2.0`); a managed version's must be the one its
+    /// manifest names.
     pub version: String,
     /// sha256 of the component file, or of the policy.toml for native modules.
     pub digest: String,
@@ -65,13 +71,32 @@ pub struct PolicyIdentity {
 /// One loaded policy version. Calls take `&mut self`: a component keeps one long-lived
 /// instance and replaces it after a trap.
 pub trait Policy: Send {
+    /// Which policy this is (label, name, version, digest, kind): held by the host, so it never
+    /// calls into the policy and never fails. Every decision is tagged with it.
     fn identity(&self) -> &PolicyIdentity;
+    /// The name, version and thresholds the policy declares (a component's `describe` export, with
+    /// its damping numbers from contract 3.2.0 on; a native policy's `policy.toml`). Callers check
+    /// the invariants against these thresholds.
     fn describe(&mut self) -> Result<PolicyDescription, PolicyError>;
+    /// One tick's decision on `input` (docs/behaviour.md §5): the state, the factors to publish,
+    /// the memory for the next tick and the explanation. It must be deterministic (the same input,
+    /// the same decision). A version that traps, runs past its deadline, hits its memory cap or
+    /// publishes other factors than it declares answers an error, never a panic; for a managed
+    /// version the tick then decides again with the last good one ([`active::ActivePolicy`]).
     fn decide(&mut self, input: &DecisionInput) -> Result<Decision, PolicyError>;
+    /// The hourly latency baselines (docs/behaviour.md §8) for the clock hour starting at `hour`:
+    /// per API, the median of its p95 samples in [hour - 24 h, hour - 1 h) when there are enough of
+    /// them, one result per API sorted by name. Samples outside that window are ignored, so the
+    /// caller may pass everything it kept.
     fn compute_baselines(&mut self, hour: Instant, samples: &[ApiSamples]) -> Result<Vec<ApiBaseline>, PolicyError>;
     /// The outer error is the policy failing; the inner one the pin refused.
     fn validate_pin(&mut self, request: &PinRequest, now: Instant) -> Result<Result<Pin, PinError>, PolicyError>;
+    /// How many batches one workspace may start now, from the published bulk factor
+    /// (docs/behaviour.md §9).
     fn resolve_budget(&mut self, request: &AdmissionRequest) -> Result<AdmissionResult, PolicyError>;
+    /// Admits a queue fairly (docs/behaviour.md §9): round robin across workspaces ordered by their
+    /// oldest waiting batch, each within its ceiling, all within the service and cluster room.
+    /// Deterministic.
     fn plan(&mut self, request: &PlanRequest) -> Result<AdmissionPlan, PolicyError>;
     /// Whether [`Policy::batch_session`] runs inside the policy (native rules, and components of
     /// contract 3.1.0 on); otherwise replay calls `decide` tick by tick.
@@ -89,6 +114,9 @@ pub trait Policy: Send {
 /// One replay in progress inside a policy: events go in by the chunk, in trace order, and each
 /// tick's outcome comes back with the baselines learnt on the way.
 pub trait ReplaySession: Send {
+    /// Replays the next `events` of the trace, in order (a pin, switch or stage-restore change
+    /// applies to the ticks after it), and answers one outcome per tick of the chunk with the
+    /// baselines learnt at each new hour. Memory, pin and switch carry over to the next call.
     fn feed(&mut self, events: &[TraceEvent]) -> Result<ReplayChunk, PolicyError>;
 }
 

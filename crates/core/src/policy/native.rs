@@ -10,6 +10,9 @@ use vocabulary::{
     PlanRequest, PolicyDescription, ReplayChunk, SessionStart, Thresholds, TraceEvent,
 };
 
+/// The policy rules compiled into the sentinel itself, deciding by a `policy.toml`'s thresholds:
+/// what replay and the benchmarks compare a component against. Its identity's kind is `native` and
+/// its digest the sha256 of the `policy.toml`.
 pub struct NativePolicy {
     identity: PolicyIdentity,
     file: PolicyDescription,
@@ -27,6 +30,8 @@ impl NativePolicy {
         Ok(NativePolicy::new(read.description, &hex::encode(Sha256::digest(read.text.as_bytes())), label))
     }
 
+    /// A native policy deciding by `file`; `digest` identifies where it came from (the sha256 of
+    /// the `policy.toml`), `label` is the short name for reports (by default `<version>-native`).
     pub fn new(file: PolicyDescription, digest: &str, label: Option<&str>) -> NativePolicy {
         let identity = PolicyIdentity {
             label: label.map(str::to_string).unwrap_or_else(|| format!("{}-native", file.version)),

@@ -26,6 +26,8 @@ impl Default for Limits {
 /// How often the epoch advances; a deadline is counted in these.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
+/// The process's wasmtime engine, the limits every policy call runs under, and the thread that
+/// advances the epoch. Shared as `Arc<Runtime>`; dropping the last one stops the ticker thread.
 pub struct Runtime {
     engine: Engine,
     limits: Limits,
@@ -40,6 +42,9 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
+    /// An engine with epoch interruption, calls bounded by `limits`, and its epoch ticker thread
+    /// (`policy-epoch`) started. Fails when wasmtime refuses the configuration or the thread cannot
+    /// start.
     pub fn new(limits: Limits) -> Result<Arc<Runtime>, PolicyError> {
         let mut config = Config::new();
         config.epoch_interruption(true);
@@ -61,10 +66,12 @@ impl Runtime {
         Ok(Arc::new(Runtime { engine, limits, stop, ticker: Some(ticker) }))
     }
 
+    /// The engine every component is compiled for and instantiated in.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
+    /// The bounds every policy call and instance runs under.
     pub fn limits(&self) -> Limits {
         self.limits
     }

@@ -19,18 +19,29 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The `[policies]` table as written in the configuration, before [`from_raw`] checks it, fills
+/// in its defaults and resolves its paths.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPolicies {
+    /// The policy directory, relative to the configuration file's folder unless absolute.
     pub dir: PathBuf,
+    /// `latest` or a version (none: `latest`).
     pub active: Option<String>,
+    /// The version to run in shadow (none: no shadow).
     pub shadow: Option<String>,
+    /// The hex ed25519 public key file manifests must be signed by.
     pub public_key: Option<PathBuf>,
+    /// Load unsigned manifests too (none: false).
     pub allow_unsigned: Option<bool>,
+    /// How often `sentinel run` looks for changes, as text such as `"2s"` (none: 2 s).
     #[serde(default, with = "humantime_serde::option")]
     pub poll: Option<Duration>,
+    /// Cache compiled artifacts in `state_dir` (none: true).
     pub precompiled_cache: Option<bool>,
+    /// The private state directory (none: `sentinel-state`).
     pub state_dir: Option<PathBuf>,
+    /// The oldest version that may run (none: any).
     pub minimum_version: Option<String>,
 }
 
@@ -39,17 +50,29 @@ pub struct RawPolicies {
 pub enum Selection {
     /// The newest version that passes its checks; a newer one dropped in is activated.
     Latest,
+    /// This version (`active = "1.2.0"`), as its manifest names it.
     Version(String),
 }
 
+/// The `[policies]` table, checked: defaults filled in and paths resolved against the
+/// configuration file's folder.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PoliciesConfig {
+    /// The policy directory the sentinel watches: where new versions, their manifests and
+    /// signatures are dropped.
     pub dir: PathBuf,
+    /// Which version the configuration asks for.
     pub active: Selection,
+    /// The version that decides every tick beside the active one and is never published (none:
+    /// no shadow).
     pub shadow: Option<String>,
+    /// The public key file manifests must be signed by (none only with `allow_unsigned`).
     pub public_key: Option<PathBuf>,
+    /// Unsigned manifests load too, with a warning (the embedded default alone).
     pub allow_unsigned: bool,
+    /// How often the watcher looks at `dir` for changes (100 ms to 1 h; 2 s by default).
     pub poll: Duration,
+    /// Whether compiled artifacts are cached in `state_dir` (true by default).
     pub precompiled_cache: bool,
     /// The sentinel's private directory: the persisted policy state and the compiled
     /// artifacts. Outside `dir`.

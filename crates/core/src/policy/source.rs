@@ -67,7 +67,7 @@ impl std::fmt::Debug for PolicySource {
 }
 
 impl PolicySource {
-    /// Opens `[LABEL=]PATH` as [`policy::open`] does, compiling a component only once.
+    /// Opens `[LABEL=]PATH` as [`crate::policy::open`] does, compiling a component only once.
     pub fn open(spec: &str, runtime: &Arc<Runtime>) -> Result<PolicySource, PolicyError> {
         let (label, path) = split_spec(spec);
         let (label, path) = (label.map(str::to_string), path.to_path_buf());
@@ -91,10 +91,13 @@ impl PolicySource {
         })
     }
 
+    /// Which policy the source opens: the identity of its first instance, which every instance
+    /// shares.
     pub fn identity(&self) -> &PolicyIdentity {
         &self.identity
     }
 
+    /// The short name reports and replay lines give the policy: its identity's label.
     pub fn label(&self) -> &str {
         &self.identity.label
     }
@@ -113,6 +116,7 @@ impl PolicySource {
         }
     }
 
+    /// Returns an instance from [`PolicySource::take`] to the pool, for the next caller to reuse.
     pub fn give_back(&self, policy: Box<dyn Policy>) {
         self.idle.lock().push(policy);
     }

@@ -17,18 +17,31 @@ pub const FILE_NAME: &str = "capacity-policy-template.wasm";
 /// `cargo policies` (a test keeps the two identical).
 pub const BYTES: &[u8] = include_bytes!("../../embedded/capacity-policy-template.wasm");
 
+/// Why a version could not be built from the template (`sentinel policy build`).
 #[derive(Debug, thiserror::Error)]
 pub enum TemplateError {
+    /// The template in the binary has no policy data region, or more than one.
     #[error("the built-in template has no single policy data region: this binary is damaged; reinstall it")]
     NoRegion,
+    /// The numbers could not be written into the region: too long for it, or refused by the
+    /// checks a `policy.toml` must pass.
     #[error("{0}")]
     Data(#[from] DataError),
+    /// The built component does not compile, instantiate or describe itself (a defect).
     #[error("the built component does not load ({0}): this is a defect of the sentinel, please report it")]
     Load(#[from] PolicyError),
+    /// The built component describes another name, version or thresholds than it was built
+    /// from (a defect).
     #[error("the built component describes other numbers than its file: this is a defect of the sentinel, please report it")]
     Mismatch,
+    /// The output folder, the component or its manifest could not be written.
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        /// The folder or file that could not be written.
+        path: PathBuf,
+        /// The file system's error.
+        source: std::io::Error,
+    },
 }
 
 /// The component deciding by `description`'s numbers.

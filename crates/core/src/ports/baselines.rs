@@ -4,6 +4,9 @@
 use super::StoreError;
 use vocabulary::{ApiBaseline, ApiSamples, Instant, LatencySample};
 
+/// The store's side of the latency baselines: the samples each tick's commit adds, and the
+/// baselines of each hour once computed. A tick computes an hour's baselines from the stored
+/// samples at that hour's first reading with latency, and saves them.
 #[async_trait::async_trait]
 pub trait BaselineStore: Send + Sync {
     /// The newest saved baselines and the hour they are for.

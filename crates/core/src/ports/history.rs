@@ -27,6 +27,9 @@ pub fn step_times(start: Instant, end: Instant, step: u32) -> impl Iterator<Item
     (0..).map(move |i| start + i * step).take_while(move |at| *at <= end)
 }
 
+/// A metrics source asked for a past window at once, for `sentinel trace fetch` (Prometheus or
+/// CloudWatch): each step must be what the live source would have read at that minute, the
+/// same failed reads included. A failure of the whole request is a `HistoryError`.
 #[async_trait::async_trait]
 pub trait MetricsHistory: Send + Sync {
     /// What this source reads, for logs and messages (never a password).

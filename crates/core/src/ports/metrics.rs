@@ -2,18 +2,35 @@
 
 use vocabulary::{Instant, Reading};
 
+/// Why a metrics source gave no reading for a minute. It never fails the tick: the tick passes
+/// it to the decision as a failed read, with this text as the reason.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MetricsError {
+    /// The source could not be asked or answered with an error (a refused connection, a server
+    /// error, an outage); the text says what failed.
     #[error("metrics source unavailable: {0}")]
     Unavailable(String),
+    /// The source did not answer within its timeout, the duration given.
     #[error("metrics read timed out after {0:?}")]
     Timeout(std::time::Duration),
+    /// A value the source gave cannot be part of a reading: not a finite number, a latency
+    /// series without its API label, more connections than the configured maximum.
     #[error("malformed metric {field}: {message}")]
-    Malformed { field: String, message: String },
+    Malformed {
+        /// The reading's field the value was for, e.g. `cpu_pct` or `latency[crm].p95_ms`.
+        field: String,
+        /// What is wrong with the value, naming the query or metric that gave it.
+        message: String,
+    },
+    /// The source answered, but with nothing for this minute (no datapoint for any metric);
+    /// the text says where it looked and what to check.
     #[error("no reading for this minute: {0}")]
     NoData(String),
 }
 
+/// Where the tick's readings come from: Prometheus, CloudWatch, a recorded trace, or the
+/// built-in synthetic workload. The tick reads it once a minute under its read
+/// timeout, and checks the reading with `check_reading`.
 #[async_trait::async_trait]
 pub trait MetricsSource: Send + Sync {
     /// What this source reads, for logs and `sentinel check`.

@@ -9,9 +9,13 @@ use vocabulary::{Instant, Pin};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuditAction {
+    /// A pin was set where there was none.
     Set,
+    /// A pin was set in place of the one before.
     Replace,
+    /// A person cleared the pin.
     Clear,
+    /// A tick removed the pin once it had expired (actor `sentinel (expiry)`).
     Expire,
     /// An attempt through the API that was refused (a viewer's token, an invalid pin): nothing
     /// changed; `refusal` says what was asked and why it was refused.
@@ -19,6 +23,7 @@ pub enum AuditAction {
 }
 
 impl AuditAction {
+    /// Every action, in the enum's order: what `parse` looks names up in.
     pub const ALL: [AuditAction; 5] =
         [AuditAction::Set, AuditAction::Replace, AuditAction::Clear, AuditAction::Expire, AuditAction::Refused];
 
@@ -33,19 +38,30 @@ impl AuditAction {
         }
     }
 
+    /// The action a stored name stands for (the reverse of `name`); `None` for a name this
+    /// sentinel does not know.
     pub fn parse(name: &str) -> Option<AuditAction> {
         AuditAction::ALL.into_iter().find(|a| a.name() == name)
     }
 }
 
+/// One entry of the pin audit trail: who changed the pin (or tried to), when, how, and the pin
+/// before and after.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditRecord {
     /// Grows with every record; pages go by it.
     pub id: i64,
+    /// When the change was made (Unix seconds): for an `expire`, the minute of the tick that
+    /// removed the pin.
     pub at: Instant,
+    /// Who made it: the CLI's `--actor`, the API caller's token name (or `oidc:<sub>`), or
+    /// `sentinel (expiry)`.
     pub actor: String,
+    /// What the change did.
     pub action: AuditAction,
+    /// The whole pin before the change; `None` when there was none (or its row was unreadable).
     pub before: Option<Pin>,
+    /// The whole pin after it; `None` after a clear, an expiry or a refusal.
     pub after: Option<Pin>,
     /// What was asked and why it was refused (`refused` records only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,6 +81,8 @@ pub fn bounded_refusal(text: &str) -> String {
     cut
 }
 
+/// The store's side of the staff pin: at most one pin, and an audit trail that only grows.
+/// Every change and its audit record are written in one transaction (INV-05).
 #[async_trait::async_trait]
 pub trait PinStore: Send + Sync {
     /// The stored pin, expired or not.

@@ -26,6 +26,7 @@ pub enum StagePhase {
 }
 
 impl StagePhase {
+    /// The name the stores keep and messages show: `engaging`, `engaged` or `restoring`.
     pub fn name(self) -> &'static str {
         match self {
             StagePhase::Engaging => "engaging",
@@ -34,6 +35,7 @@ impl StagePhase {
         }
     }
 
+    /// The phase a stored name stands for; `None` for a name this sentinel does not know.
     pub fn parse(text: &str) -> Option<StagePhase> {
         [StagePhase::Engaging, StagePhase::Engaged, StagePhase::Restoring].into_iter().find(|p| p.name() == text)
     }
@@ -42,12 +44,15 @@ impl StagePhase {
 /// One target the sentinel has throttled (or is about to, or is restoring).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageRecord {
+    /// The stage the record is about.
     pub target: StageRef,
+    /// Where its throttle is: being engaged, engaged, or being restored.
     pub phase: StagePhase,
     /// The stage's own limits before the first engage: what a restore puts back.
     pub original: StageLimits,
     /// When the first engage was written down.
     pub since: Instant,
+    /// When a change of the target last set its phase (the tick's time).
     pub updated_at: Instant,
 }
 
@@ -55,11 +60,14 @@ pub struct StageRecord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StageChangeKind {
+    /// Sets the declared target's throttle (its `rate_limit` and `burst_limit`).
     Engage,
+    /// Puts the stage's original limits back, exactly as recorded before the first engage.
     Restore,
 }
 
 impl StageChangeKind {
+    /// The name the stores keep and messages show: `engage` or `restore`.
     pub fn name(self) -> &'static str {
         match self {
             StageChangeKind::Engage => "engage",
@@ -67,6 +75,7 @@ impl StageChangeKind {
         }
     }
 
+    /// The kind a stored name stands for; `None` for a name this sentinel does not know.
     pub fn parse(text: &str) -> Option<StageChangeKind> {
         [StageChangeKind::Engage, StageChangeKind::Restore].into_iter().find(|k| k.name() == text)
     }
@@ -86,6 +95,7 @@ impl StageChangeKind {
 pub enum StageOutcome {
     /// Written down; the call has not answered yet.
     Pending,
+    /// The stage took the change.
     Applied,
     /// The call failed or did not answer in time: it may or may not have reached the stage.
     Failed,
@@ -94,6 +104,8 @@ pub enum StageOutcome {
 }
 
 impl StageOutcome {
+    /// The name the stores keep and messages show: `pending`, `applied`, `failed` or
+    /// `interrupted`.
     pub fn name(self) -> &'static str {
         match self {
             StageOutcome::Pending => "pending",
@@ -103,6 +115,7 @@ impl StageOutcome {
         }
     }
 
+    /// The outcome a stored name stands for; `None` for a name this sentinel does not know.
     pub fn parse(text: &str) -> Option<StageOutcome> {
         [StageOutcome::Pending, StageOutcome::Applied, StageOutcome::Failed, StageOutcome::Interrupted]
             .into_iter()
@@ -113,15 +126,19 @@ impl StageOutcome {
 /// One attempt to change a stage, as audited.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageChange {
+    /// The change's number in the audit, growing with every change.
     pub id: u64,
     /// The tick's time.
     pub at: Instant,
+    /// The stage changed.
     pub target: StageRef,
+    /// Whether it engaged or restored the throttle.
     pub kind: StageChangeKind,
     /// The stage's limits as read just before the change.
     pub before: StageLimits,
     /// The limits the change sets.
     pub after: StageLimits,
+    /// How it ended, or `pending` while the call has not answered.
     pub outcome: StageOutcome,
     /// Why it failed, when it did.
     pub detail: Option<String>,

@@ -8,10 +8,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StageTarget {
+    /// The id of the API Gateway REST API the stage belongs to.
     pub rest_api_id: String,
+    /// The stage's name within that REST API.
     pub stage: String,
     /// Requests per second while engaged.
     pub rate_limit: f64,
+    /// The burst limit while engaged: how many requests may arrive at once.
     pub burst_limit: u32,
 }
 
@@ -21,6 +24,7 @@ impl StageTarget {
         self.stage_ref().id()
     }
 
+    /// Which stage it is, without the limits an engage sets.
     pub fn stage_ref(&self) -> StageRef {
         StageRef { rest_api_id: self.rest_api_id.clone(), stage: self.stage.clone() }
     }
@@ -34,11 +38,15 @@ impl StageTarget {
 /// Which stage: enough to read it and to put its limits back, declared or not.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct StageRef {
+    /// The id of the API Gateway REST API the stage belongs to.
     pub rest_api_id: String,
+    /// The stage's name within that REST API.
     pub stage: String,
 }
 
 impl StageRef {
+    /// `rest_api_id/stage`: the key the store keeps the stage's record under, and how
+    /// messages name the stage.
     pub fn id(&self) -> String {
         format!("{}/{}", self.rest_api_id, self.stage)
     }
@@ -75,15 +83,22 @@ impl std::fmt::Display for StageLimits {
     }
 }
 
+/// A stage controller's call that failed: the stage's limits could not be read or set.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("stage {target}: {message}")]
 pub struct StageError {
+    /// The stage, as `rest_api_id/stage`.
     pub target: String,
+    /// What failed, with what to check (the REST API id, the stage name, the IAM permission).
     pub message: String,
 }
 
+/// Reads and sets a stage's stage-wide throttling: API Gateway, or the embedded controller that
+/// only logs what it would change. The tick bounds each call by the publish timeout; what to put
+/// back is the stage ledger's, so a failed call is finished by a later tick.
 #[async_trait::async_trait]
 pub trait StageController: Send + Sync {
+    /// What this controller changes (which service, where), for logs and messages.
     fn describe(&self) -> String;
     /// The stage's stage-wide limits now.
     async fn read(&self, stage: &StageRef) -> Result<StageLimits, StageError>;

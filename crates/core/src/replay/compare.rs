@@ -14,10 +14,16 @@ pub const FLAP_WINDOW_S: Instant = 15 * 60;
 /// One policy's results over one trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
+    /// The policy's label (its version unless given as `LABEL=PATH`).
     pub policy: String,
+    /// The name of the trace replayed (for a trace file, its stem: `incident`).
     pub trace: String,
+    /// Ticks replayed, one a minute: the trace's length in minutes.
     pub ticks: u64,
+    /// Ticks whose state changed: each change of state counted once.
     pub transitions: u64,
+    /// Changes that undo an earlier change (back to the state it left) within
+    /// [`FLAP_WINDOW_S`], 15 minutes.
     pub flaps: u64,
     /// Minutes in normal, constrained, critical, emergency (one tick counts one minute).
     pub minutes: [u64; 4],
@@ -31,7 +37,9 @@ pub struct Summary {
     pub incidents: u64,
     /// Sum over ticks of the bulk factor.
     pub bulk_capacity_minutes: f64,
+    /// Ticks whose read failed (no reading, so no level assessed).
     pub failed_reads: u64,
+    /// Ticks whose decision engaged the emergency stage throttles.
     pub throttle_engagements: u64,
     /// Ticks that released the throttles (the stages are restored then, or retried).
     pub throttle_releases: u64,
@@ -39,6 +47,8 @@ pub struct Summary {
     pub minutes_held_for_restore: u64,
     /// Ticks whose recovery flap damping held (docs/behaviour.md §5.4).
     pub minutes_held_by_damping: u64,
+    /// Invariants the policy broke (INV-01 to INV-03, INV-08), at most one per tick, in tick
+    /// order.
     pub violations: Vec<Violation>,
     /// The first tick (unix seconds), none for a trace without ticks.
     pub start_at: Option<Instant>,
@@ -60,6 +70,7 @@ pub struct Summary {
 /// One tick of a short trace, as the gate's calm-minute rule reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CalmMark {
+    /// When the tick happened (unix seconds); the gate pairs the two policies' marks on it.
     pub at: Instant,
     /// A state above normal with no active pin.
     pub protected_unpinned: bool,
@@ -144,6 +155,9 @@ impl Accumulator {
         }
     }
 
+    /// Counts one tick: its minute in its state, its bulk factor and published factors, a
+    /// transition (and a flap when it undoes a change within [`FLAP_WINDOW_S`]), the first
+    /// critical reading and first protection, and the invariant it breaks, if any.
     pub fn add(&mut self, tick: &Tick<'_>) {
         let d = tick.outcome;
         let s = &mut self.summary;
@@ -212,6 +226,7 @@ impl Accumulator {
         }
     }
 
+    /// The summary of every tick added.
     pub fn finish(self) -> Summary {
         self.summary
     }

@@ -47,13 +47,23 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use vocabulary::ProtectionState;
 
+/// A gate file: the limits a candidate is judged by against its baseline, trace by trace.
+/// Each limit is "worse by more than" (equal passes); an absent one is not gated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gate {
+    /// Fail when the candidate breaks an invariant (INV-01 to INV-03, INV-08) on a trace; true
+    /// unless the file says otherwise.
     #[serde(default = "yes")]
     pub fail_on_invariant: bool,
+    /// Minutes from the first critical reading to protection the candidate may take more than
+    /// the baseline; a candidate that never protects after it, where the baseline did, fails.
     pub max_minutes_to_protect_regression: Option<f64>,
+    /// Minutes later than the baseline the candidate may first protect (reach critical), from
+    /// the trace's start; never reaching critical where the baseline does fails.
     pub max_protection_delay_minutes: Option<f64>,
+    /// Flaps per day the candidate may have more than the baseline (not used on
+    /// `flap_safety_traces`, where no increase at all passes).
     pub max_flaps_per_day_increase: Option<f64>,
     /// Traces (a name, or a prefix ending in `*`) that are a safety check only: generated shapes
     /// such as the burst family. The candidate may not flap more often than the baseline there at
@@ -62,15 +72,27 @@ pub struct Gate {
     /// judged there: a generated day is not a day an operator pays for.
     #[serde(default)]
     pub flap_safety_traces: Vec<String>,
+    /// Transitions the candidate may have more than the baseline on a trace.
     pub max_transitions_increase: Option<f64>,
+    /// Over-protection minutes (protected, unpinned, on readings the policy assessed normal)
+    /// the candidate may have more than the baseline.
     pub max_over_protection_increase_minutes: Option<f64>,
+    /// Bulk capacity-minutes the candidate may withhold per day more than the baseline, in
+    /// percent of a day's 1440 minutes (a trace under a day counts as a day).
     pub max_bulk_capacity_loss_pct_of_day: Option<f64>,
+    /// On traces under a day only: minutes protected (no pin) on readings the baseline assessed
+    /// normal, the candidate's more than the baseline's, per incident of the baseline (at least
+    /// one).
     pub max_calm_protection_minutes_per_incident: Option<f64>,
     /// The old key (a percentage of each trace's bulk capacity-minutes): judged as before, with
     /// a warning naming the keys that replace it ([`Gate::warnings`]).
     pub max_bulk_capacity_loss_pct: Option<f64>,
+    /// `[invariants]`: the least INV-01 accepts whatever a policy declares; the replay checks
+    /// both policies against these floors (none set: each policy's own numbers).
     #[serde(default)]
     pub invariants: Floors,
+    /// `[[waive]]`: regressions accepted for one candidate version, each with its reason (still
+    /// reported, not failing).
     #[serde(default)]
     pub waive: Vec<Waiver>,
     /// Versions kept in `policies/` that are not on the way to production: CI's chain of gates
@@ -83,7 +105,9 @@ pub struct Gate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Retired {
+    /// The policy version taken out of the chain (`2.0.0`).
     pub version: String,
+    /// Why it is kept but not on the way to production.
     pub reason: String,
 }
 
@@ -97,6 +121,7 @@ pub struct Waiver {
     pub metric: Option<String>,
     /// The trace name; absent: every trace.
     pub trace: Option<String>,
+    /// Why the regression is accepted; shown beside the waived finding.
     pub reason: String,
 }
 
@@ -145,22 +170,39 @@ impl Default for Gate {
     }
 }
 
+/// Why a gate file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
+    /// The gate file could not be read.
     #[error("cannot read gate file {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        /// The gate file, as it was named.
+        path: String,
+        /// The I/O error that reading it returned.
+        source: std::io::Error,
+    },
+    /// The file is not a gate: invalid TOML, an unknown key, a limit negative or not finite, a
+    /// waiver or retirement without its version or reason, an unknown metric, a bad trace
+    /// pattern.
     #[error("gate file {path} is invalid: {message}")]
-    Invalid { path: String, message: String },
+    Invalid {
+        /// The gate file, as it was named.
+        path: String,
+        /// What is wrong, naming the key.
+        message: String,
+    },
 }
 
 /// One metric on one trace that failed the gate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Regression {
+    /// The trace the candidate regressed on.
     pub trace: String,
     /// The metric's key (`minutes_to_protect`, `invariant_violations`, ...).
     pub metric: &'static str,
     /// The gate key that caught it (`max_minutes_to_protect_regression`, `fail_on_invariant`).
     pub limit_key: &'static str,
+    /// What regressed and by how much against the limit (`+3 min, limit +2`).
     pub message: String,
     /// The waiver's reason when the gate file accepts this finding.
     #[serde(skip_serializing_if = "Option::is_none")]

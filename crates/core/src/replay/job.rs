@@ -1,8 +1,8 @@
 //! One replay, whatever asks for it (`sentinel replay`, tests, benches): trace files and, when
 //! given, the store's recorded trace, through one or more policies, in the mode the output
 //! needs. With lines (`--format jsonl`) every trace is read whole and the policies step in
-//! lockstep ([`super::lockstep`]); otherwise each file streams through the policies a block at
-//! a time ([`super::files`]) and the recorded trace, already in memory, runs across the cores
+//! lockstep (`super::lockstep`); otherwise each file streams through the policies a block at
+//! a time (`super::files`) and the recorded trace, already in memory, runs across the cores
 //! ([`super::parallel`]). Either way a trace with nothing to replay is refused before anything
 //! is printed, and the runs come back in the order given.
 
@@ -16,10 +16,15 @@ use std::path::PathBuf;
 
 /// What to replay.
 pub struct Job<'a> {
+    /// Trace files (JSON lines), replayed in the order given.
     pub files: &'a [PathBuf],
     /// The store's recorded ticks, replayed after the files.
     pub recorded: Option<Trace>,
+    /// The policies each trace runs through, one run each, in this order (baseline first for
+    /// an A/B comparison).
     pub sources: &'a [PolicySource],
+    /// How every run goes: the throttle switch at the start, invariant floors, timelines kept,
+    /// progress shown.
     pub options: Options,
 }
 

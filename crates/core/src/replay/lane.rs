@@ -24,7 +24,11 @@ pub struct Options {
 /// One policy's replay of one trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
+    /// The comparison's counts over the trace (transitions, flaps, minutes per state, bulk
+    /// capacity-minutes, invariant violations...).
     pub summary: Summary,
+    /// The run tick by tick, for a report's drawing; none unless [`Options::timelines`] asked
+    /// for it.
     pub timeline: Option<Timeline>,
 }
 
@@ -35,6 +39,9 @@ pub struct Lane {
 }
 
 impl Lane {
+    /// A lane for `source` over the trace named `trace`, its invariants checked against the
+    /// policy's declared numbers raised to `options.floors`, keeping a timeline when
+    /// `options.timelines` says so.
     pub fn new(source: &PolicySource, trace: &str, options: &Options) -> Lane {
         Lane {
             accumulator: Accumulator::with_floors(source.label(), trace, source.thresholds(), &options.floors),
@@ -42,6 +49,7 @@ impl Lane {
         }
     }
 
+    /// Counts one tick of this policy into the summary and, when kept, the timeline.
     pub fn add(&mut self, tick: &Tick<'_>) {
         self.accumulator.add(tick);
         if let Some(t) = &mut self.timeline {
@@ -49,6 +57,8 @@ impl Lane {
         }
     }
 
+    /// Ends the lane after the trace's last tick: the finished summary and the timeline, if
+    /// kept.
     pub fn finish(self) -> Run {
         Run { summary: self.accumulator.finish(), timeline: self.timeline }
     }

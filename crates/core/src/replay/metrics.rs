@@ -9,19 +9,28 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Better {
+    /// Less is better (transitions, flaps, delays, over-protection, violations).
     Lower,
+    /// More is better (bulk capacity-minutes).
     Higher,
     /// Descriptive only (time in a state, what the trace itself holds).
     Neither,
 }
 
+/// One metric of the comparison: its key, its name, which way is better, how to show it and
+/// how to read it from a [`Summary`].
 #[derive(Debug, Clone, Copy)]
 pub struct Metric {
+    /// The stable key in report.json and gate files (`flaps_per_day`).
     pub key: &'static str,
+    /// What people read in tables and reports (`flaps per day`).
     pub name: &'static str,
+    /// Which way the metric improves; decides a row's verdict.
     pub better: Better,
     /// Decimal places shown.
     pub decimals: usize,
+    /// Reads the metric from a summary; none when it does not apply (no critical reading,
+    /// protection never came).
     pub value: fn(&Summary) -> Option<f64>,
 }
 
@@ -29,6 +38,7 @@ fn count(n: u64) -> Option<f64> {
     Some(n as f64)
 }
 
+/// Every metric of the comparison (docs/behaviour.md §10.4), in the order tables show them.
 pub const METRICS: &[Metric] = &[
     Metric { key: "ticks", name: "ticks (minutes)", better: Better::Neither, decimals: 0, value: |s| count(s.ticks) },
     Metric { key: "transitions", name: "transitions", better: Better::Lower, decimals: 0, value: |s| count(s.transitions) },
@@ -133,8 +143,11 @@ pub fn metric(key: &str) -> Option<&'static Metric> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
+    /// The candidate improved on the baseline.
     Better,
+    /// The candidate did worse, not (or not yet) judged beyond a gate limit.
     Worse,
+    /// Both have the same value.
     Same,
     /// A descriptive metric that changed.
     Changed,
@@ -147,6 +160,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict as the report's tables write it (`better`, `n/a`, `REGRESSED`, ...).
     pub fn text(self) -> &'static str {
         match self {
             Verdict::Better => "better",
@@ -163,13 +177,20 @@ impl Verdict {
 /// One metric, baseline against candidate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
+    /// The metric's stable key ([`Metric::key`]).
     pub key: &'static str,
+    /// The metric's name as people read it.
     pub name: &'static str,
+    /// Which way the metric improves.
     pub better: Better,
+    /// The baseline's value; none when the metric does not apply to it.
     pub baseline: Option<f64>,
+    /// The candidate's value; none when the metric does not apply to it.
     pub candidate: Option<f64>,
     /// Candidate minus baseline.
     pub difference: Option<f64>,
+    /// How the candidate compares; the gate marks it `Regressed` or `Waived` when it finds a
+    /// regression on this metric.
     pub verdict: Verdict,
     /// Why the verdict, when the numbers alone do not say (never protected, gate limit).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -11,16 +11,25 @@ use vocabulary::Factors;
 /// One tick as docs/behaviour.md §10.3 prints it.
 #[derive(Debug, Serialize)]
 pub struct TickLine<'a> {
+    /// The policy's label (its version unless given as `LABEL=PATH`).
     pub policy: &'a str,
+    /// The tick's time, RFC 3339 in UTC (`2026-10-20T14:03:00Z`).
     pub at: String,
+    /// The protection state decided (`normal`, `constrained`, `critical`, `emergency`).
     pub state: &'static str,
+    /// The state changed at this tick (a transition).
     pub changed: bool,
+    /// Why the decision was taken (`escalate`, `recover`, `pinned`, ..., docs/behaviour.md §5).
     pub cause: &'static str,
+    /// The reading's level as the policy assessed it; none (`null`) for a failed read.
     pub level: Option<&'static str>,
+    /// The workload factors published at this tick (bulk, heavy, write, read).
     pub factors: Factors,
+    /// What the tick asked of the emergency stage throttles (`engage`, `release`, `none`).
     pub throttles: &'static str,
 }
 
+/// One policy's tick as its JSON line (docs/behaviour.md §10.3), without the newline.
 pub fn tick_line(policy: &str, tick: &Tick<'_>) -> String {
     let d = tick.outcome;
     let line = TickLine {
@@ -36,9 +45,12 @@ pub fn tick_line(policy: &str, tick: &Tick<'_>) -> String {
     serde_json::to_string(&line).expect("a tick line always serializes")
 }
 
+/// How a summary table is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableStyle {
+    /// Plain text, columns aligned with spaces, for a terminal (`--format table`).
     Plain,
+    /// A markdown table, e.g. for a pull request comment (`--format markdown`).
     Markdown,
 }
 

@@ -13,12 +13,18 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use vocabulary::Thresholds;
 
+/// Which policy a report is about, as report.md and report.json name it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicyInfo {
+    /// Short name in the tables (the version unless given as `LABEL=PATH`).
     pub label: String,
+    /// The policy's declared name (`capacity-policy`).
     pub name: String,
+    /// The policy's declared version (`1.3.0`).
     pub version: String,
+    /// `component` or `native`.
     pub kind: &'static str,
+    /// sha256 of the component file, or of the policy.toml for native modules.
     pub digest: String,
 }
 
@@ -28,8 +34,10 @@ impl From<&PolicyIdentity> for PolicyInfo {
     }
 }
 
+/// One trace of a report: each policy's summary, the comparison and the gate's findings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceReport {
+    /// The trace's name, as the report's heading for it says.
     pub trace: String,
     /// The timeline's file name in the report folder.
     pub svg: Option<String>,
@@ -37,32 +45,48 @@ pub struct TraceReport {
     pub summaries: Vec<Summary>,
     /// Baseline against candidate (empty with one policy).
     pub rows: Vec<Row>,
+    /// The gate's findings on this trace, waived ones included; empty without a gate.
     pub regressions: Vec<Regression>,
 }
 
+/// The gate's verdict over every trace of a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GateResult {
+    /// The gate file, as it was named.
     pub file: String,
+    /// Every finding was waived (or there were none): the candidate passes.
     pub passed: bool,
+    /// The rules the candidate was judged by.
     pub gate: Gate,
+    /// Every trace's findings, in trace order, waived ones included.
     pub regressions: Vec<Regression>,
 }
 
 /// Why a report could not be written (the message names the file).
 #[derive(Debug, thiserror::Error)]
 pub enum ReportWriteError {
+    /// The report folder could not be created, or a file in it could not be written.
     #[error("{doing}: {cause}")]
-    Io { doing: String, cause: std::io::Error },
+    Io {
+        /// What was being done, naming the file (`writing out/report.json`).
+        doing: String,
+        /// The I/O error it returned.
+        cause: std::io::Error,
+    },
     /// A timeline figure could not be drawn.
     #[error("{0}")]
     Figure(String),
 }
 
+/// An A/B report (or one policy's): the policies, the gate's verdict and every trace, written
+/// as report.md, report.json and one SVG timeline per trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// Baseline first, then the candidate.
     pub policies: Vec<PolicyInfo>,
+    /// The gate's verdict; none when no gate was given.
     pub gate: Option<GateResult>,
+    /// One per trace, in the order replayed.
     pub traces: Vec<TraceReport>,
 }
 

@@ -35,20 +35,46 @@ use vocabulary::Instant;
 /// it is.
 #[derive(Debug, thiserror::Error)]
 pub enum ShadowScoreError {
+    /// The shadow's log holds no line: the shadow has not decided a tick yet.
     #[error("the shadow log of {version} is empty: has the sentinel ticked with shadow = \"{version}\"?")]
-    EmptyLog { version: String },
+    EmptyLog {
+        /// The shadow version whose log is empty.
+        version: String,
+    },
+    /// The time of the log's first or last line is not an RFC 3339 time (the message quotes it).
     #[error("{0}")]
     BadTime(String),
+    /// The shadow's log is missing or holds a line that cannot be read.
     #[error(transparent)]
     Log(#[from] shadow::ShadowLogError),
+    /// The configured `public_key`, which manifests are checked against, could not be read.
     #[error(transparent)]
     Trust(#[from] LifecycleError),
+    /// The policy directory holds no manifest of a version to replay (the shadow or the
+    /// active one).
     #[error("{dir} holds no manifest of version {version}")]
-    NoManifest { dir: std::path::PathBuf, version: String },
+    NoManifest {
+        /// The policy directory.
+        dir: std::path::PathBuf,
+        /// The version without a manifest.
+        version: String,
+    },
+    /// A version's manifest or signature does not hold, so it is not loaded.
     #[error("{version} is refused: {message}")]
-    Refused { version: String, message: String },
+    Refused {
+        /// The version refused.
+        version: String,
+        /// Why its integrity or signature check refused it.
+        message: String,
+    },
+    /// None of the store's tick records given falls inside the shadow period.
     #[error("the store holds no tick record of the shadow period ({first} to {last})")]
-    NoRecords { first: String, last: String },
+    NoRecords {
+        /// The period's first tick, as the log writes it.
+        first: String,
+        /// The period's last tick, as the log writes it.
+        last: String,
+    },
     /// The policy runtime, loading a version, or the replay (the message holds the causes).
     #[error("{0}")]
     Replay(String),
@@ -56,10 +82,13 @@ pub enum ShadowScoreError {
 
 /// A shadow's live log: every tick it decided beside the active version, oldest first.
 pub struct ShadowPeriod {
+    /// The shadow version the log is of.
     pub version: String,
+    /// Every tick the shadow decided, oldest first, beside the active version's decision.
     pub lines: Vec<ShadowLine>,
     /// The first and the last tick of the log.
     pub from: Instant,
+    /// The last tick of the log (unix seconds).
     pub to: Instant,
 }
 
@@ -95,10 +124,13 @@ impl ShadowPeriod {
 
 /// The scorecard of one shadow period.
 pub struct Evidence {
+    /// The shadow version scored (the candidate).
     pub shadow_version: String,
+    /// The version active through the period, its baseline.
     pub active_version: String,
     /// First and last tick of the shadow period, as the log writes them.
     pub period: (String, String),
+    /// The store's tick records replayed: the period's length in minutes.
     pub ticks: u64,
     /// Active (baseline) and shadow (candidate), over the shadow period.
     pub report: Report,

@@ -34,32 +34,56 @@ use vocabulary::{Decision, DecisionInput, Pin, Reading, Signal};
 
 /// The capabilities a tick uses, one port each.
 pub struct Ports {
+    /// Where the minute's database reading comes from (CloudWatch, Prometheus, a trace, synthetic).
     pub metrics: Box<dyn MetricsSource>,
+    /// The store of the sentinel's memory between ticks, where each tick's one transaction is committed.
     pub memory: Arc<dyn MemoryStore>,
+    /// The store of the staff pin and its audit trail.
     pub pins: Arc<dyn PinStore>,
+    /// The store of latency samples and the hourly baselines computed from them.
     pub baselines: Arc<dyn BaselineStore>,
+    /// The cache channel's publisher (`[publish.cache]`, e.g. Redis).
     pub cache: Box<dyn Publisher>,
+    /// The parameter channel's publisher (`[publish.parameter]`, e.g. AWS SSM).
     pub parameter: Box<dyn Publisher>,
+    /// Reads and sets the stage-wide limits of the API stages that emergency throttles change.
     pub stages: Box<dyn StageController>,
+    /// The store's write-ahead records of stage throttles and the audit of every stage change.
     pub stage_ledger: Arc<dyn StageLedger>,
+    /// The lease that lets only one sentinel decide at a time, held for the whole tick.
     pub leadership: Box<dyn Leadership>,
 }
 
+/// How a tick runs: its timeouts, the stage-throttle switch and the declared stage targets, from the
+/// configuration.
 #[derive(Debug, Clone)]
 pub struct TickSettings {
+    /// The most a whole tick may take once the lease is held (`tick_deadline`); past it the tick fails.
     pub deadline: Duration,
+    /// The most each read at the start of a tick (memory, pin, stage records, metrics, baselines) may
+    /// take (`metrics.timeout`).
     pub read_timeout: Duration,
+    /// The most each channel's publication may take (`publish.timeout`).
     pub publish_timeout: Duration,
+    /// The emergency stage-throttle switch (`throttles_enabled`): without it the policy never engages
+    /// stage throttles.
     pub throttles_enabled: bool,
+    /// The API stages to throttle in an emergency, as declared in the configuration.
     pub stage_targets: Vec<StageTarget>,
     /// Wait this long for another sentinel's lock instead of giving up at once.
     pub lock_wait: Option<Duration>,
 }
 
+/// The sentinel that runs ticks: the ports it reads and writes through, the policy it decides with,
+/// its settings and its metrics. [`Sentinel::tick`] runs one minute.
 pub struct Sentinel {
+    /// The capabilities the tick reads and writes through.
     pub ports: Ports,
+    /// The policy the tick decides through, with its fallback to the last good version and its shadow.
     pub policy: ActivePolicy,
+    /// How the tick runs: timeouts, the stage-throttle switch and the stage targets.
     pub settings: TickSettings,
+    /// The sentinel's metrics, which each tick updates.
     pub telemetry: Arc<Telemetry>,
     /// Where a failed tick leaves what it decided and why it failed.
     pub dead_letters: Arc<DeadLetters>,
@@ -70,12 +94,19 @@ pub struct Sentinel {
 /// What one tick did.
 #[derive(Debug, Clone)]
 pub struct TickReport {
+    /// The stored tick's sequence: grows by one each tick, never goes backwards.
     pub sequence: u64,
+    /// The minute's reading; `None` when the metric read failed.
     pub reading: Option<Reading>,
+    /// The pin read at the start of the tick (an expired one included, which this tick removed).
     pub pin: Option<Pin>,
+    /// What the policy decided: state, factors, cause and the memory to keep.
     pub decision: Decision,
+    /// The document published to both channels.
     pub document: StateDocument,
+    /// How each channel's publication went.
     pub outcomes: Vec<ChannelOutcome>,
+    /// The audit record of a pin that expired and was removed by this tick's commit; `None` otherwise.
     pub expiry_audit: Option<AuditRecord>,
     /// Stage targets that failed this tick (retried next tick).
     pub stage_failures: Vec<String>,
@@ -88,16 +119,24 @@ pub struct TickReport {
     pub recovers: Vec<u64>,
 }
 
+/// Why a tick failed. Every failure leaves a dead letter, and the next successful tick ends it.
 #[derive(Debug, thiserror::Error)]
 pub enum TickError {
+    /// The leadership lease could not be taken: its store is unreachable, or another sentinel held it.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// The tick ran past its deadline (the duration held); what it had not done by then was not done.
     #[error("the tick did not finish within its deadline of {0:?}; nothing more was done this minute")]
     Deadline(Duration),
+    /// The policy failed to decide, even after any fallback to the last good version.
     #[error("the policy failed, nothing was decided or published this minute: {0}")]
     Policy(#[from] PolicyError),
+    /// The tick's transaction could not be committed (an unreachable store, or another tick committed
+    /// since this one read its memory), so nothing was published.
     #[error("the tick could not be stored, so nothing was published this minute: {0}")]
     Store(#[from] StoreError),
+    /// Both channels refused the document. The tick was stored: its report holds the sequence and each
+    /// channel's error.
     #[error("both channels failed (sequence {}): {}", .0.sequence, failures(&.0.outcomes))]
     BothChannelsFailed(Box<TickReport>),
 }
@@ -218,6 +257,7 @@ impl Sentinel {
     }
 }
 
+/// The name, version and digest of a policy, as a tick record and the published document name it.
 pub fn policy_ref(identity: &PolicyIdentity) -> PolicyRef {
     PolicyRef { name: identity.name.clone(), version: identity.version.clone(), digest: identity.digest.clone() }
 }

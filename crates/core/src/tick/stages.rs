@@ -21,8 +21,12 @@ use vocabulary::Instant;
 /// the record's original, for a restore).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StageStep {
+    /// The API stage to change (REST API id and stage name).
     pub stage: StageRef,
+    /// Whether the step engages the stage's throttle or restores its original limits.
     pub kind: StageChangeKind,
+    /// The stage-wide limits an engage sets (the target's throttled rate and burst); `None` for a
+    /// restore, which puts back the original its record holds.
     pub limits: Option<StageLimits>,
 }
 

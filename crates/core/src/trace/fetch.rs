@@ -6,7 +6,7 @@
 //! The window is asked for in requests the server accepts (at most a day, and never more than
 //! its limit of points), in time order; a request that fails for a reason that may pass is
 //! asked again after 1 s, 2 s, 4 s... (at most 30 s apart). Into a file, every answered request
-//! is on disk before the next is asked ([`super::fetch_partial`]), so a fetch that stops goes on
+//! is on disk before the next is asked (`super::fetch_partial`), so a fetch that stops goes on
 //! where it stopped when the same command is run again. The same window from the same data is
 //! the same trace, byte for byte, however it was cut or resumed.
 
@@ -31,11 +31,14 @@ const STEPS_PER_DAY_AT_ONE_A_MINUTE: u64 = 1440;
 /// Where the trace goes.
 #[derive(Debug, Clone)]
 pub enum Destination {
+    /// Standard output, one request's lines at a time; nothing is kept to go on from.
     Stdout,
     /// A file, through `FILE.partial` (resumable).
     File(PathBuf),
 }
 
+/// How a fetch asks the source: how often to retry, how long to wait, how large each request is,
+/// and whether to draw a progress bar.
 #[derive(Debug, Clone)]
 pub struct FetchOptions {
     /// How many times a failed request is asked again before the fetch stops.
@@ -51,24 +54,45 @@ pub struct FetchOptions {
 /// What a finished fetch wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fetched {
+    /// Steps in the finished trace, those kept from an earlier run included.
     pub steps: u64,
     /// Steps fetched by an earlier run of the same command, kept.
     pub kept: u64,
+    /// Steps fetched by this run that hold a reading.
     pub readings: u64,
+    /// Steps fetched by this run that hold a failed read (no data, or a value out of range).
     pub failed_reads: u64,
     /// Requests that failed and were asked again.
     pub retried: u64,
 }
 
+/// Why a fetch stopped. What it wrote to a file stays in `FILE.partial`, for the same command
+/// to go on from.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// The partial file could not be opened, gone on with, written or renamed to `FILE`.
     #[error(transparent)]
     File(#[from] PartialError),
+    /// Writing to standard output failed (e.g. the pipe was closed).
     #[error("writing the trace to stdout: {0}")]
     Stdout(std::io::Error),
     /// A request failed for good, or its retries ran out; `then` says what to do.
     #[error("fetching {from} to {to} from {source_name} failed{attempts}: {why}; {then}")]
-    Request { from: String, to: String, source_name: String, attempts: String, why: String, then: String },
+    Request {
+        /// The request's first step (RFC 3339).
+        from: String,
+        /// The request's last step, included (RFC 3339).
+        to: String,
+        /// The source, as `MetricsHistory::describe` names it.
+        source_name: String,
+        /// ` N times` (with its leading space) when the retries ran out; empty when the request
+        /// failed for good at once.
+        attempts: String,
+        /// The source's error, or what was wrong with its answer.
+        why: String,
+        /// What to do: what to change, and how to go on from the steps kept.
+        then: String,
+    },
 }
 
 /// Fetches `window` from `history` into `destination`.

@@ -19,16 +19,36 @@ use vocabulary::Instant;
 pub enum PartialError {
     /// A file operation failed, naming the file.
     #[error("{path}: {error} (check that the folder exists, is writable and has space)")]
-    Io { path: String, error: std::io::Error },
+    Io {
+        /// The file: `OUT.partial`, `OUT.partial.json`, or `OUT` when the finished trace is
+        /// renamed into place.
+        path: String,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
     /// A link or a folder stands where the fetch keeps its own file.
     #[error("{path} is not a regular file (a link, or a folder): the fetch writes only files of its own; remove it and run again")]
-    NotAFile { path: String },
+    NotAFile {
+        /// The name the fetch writes to: `OUT.partial` or `OUT.partial.json`.
+        path: String,
+    },
     /// The partial file holds something this fetch cannot go on with.
     #[error(
         "{partial} holds a stopped fetch this one cannot go on with: {why}. To go on with it, run the command with {again}; to \
          start over, remove {partial} and {record}"
     )]
-    Another { partial: String, record: String, why: String, again: String },
+    Another {
+        /// The partial file, `OUT.partial`.
+        partial: String,
+        /// The record beside it, `OUT.partial.json`: removed with it to start over.
+        record: String,
+        /// Why this fetch cannot go on with it: another source or queries, another window or
+        /// step, a record missing or unreadable, steps that do not match the window.
+        why: String,
+        /// The options that go on with it (`--since .. --until .. --step ..s`), or "the window
+        /// it was started with" when its record cannot say.
+        again: String,
+    },
 }
 
 /// What `OUT.partial.json` records.

@@ -13,8 +13,11 @@ const LONGEST_STEP: Duration = Duration::from_secs(3600);
 /// A window of history: every `step` seconds from `from` (included) to `until` (not included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
+    /// The first step (Unix seconds, on the step's grid).
     pub from: Instant,
+    /// The end, not included (Unix seconds, on the step's grid).
     pub until: Instant,
+    /// Seconds between steps, from 1 to 3600 (60 for the live sentinel's one reading a minute).
     pub step: u32,
 }
 

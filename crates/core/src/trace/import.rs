@@ -28,7 +28,10 @@ pub enum ImportSignal {
     ConnectionsPct,
     /// `latency:<api>`: that API's `p95_ms`, with no `baseline_ms` (replay computes baselines
     /// from the trace's own history).
-    Latency { api: String },
+    Latency {
+        /// The API's name, as the reading's latency entries and the baselines name it.
+        api: String,
+    },
 }
 
 /// A signal name that is not `cpu_pct`, `connections_pct` or `latency:<api>`.
@@ -108,36 +111,107 @@ impl std::str::FromStr for RepeatedTimestamps {
 pub enum ImportError {
     /// The CSV itself is malformed or unreadable (I/O, invalid UTF-8, bad quoting).
     #[error("{input}:{}: {error}", .line.map_or_else(|| "?".to_owned(), |l| l.to_string()))]
-    Csv { input: String, line: Option<u64>, error: csv::Error },
+    Csv {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+        /// The CSV line where it went wrong; `None` when the reader cannot say (shown as `?`).
+        line: Option<u64>,
+        /// The CSV reader's error.
+        error: csv::Error,
+    },
     /// The first row is data, not a `timestamp,value` header.
     #[error("{input}:1: expected a header row like timestamp,value, got a sample")]
-    MissingHeader { input: String },
+    MissingHeader {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+    },
     /// A row does not have exactly two fields.
     #[error("{input}:{line}: expected 2 fields (timestamp,value), got {count}")]
-    FieldCount { input: String, line: u64, count: usize },
+    FieldCount {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+        /// The CSV line (1-based, the header is line 1).
+        line: u64,
+        /// How many fields the row has.
+        count: usize,
+    },
     /// A timestamp is neither RFC 3339 nor `YYYY-MM-DD HH:MM:SS` (UTC).
     #[error("{input}:{line}: bad timestamp {value:?}: expected YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339")]
-    BadTimestamp { input: String, line: u64, value: String },
+    BadTimestamp {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+        /// The CSV line (1-based, the header is line 1).
+        line: u64,
+        /// The timestamp as written.
+        value: String,
+    },
     /// A value is not a finite number.
     #[error("{input}:{line}: value {value:?} is not a finite number")]
-    NotANumber { input: String, line: u64, value: String },
+    NotANumber {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+        /// The CSV line (1-based, the header is line 1).
+        line: u64,
+        /// The value as written.
+        value: String,
+    },
     /// A value is outside what the signal allows (0..=100 for a percentage, >= 0 for latency).
     #[error("{input}:{line}: value {value} is outside {range} for {signal}")]
-    OutOfRange { input: String, line: u64, value: f64, range: &'static str, signal: String },
+    OutOfRange {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+        /// The CSV line (1-based, the header is line 1).
+        line: u64,
+        /// The value.
+        value: f64,
+        /// The values the signal allows, as the message writes them (`0..=100` for a
+        /// percentage).
+        range: &'static str,
+        /// The signal being imported, as named on the command line (`cpu_pct`, `latency:crm`).
+        signal: String,
+    },
     /// A timestamp is not after the previous sample's.
     #[error("{input}:{line}: timestamp {at} is not after the previous sample's {previous}")]
-    NotAscending { input: String, line: u64, at: String, previous: String },
+    NotAscending {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+        /// The CSV line (1-based, the header is line 1).
+        line: u64,
+        /// This sample's timestamp (RFC 3339).
+        at: String,
+        /// The previous sample's timestamp (RFC 3339).
+        previous: String,
+    },
     /// A timestamp equals the previous sample's, and repeats are refused.
     #[error(
         "{input}:{line}: timestamp {at} repeats the previous sample's (often a clock change written in local time): correct the file, or pass --repeated-timestamps last to keep the last sample of each repeated timestamp"
     )]
-    Repeated { input: String, line: u64, at: String },
-    /// The samples span more than [`MAX_MINUTES`] minutes (usually one wrong timestamp).
+    Repeated {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+        /// The CSV line (1-based, the header is line 1).
+        line: u64,
+        /// The repeated timestamp (RFC 3339).
+        at: String,
+    },
+    /// The samples span more than `MAX_MINUTES` minutes (usually one wrong timestamp).
     #[error("{input}: the samples span {minutes} minutes ({first} to {last}), more than the {} (366 days) an import may hold", MAX_MINUTES)]
-    TooLong { input: String, minutes: i64, first: String, last: String },
+    TooLong {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+        /// How many minutes the samples span, the first and the last sample's minutes included.
+        minutes: i64,
+        /// The first sample's minute (RFC 3339).
+        first: String,
+        /// The last sample's minute (RFC 3339).
+        last: String,
+    },
     /// The CSV has no samples.
     #[error("{input}: no samples")]
-    NoSamples { input: String },
+    NoSamples {
+        /// The input's name: the `source` given to `import_csv` (the CLI gives the file's path).
+        input: String,
+    },
 }
 
 /// Imports a `timestamp,value` CSV (header row first) as one reading a minute of `signal`.
@@ -239,5 +313,4 @@ fn parse_timestamp(s: &str) -> Option<Instant> {
 }
 
 #[cfg(test)]
-#[path = "import_tests.rs"]
 mod tests;

@@ -11,7 +11,7 @@
 //!
 //! The format itself (reading, checking, writing back) is the trace format crate
 //! (`crates/trace`, re-exported here). This module adds what needs the sentinel's ports:
-//! [`fetch`] writes a trace from a metrics source's history, [`import`] turns `timestamp,value`
+//! [`fetch`] writes a trace from a metrics source's history, `import` turns `timestamp,value`
 //! CSV exports into traces with one reading a minute, [`recorded`] writes the ticks a store
 //! holds as a trace.
 

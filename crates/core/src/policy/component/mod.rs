@@ -28,6 +28,9 @@ pub struct StoreState {
     limits: StoreLimits,
 }
 
+/// A policy component loaded for this sentinel's engine: checked (no imports, a contract that runs
+/// here, the `policy` world, factors that protect), then run in one long-lived instance that a
+/// failed call discards (the next call starts a fresh one).
 pub struct ComponentPolicy {
     identity: PolicyIdentity,
     runtime: Arc<Runtime>,
@@ -46,6 +49,9 @@ impl ComponentPolicy {
         Self::from_bytes(runtime, path, &bytes, label)
     }
 
+    /// Compiles `bytes` (named `path` in messages) and checks and instantiates them as
+    /// [`ComponentPolicy::from_component`] does; a version built from the template whose numbers
+    /// were damaged is refused as such.
     pub fn from_bytes(runtime: &Arc<Runtime>, path: &Path, bytes: &[u8], label: Option<&str>) -> Result<ComponentPolicy, PolicyError> {
         let component = Component::from_binary(runtime.engine(), bytes)
             .map_err(|e| PolicyError::Compile { path: path.into(), message: format!("{e:#}") })?;

@@ -15,10 +15,16 @@ use std::time::{Duration, Instant};
 
 /// A version that passed every check, ready to swap in.
 pub struct Candidate {
+    /// The version, loaded, instantiated and checked.
     pub policy: Box<dyn Policy>,
+    /// Its version, as its manifest and its own description both say.
     pub version: String,
+    /// The sha256 of its component, lower-case hex, as verified against the manifest.
     pub digest: String,
+    /// Whether it was compiled or loaded from the precompiled cache (and why an artifact was
+    /// refused).
     pub origin: Origin,
+    /// How long each step of preparing it took.
     pub timings: Timings,
 }
 
@@ -31,14 +37,20 @@ impl std::fmt::Debug for Candidate {
 /// How long each step took.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Timings {
+    /// Checking the manifest's signature and the component's size and sha256.
     pub verify: Duration,
+    /// Compiling (or loading the cached artifact), instantiating and describing the component.
     pub load: Duration,
+    /// The conformance self-check.
     pub checks: Duration,
+    /// The trial replay of the recorded ticks.
     pub trial: Duration,
+    /// How many recorded ticks the trial replay decided.
     pub trial_ticks: usize,
 }
 
 impl Timings {
+    /// The four steps together: verify, load, checks and trial.
     pub fn total(&self) -> Duration {
         self.verify + self.load + self.checks + self.trial
     }
@@ -47,19 +59,55 @@ impl Timings {
 /// Why a version was refused, naming it and the step.
 #[derive(Debug, thiserror::Error)]
 pub enum Refused {
+    /// The version is not in the directory, its manifest cannot be read or trusted (signature),
+    /// or its component does not match the manifest.
     #[error("policy {version} refused: {source}")]
-    Integrity { version: String, source: manifest::IntegrityError },
+    Integrity {
+        /// The version refused.
+        version: String,
+        /// What the manifest check found.
+        source: manifest::IntegrityError,
+    },
+    /// The component did not compile, instantiate or describe itself, or describes itself as
+    /// another version than its manifest names.
     #[error("policy {version} refused at load: {message}")]
-    Load { version: String, message: String },
+    Load {
+        /// The version refused.
+        version: String,
+        /// What went wrong while loading it.
+        message: String,
+    },
+    /// The version failed the checks every version must pass (a trap, two answers to one
+    /// input, an unsound decision, an invariant broken over the fixed scenario).
     #[error("policy {version} refused by the conformance self-check: {message}")]
-    Conformance { version: String, message: String },
+    Conformance {
+        /// The version refused.
+        version: String,
+        /// The input or scenario tick it failed on, and how.
+        message: String,
+    },
+    /// The trial replay of the recorded ticks found a trap, an unsound outcome or a broken
+    /// invariant.
     #[error("policy {version} refused by the trial replay of {ticks} recorded ticks: {message}")]
-    Trial { version: String, ticks: usize, message: String },
+    Trial {
+        /// The version refused.
+        version: String,
+        /// How many recorded ticks the trial replay was given.
+        ticks: usize,
+        /// The recorded tick it failed on, and how.
+        message: String,
+    },
+    /// The version is older than `policies.minimum_version`.
     #[error(
         "policy {version} refused: it is older than policies.minimum_version = {minimum} (older versions never run, \
          whatever the persisted state says: activate {minimum} or newer, or lower minimum_version)"
     )]
-    BelowMinimum { version: String, minimum: String },
+    BelowMinimum {
+        /// The version refused.
+        version: String,
+        /// The configured `policies.minimum_version`.
+        minimum: String,
+    },
 }
 
 impl Refused {
@@ -76,8 +124,11 @@ impl Refused {
 /// What preparing needs.
 #[derive(Clone)]
 pub struct Preparer {
+    /// The policy directory the versions are read from.
     pub dir: PathBuf,
+    /// The engine candidates are compiled for and run in.
     pub runtime: Arc<Runtime>,
+    /// Which manifest signatures are accepted.
     pub trust: Trust,
     /// The precompiled cache in the private state directory (none: always compile).
     pub cache: Option<PathBuf>,

@@ -37,6 +37,8 @@ pub enum Origin {
 }
 
 impl Origin {
+    /// How the component was obtained, in words for the activation log (`compiled`, `precompiled
+    /// cache, sha256 checked`, or why an artifact was refused).
     pub fn describe(&self) -> String {
         match self {
             Origin::Compiled => "compiled".into(),
@@ -84,7 +86,9 @@ pub fn usable_user_cache_dir() -> Option<PathBuf> {
 #[derive(Debug, thiserror::Error)]
 #[error("{path} is not a loadable component: {compiler}")]
 pub struct NotLoadable {
+    /// The component file, or the name its bytes go by in messages.
     pub path: PathBuf,
+    /// wasmtime's message: the root cause.
     pub compiler: String,
 }
 

@@ -11,14 +11,19 @@ use std::path::Path;
 /// One version of the directory.
 #[derive(Debug, Clone)]
 pub struct Listed {
+    /// The version's manifest, where it was found and where its component is.
     pub entry: Entry,
+    /// Whether this is the version the reader calls active (the persisted state's choice, or the
+    /// one the running process decides with).
     pub active: bool,
+    /// Whether this is the configured shadow version.
     pub shadow: bool,
     /// `healthy`, `unhealthy: <why>`, or `unknown: ...` when the state could not be read.
     pub health: String,
 }
 
 impl Listed {
+    /// The version, as its manifest names it.
     pub fn version(&self) -> &str {
         &self.entry.manifest.version
     }

@@ -18,7 +18,9 @@ const FIXED_INPUTS: &str = include_str!("self_check_inputs.json");
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FixedInput {
+    /// The name of the conformance vector the input comes from, for messages.
     pub name: String,
+    /// What the version must decide (twice, with the same answer).
     pub input: DecisionInput,
 }
 

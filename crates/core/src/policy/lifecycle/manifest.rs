@@ -13,25 +13,80 @@ use vocabulary::PolicyManifest;
 /// A component whose bytes matched its manifest and whose manifest is trusted.
 #[derive(Debug, Clone)]
 pub struct Verified {
+    /// The manifest, and where it and its component are.
     pub entry: Entry,
+    /// The component's bytes as checked against the manifest: the ones to compile.
     pub bytes: Vec<u8>,
+    /// What the manifest's signature says (valid, or one `trust` lets through).
     pub signature: SignatureStatus,
 }
 
+/// Why a manifest, or the component it names, cannot be trusted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IntegrityError {
+    /// The manifest cannot be read, is not a manifest, or names a file that is not a plain
+    /// file name beside it.
     #[error("manifest {path} is unreadable: {message}")]
-    Manifest { path: PathBuf, message: String },
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The component the manifest names cannot be read: missing, not a regular file (a link is
+    /// never followed), or unreadable.
     #[error("policy file {file} (named by {manifest}) cannot be read: {message}")]
-    Missing { file: PathBuf, manifest: PathBuf, message: String },
+    Missing {
+        /// The component file.
+        file: PathBuf,
+        /// The manifest that names it.
+        manifest: PathBuf,
+        /// The read's error.
+        message: String,
+    },
+    /// The component's sha256 is not the manifest's: it was changed or damaged since.
     #[error("policy file {file} does not match its manifest {manifest}: sha256 is {actual}, the manifest says {expected}")]
-    Digest { file: PathBuf, manifest: PathBuf, expected: String, actual: String },
+    Digest {
+        /// The component file.
+        file: PathBuf,
+        /// The manifest that names it.
+        manifest: PathBuf,
+        /// The sha256 the manifest gives, hex.
+        expected: String,
+        /// The sha256 of the file's bytes, hex.
+        actual: String,
+    },
+    /// The component's size is not the manifest's (checked before its sha256).
     #[error("policy file {file} does not match its manifest {manifest}: {actual} bytes, the manifest says {expected}")]
-    Size { file: PathBuf, manifest: PathBuf, expected: u64, actual: u64 },
+    Size {
+        /// The component file.
+        file: PathBuf,
+        /// The manifest that names it.
+        manifest: PathBuf,
+        /// The size the manifest gives, in bytes.
+        expected: u64,
+        /// The file's size, in bytes.
+        actual: u64,
+    },
+    /// The manifest's signature does not let it load: unsigned, invalid, or by an untrusted
+    /// key. Its component is never read.
     #[error("manifest {manifest} is refused: {reason}")]
-    Signature { manifest: PathBuf, reason: String },
+    Signature {
+        /// The manifest file.
+        manifest: PathBuf,
+        /// Why the signature is refused, and what to do.
+        reason: String,
+    },
+    /// No decision policy's manifest in the directory names this version.
     #[error("no policy version {version} in {dir} (found: {found})")]
-    NoSuchVersion { version: String, dir: PathBuf, found: String },
+    NoSuchVersion {
+        /// The version asked for.
+        version: String,
+        /// The policy directory.
+        dir: PathBuf,
+        /// The versions that are there, comma-separated (`none` when there are none).
+        found: String,
+    },
 }
 
 /// Every manifest in `dir`, in version order (oldest first). Unreadable manifests are
@@ -57,6 +112,8 @@ pub fn scan(dir: &Path) -> (Vec<Entry>, Vec<IntegrityError>) {
 /// The largest manifest read (one is about a kilobyte).
 const MANIFEST_LIMIT: u64 = 64 << 10;
 
+/// Reads the manifest at `path` (at most 64 KiB) into an [`Entry`]; the component it names must be
+/// a plain file name, which is looked for beside it. Nothing is verified yet.
 pub fn read_entry(path: &Path) -> Result<Entry, IntegrityError> {
     let bad = |message: String| IntegrityError::Manifest { path: path.into(), message };
     let bytes = crate::plain_files::read_whole(path, MANIFEST_LIMIT).map_err(|e| bad(e.to_string()))?;

@@ -15,7 +15,7 @@ mod directory_sync;
 pub(crate) mod entry;
 mod fingerprint;
 pub mod manifest;
-pub(crate) mod private_dir;
+pub mod private_dir;
 pub mod shadow;
 pub mod signing;
 pub mod state;
@@ -41,10 +41,18 @@ pub enum LifecycleError {
     /// The configured `public_key` (the message names the file and what is wrong).
     #[error("{0}")]
     PublicKey(String),
+    /// The persisted policy state could not be read or written.
     #[error(transparent)]
     State(#[from] StateError),
+    /// At startup no version could be activated: every one tried was refused.
     #[error("no policy version in {dir} passed its checks (see the errors above){condemned}")]
-    NonePassed { dir: std::path::PathBuf, condemned: String },
+    NonePassed {
+        /// The policy directory.
+        dir: std::path::PathBuf,
+        /// The versions an earlier run marked unhealthy and not tried this time, as a clause to
+        /// append to the message (empty: none).
+        condemned: String,
+    },
 }
 
 /// The trust a `[policies]` table configures.
@@ -64,7 +72,11 @@ pub fn trust(config: &PoliciesConfig) -> Result<signing::Trust, LifecycleError> 
 /// way, and never writes the state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// Chooses the active version and persists it, runs the shadow and records rollbacks
+    /// (`run`, `tick`).
     Leader,
+    /// Runs the version the persisted state names, and writes neither the state nor the
+    /// artifact cache (`serve`, `pin`, `check`).
     Follower,
 }
 
@@ -92,9 +104,15 @@ pub fn preparer(config: &PoliciesConfig, runtime: Arc<Runtime>, role: Role) -> R
     })
 }
 
+/// The policy versions of a `[policies]` directory in a running process: the active version
+/// (inside the shared box the tick decides with), the last good one to fall back to, the
+/// optional shadow, and what the watcher last saw of the directory.
 pub struct Lifecycle {
+    /// The `[policies]` table it runs.
     pub config: PoliciesConfig,
+    /// How a candidate version is verified, loaded and checked before it is activated.
     pub preparer: Preparer,
+    /// Whether this process chooses the active version (leader) or follows the persisted state.
     pub role: Role,
     /// Where the trial replay's records come from (none: no trial replay, as for a follower).
     memory: Option<Arc<dyn MemoryStore>>,
@@ -225,6 +243,7 @@ impl Lifecycle {
         self.active.clone()
     }
 
+    /// The active version and its digest (the sha256 of its component), as `(version, digest)`.
     pub fn active_version(&self) -> (String, String) {
         let p = self.active.lock();
         (p.identity().version.clone(), p.identity().digest.clone())
@@ -391,8 +410,4 @@ fn log_activation(c: &Candidate, why: &str) {
 }
 
 #[cfg(test)]
-mod follower_cache_tests;
-#[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod untrusted_files_tests;

@@ -10,14 +10,40 @@ use std::path::{Path, PathBuf};
 /// Why a path cannot be trusted as private.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotPrivate {
+    /// The path could not be looked at or created.
     #[error("{path} cannot be created or read: {message}")]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What the system said.
+        message: String,
+    },
+    /// The path is another kind of file than the one expected (a link is never followed).
     #[error("{path} is not a {expected} (a symbolic link or another kind of file is never trusted)")]
-    Kind { path: PathBuf, expected: &'static str },
+    Kind {
+        /// The path.
+        path: PathBuf,
+        /// `directory` or `regular file`.
+        expected: &'static str,
+    },
+    /// Another user owns the path.
     #[error("{path} is owned by uid {owner}, not by uid {me} that the sentinel runs as: `chown {me} {path}` or remove it")]
-    Owner { path: PathBuf, owner: u32, me: u32 },
+    Owner {
+        /// The path.
+        path: PathBuf,
+        /// The uid that owns it.
+        owner: u32,
+        /// The uid the sentinel runs as.
+        me: u32,
+    },
+    /// The path's group or others may write it.
     #[error("{path} is writable by its group or by others (mode {mode:o}): `chmod go-w {path}`")]
-    Writable { path: PathBuf, mode: u32 },
+    Writable {
+        /// The path.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
 }
 
 /// The user the sentinel runs as.

@@ -16,8 +16,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use vocabulary::{Decision, DecisionInput, Factors, Memory};
 
+/// The shadow version in a running sentinel: it decides every tick on the active version's
+/// input with its own memory, records each decision and how it compares, and is never published.
 pub struct Shadow {
+    /// The shadow version, loaded and checked as any candidate is.
     pub policy: Box<dyn Policy>,
+    /// Its version, as configured (`policies.shadow`).
     pub version: String,
     memory: Option<Memory>,
     memory_path: PathBuf,
@@ -27,12 +31,19 @@ pub struct Shadow {
 /// One tick of the shadow beside the active version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShadowLine {
+    /// The tick's instant, RFC 3339.
     pub at: String,
+    /// The version that decided the tick and was published.
     pub active_version: String,
+    /// The shadow's version.
     pub shadow_version: String,
+    /// The active decision's state (`normal`, `constrained`, `critical` or `emergency`).
     pub active_state: String,
+    /// The shadow's state for the same input.
     pub shadow_state: String,
+    /// The factors the active version published.
     pub active_factors: Factors,
+    /// The factors the shadow would have published.
     pub shadow_factors: Factors,
     /// The fields that differ (`state`, `factors`, `throttles`); empty: the same decision.
     pub diverged: Vec<String>,
@@ -43,6 +54,7 @@ pub fn shadow_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("shadow")
 }
 
+/// The decision log of the shadow `version`: `<state_dir>/shadow/<version>.jsonl`.
 pub fn log_path(state_dir: &Path, version: &str) -> PathBuf {
     shadow_dir(state_dir).join(format!("{version}.jsonl"))
 }
@@ -114,28 +126,52 @@ impl Shadow {
 /// What `policy shadow-report` prints.
 #[derive(Debug, Default, Serialize)]
 pub struct ShadowReport {
+    /// The shadow version reported on.
     pub shadow_version: String,
+    /// The ticks in its log.
     pub ticks: usize,
+    /// The ticks whose shadow decision differed from the active one.
     pub divergent_ticks: usize,
+    /// `divergent_ticks / ticks`, from 0 to 1 (0 without ticks).
     pub divergence_ratio: f64,
     /// Field -> ticks where it differed.
     pub by_field: BTreeMap<String, usize>,
     /// `active-state -> shadow-state` -> ticks, for the ticks whose state differed.
     pub state_pairs: BTreeMap<String, usize>,
+    /// The instant of the first divergent tick, RFC 3339 (none: no divergence).
     pub first_divergence: Option<String>,
+    /// The instant of the last divergent tick, RFC 3339 (none: no divergence).
     pub last_divergence: Option<String>,
     /// The longest run of consecutive divergent ticks.
     pub longest_run: usize,
+    /// The active versions the shadow ran beside, in the order they first appear (more than one: a
+    /// version was activated during the shadow period).
     pub active_versions: Vec<String>,
 }
 
 /// Why a shadow's log could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ShadowLogError {
+    /// The log cannot be read (most often: the shadow has not ticked yet).
     #[error("no shadow log for {version} at {path} ({message}): is {version} configured as `shadow` and has the sentinel ticked since?")]
-    Missing { version: String, path: std::path::PathBuf, message: String },
+    Missing {
+        /// The shadow version.
+        version: String,
+        /// Where its log was looked for.
+        path: std::path::PathBuf,
+        /// The read's error.
+        message: String,
+    },
+    /// A line of the log is not a shadow line.
     #[error("{path}:{line}: {message}")]
-    BadLine { path: std::path::PathBuf, line: usize, message: String },
+    BadLine {
+        /// The log file.
+        path: std::path::PathBuf,
+        /// The line's number, from 1.
+        line: usize,
+        /// The parser's error.
+        message: String,
+    },
 }
 
 /// The lines of a shadow's log in `state_dir`, oldest first.
@@ -159,11 +195,14 @@ pub fn lines(state_dir: &Path, version: &str) -> Result<Vec<ShadowLine>, ShadowL
 /// normal, constrained, critical and emergency.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveCounts {
+    /// State changes, counted from normal as a replay starts.
     pub transitions: u64,
+    /// Ticks (one a minute) in normal, constrained, critical and emergency, in that order.
     pub minutes: [u64; 4],
 }
 
 impl LiveCounts {
+    /// Counts the shadow's own states over `lines` (its log, oldest first).
     pub fn of(lines: &[ShadowLine]) -> LiveCounts {
         let mut counts = LiveCounts { transitions: 0, minutes: [0; 4] };
         let mut previous: Option<&str> = None;

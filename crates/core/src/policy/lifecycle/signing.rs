@@ -17,6 +17,7 @@ pub struct Trust {
     pub allow_unsigned: bool,
 }
 
+/// What the signature beside a manifest says, checked against the trusted key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", content = "detail", rename_all = "kebab-case")]
 pub enum SignatureStatus {
@@ -31,6 +32,8 @@ pub enum SignatureStatus {
 }
 
 impl SignatureStatus {
+    /// A few words for `policy verify`: `valid`, `unsigned`, `signed by untrusted key <its first 16
+    /// hex digits>` or `INVALID: <why>`.
     pub fn label(&self) -> String {
         match self {
             SignatureStatus::Valid => "valid".into(),
@@ -48,6 +51,7 @@ struct SignatureFile {
     signature: String,
 }
 
+/// Where the signature of `entry`'s manifest is: `X.manifest.sig` beside `X.manifest.json`.
 pub fn signature_path(entry: &Entry) -> PathBuf {
     entry.manifest_path.with_extension("sig")
 }
@@ -115,15 +119,19 @@ fn decode32(text: &str) -> Result<[u8; 32], String> {
     bytes.try_into().map_err(|b: Vec<u8>| format!("expected 32 bytes, got {}", b.len()))
 }
 
+/// An ed25519 public key from its hex text (32 bytes; surrounding whitespace ignored), or why not.
 pub fn parse_public(text: &str) -> Result<VerifyingKey, String> {
     VerifyingKey::from_bytes(&decode32(text)?).map_err(|e| format!("not an ed25519 public key: {e}"))
 }
 
+/// Reads a public key file (`NAME.pub`, as [`keygen`] writes it); the error names the file.
 pub fn read_public(path: &Path) -> Result<VerifyingKey, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read public key {}: {e}", path.display()))?;
     parse_public(&text).map_err(|e| format!("public key {}: {e}", path.display()))
 }
 
+/// Reads a signing key file (`NAME.key`, 32 hex bytes) for `sentinel policy sign`; the error names
+/// the file.
 pub fn read_secret(path: &Path) -> Result<SigningKey, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read signing key {}: {e}", path.display()))?;
     Ok(SigningKey::from_bytes(&decode32(&text).map_err(|e| format!("signing key {}: {e}", path.display()))?))

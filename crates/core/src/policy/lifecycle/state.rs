@@ -13,15 +13,19 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The state's file name, in the private state directory.
 pub const STATE_FILE: &str = "policy-state.json";
 /// Held (exclusively) by whoever changes the state file.
 pub const LOCK_FILE: &str = "policy-state.lock";
 /// Where earlier releases kept the state, in the policy directory: ignored (and said so).
 pub const FORMER_STATE_FILE: &str = "sentinel-policy-state.json";
 
+/// The persisted choice of versions: which one is active, which were active before it, and which
+/// were found unhealthy.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyState {
+    /// The version the sentinel runs (none: not chosen yet; the configured one is tried first).
     pub active: Option<String>,
     /// Previously active versions, oldest first.
     #[serde(default)]
@@ -35,26 +39,67 @@ pub struct PolicyState {
 /// and the fix), so it is shown as it is.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
+    /// The state directory exists but cannot be trusted as private (not a directory, another
+    /// owner, writable by others, or unreadable).
     #[error("the policy state directory (policies.state_dir) is not private: {0}")]
     DirNotPrivate(private_dir::NotPrivate),
+    /// The state file is not a private regular file (a link, another owner, writable by others).
     #[error("the policy state file is not trusted: {0}")]
     FileNotTrusted(private_dir::NotPrivate),
+    /// The state file was read but is not a policy state (not JSON, or unknown fields).
     #[error("policy state {path} is unreadable: {message}")]
-    Unreadable { path: PathBuf, message: String },
+    Unreadable {
+        /// The state file.
+        path: PathBuf,
+        /// The parser's error.
+        message: String,
+    },
+    /// The state file could not be read.
     #[error("cannot read policy state {path}: {message}")]
-    Read { path: PathBuf, message: String },
+    Read {
+        /// The state file.
+        path: PathBuf,
+        /// The read's error.
+        message: String,
+    },
+    /// Before a write, the state directory could not be created (mode 0700) or is not private.
     #[error("the policy state directory (policies.state_dir): {0}")]
     Dir(private_dir::NotPrivate),
+    /// The state file could not be replaced with the new state.
     #[error("cannot write policy state in {dir}: {message}")]
-    Write { dir: PathBuf, message: String },
+    Write {
+        /// The state directory.
+        dir: PathBuf,
+        /// The write's error.
+        message: String,
+    },
+    /// The lock file beside the state could not be opened or created.
     #[error("cannot open the policy state lock {path}: {message}")]
-    OpenLock { path: PathBuf, message: String },
+    OpenLock {
+        /// The lock file.
+        path: PathBuf,
+        /// The open's error.
+        message: String,
+    },
+    /// The exclusive lock on the lock file could not be taken.
     #[error("cannot lock {path}: {message}")]
-    Lock { path: PathBuf, message: String },
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// The lock's error.
+        message: String,
+    },
+    /// An [`update`] found the saved state unreadable or untrusted and left it as it was.
     #[error("the policy state was not changed: fix or remove {path} (the sentinel then starts from the configured version): {cause}")]
-    NotChanged { path: PathBuf, cause: Box<StateError> },
+    NotChanged {
+        /// The state file.
+        path: PathBuf,
+        /// Why it could not be loaded.
+        cause: Box<StateError>,
+    },
 }
 
+/// The state file of the private `state_dir`: `<state_dir>/policy-state.json`.
 pub fn path(state_dir: &Path) -> PathBuf {
     state_dir.join(STATE_FILE)
 }

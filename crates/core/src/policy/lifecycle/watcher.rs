@@ -8,6 +8,8 @@ use std::sync::Arc;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+/// The task that watches a lifecycle's policy directory and activates what changed;
+/// [`Watcher::stop`] ends it between two looks, dropping it aborts it.
 pub struct Watcher {
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,

@@ -9,6 +9,8 @@ use vocabulary::{ApiBaseline, ApiSamples, Instant, LatencySample, Reading};
 const HOUR: Instant = 3600;
 const WINDOW: Instant = 24 * HOUR;
 
+/// The latency a replay keeps, as the live sentinel keeps it: each API's p95 samples of the last 24
+/// hours, and the baselines the policy learnt from them at the start of the current clock hour.
 #[derive(Debug, Default)]
 pub struct Baselines {
     samples: BTreeMap<String, VecDeque<LatencySample>>,

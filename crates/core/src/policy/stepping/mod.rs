@@ -28,11 +28,27 @@ use vocabulary::SessionStart;
 /// A policy that could not step through a trace, naming the trace and where.
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
+    /// The policy failed (a trap, its deadline, a refused answer) on a chunk of the trace, or
+    /// while opening its session.
     #[error("trace {trace}, tick at {at}: {source}")]
-    Policy { trace: String, at: String, source: PolicyError },
+    Policy {
+        /// The trace's name.
+        trace: String,
+        /// The first instant of the chunk it failed on, RFC 3339 (`start`: opening its session).
+        at: String,
+        /// The policy's error.
+        source: PolicyError,
+    },
     /// A policy's instance could not be made (its lease for a trace).
     #[error("trace {trace}: an instance of policy {policy} could not be made: {source}")]
-    Lease { policy: String, trace: String, source: PolicyError },
+    Lease {
+        /// The policy's label.
+        policy: String,
+        /// The trace's name.
+        trace: String,
+        /// Why the instance could not be made.
+        source: PolicyError,
+    },
 }
 
 /// One policy stepping through one trace's events, fed as they come.

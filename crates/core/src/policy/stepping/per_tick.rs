@@ -8,6 +8,9 @@ use super::Baselines;
 use crate::policy::{Policy, PolicyError, ReplaySession};
 use vocabulary::{DecisionInput, LearntBaselines, Outcome, ReplayChunk, SessionStart, Signal, TraceEvent};
 
+/// A replay session the host runs tick by tick through `decide`, carrying between ticks what a
+/// batch session carries inside the policy: for a policy without a batch session, and as the
+/// reference the batch path is tested against.
 pub struct PerTick<'p> {
     policy: &'p mut dyn Policy,
     input: DecisionInput,

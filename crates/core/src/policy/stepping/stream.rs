@@ -13,6 +13,8 @@ use vocabulary::{Pin, Reading, ReplayChunk, SessionStart, Signal, TraceEvent};
 /// enough that a chunk's outcomes stay a few hundred kilobytes.
 pub const CHUNK_EVENTS: usize = 4096;
 
+/// One policy's replay session, fed a chunk at a time, with what walking its answers needs from one
+/// chunk to the next: the pin, the switch and the baselines learnt last.
 pub struct Stream<'p> {
     /// The policy's label, for errors.
     label: String,

@@ -19,10 +19,12 @@ pub struct Zone {
 #[derive(Debug, thiserror::Error)]
 #[error("unknown time zone {name:?}: give an IANA name such as Europe/Berlin or America/New_York, or leave it out for UTC")]
 pub struct UnknownZone {
+    /// The name asked for.
     pub name: String,
 }
 
 impl Zone {
+    /// UTC, the zone of reports.
     pub fn utc() -> Self {
         Zone { tz: TimeZone::UTC, name: "UTC".into(), unknown: None }
     }
@@ -43,6 +45,8 @@ impl Zone {
         Zone::named(name).unwrap_or_else(|e| Zone { unknown: Some(e.name), ..Zone::utc() })
     }
 
+    /// The IANA name the times are written in; `UTC` for UTC, and for an unknown name that
+    /// fell back to it.
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -14,7 +14,7 @@ mod clock;
 mod layout;
 mod legend;
 #[cfg(test)]
-mod overlap_tests;
+mod tests;
 mod thresholds;
 
 pub use clock::{UnknownZone, Zone};
@@ -46,7 +46,10 @@ const DAMPED: RGBColor = RGBColor(69, 39, 160);
 pub struct Frame {
     /// Drawn above the period line; the console's card has its own heading.
     pub title: Option<String>,
+    /// Width of the drawing in pixels, held between [`Frame::MIN_WIDTH`] and
+    /// [`Frame::MAX_WIDTH`] when drawn.
     pub width: u32,
+    /// The zone the times are written in (said under the title).
     pub zone: Zone,
     /// What the second timeline is, in the difference band's legend: "candidate" in a report,
     /// "shadow" in the console.
@@ -54,8 +57,11 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// A report's timeline width, in pixels.
     pub const REPORT_WIDTH: u32 = 1400;
+    /// The narrowest timeline drawn, in pixels; a narrower frame is widened to it.
     pub const MIN_WIDTH: u32 = 640;
+    /// The widest timeline drawn, in pixels; a wider frame is narrowed to it.
     pub const MAX_WIDTH: u32 = 2400;
 
     /// A report's frame: titled with the trace and the policies, 1400 pixels, in UTC.

@@ -278,3 +278,6 @@ fn a_planted_artifact_of_another_version_or_a_corrupt_one_is_refused_and_the_sig
     plant(&super::cache::record_path(&artifact), &own_record);
     assert_eq!(p.version("1.0.0", &[]).unwrap().origin, Origin::Cached, "the sentinel's own artifact is used");
 }
+
+mod follower_cache;
+mod untrusted_files;

@@ -2,10 +2,10 @@
 //! instead of compiling the component again, and never creates, writes or replaces anything in
 //! the cache (issue 49: `pin show` against a `policy build` component took 5 s compiling).
 
-use super::activate::Preparer;
-use super::cache::{self, Origin};
-use super::signing::Trust;
-use super::tests::{V1, install, plant};
+use super::{V1, install, plant};
+use crate::policy::lifecycle::activate::Preparer;
+use crate::policy::lifecycle::cache::{self, Origin};
+use crate::policy::lifecycle::signing::Trust;
 use crate::policy::{Limits, Runtime};
 use std::path::Path;
 use std::time::Duration;

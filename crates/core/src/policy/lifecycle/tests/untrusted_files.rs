@@ -3,9 +3,9 @@
 //! size (the second security review, finding 2: a FIFO hung `tick` and `check`, a link to
 //! `/dev/zero` grew the process to 2.1 GB).
 
-use super::manifest::{self, IntegrityError};
-use super::signing::{self, Trust};
-use super::tests::{V1, install};
+use super::{V1, install};
+use crate::policy::lifecycle::manifest::{self, IntegrityError};
+use crate::policy::lifecycle::signing::{self, Trust};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

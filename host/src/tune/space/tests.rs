@@ -1,7 +1,7 @@
 use super::*;
 
 fn base() -> Thresholds {
-    let text = include_str!("../../../policies/1.0.0/policy.toml");
+    let text = include_str!("../../../../policies/1.0.0/policy.toml");
     toml::from_str::<vocabulary::PolicyDescription>(text).unwrap().thresholds
 }
 

@@ -171,5 +171,4 @@ fn at_must_not_go_backwards() {
 }
 
 /// Errors in the fields of readings, pins and the other events.
-#[path = "parse_field_tests.rs"]
 mod fields;
