@@ -67,3 +67,4 @@ mod store_contract;
 mod test_servers;
 mod trace_fetch;
 mod tune_progress;
+mod unit_test_layout;

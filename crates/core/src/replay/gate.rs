@@ -42,6 +42,7 @@
 
 use super::compare::{CALM_MARKS_UP_TO, Summary};
 use super::metrics::{Row, Verdict, metric};
+pub use super::waivers::{Retired, Waiver};
 use crate::policy::invariants::Floors;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -99,38 +100,6 @@ pub struct Gate {
     /// (`tests/ab_gate.sh`, each version against the one before it) passes over them.
     #[serde(default)]
     pub retire: Vec<Retired>,
-}
-
-/// A version taken out of the chain of gates, with why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Retired {
-    /// The policy version taken out of the chain (`2.0.0`).
-    pub version: String,
-    /// Why it is kept but not on the way to production.
-    pub reason: String,
-}
-
-/// A regression the project accepted for one candidate version, with why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Waiver {
-    /// The candidate's policy version (`2.0.0`).
-    pub candidate: String,
-    /// The metric key; absent: every metric.
-    pub metric: Option<String>,
-    /// The trace name; absent: every trace.
-    pub trace: Option<String>,
-    /// Why the regression is accepted; shown beside the waived finding.
-    pub reason: String,
-}
-
-impl Waiver {
-    fn covers(&self, candidate: &str, trace: &str, metric: &str) -> bool {
-        self.candidate == candidate
-            && self.metric.as_deref().is_none_or(|m| m == metric)
-            && self.trace.as_deref().is_none_or(|t| t == trace)
-    }
 }
 
 const MINUTES_A_DAY: f64 = 1440.0;
@@ -418,22 +387,4 @@ impl Gate {
         }
         found
     }
-}
-
-/// The gate's verdict as people read it: one line per regressed metric, then the waived ones.
-pub fn describe(baseline: &str, candidate: &str, regressions: &[Regression]) -> String {
-    let (waived, failed): (Vec<&Regression>, Vec<&Regression>) = regressions.iter().partition(|r| r.waived.is_some());
-    let mut out = if failed.is_empty() {
-        format!("gate passed: {candidate} against {baseline}, no invariant broken and no metric beyond its limit\n")
-    } else {
-        format!("gate failed: {candidate} regressed against {baseline} ({} finding(s)):\n", failed.len())
-    };
-    for r in failed {
-        let name = metric(r.metric).map_or(r.metric, |m| m.name);
-        out.push_str(&format!("  {}: {} ({}): {} [{}]\n", r.trace, r.metric, name, r.message, r.limit_key));
-    }
-    for r in waived {
-        out.push_str(&format!("  waived: {}: {}: {} ({})\n", r.trace, r.metric, r.message, r.waived.as_deref().unwrap_or_default()));
-    }
-    out
 }

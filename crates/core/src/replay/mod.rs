@@ -27,6 +27,7 @@ pub mod report;
 pub mod shadow_score;
 pub mod svg;
 pub mod timeline;
+mod waivers;
 
 pub use crate::policy::stepping::{Baselines, CHUNK_EVENTS, PerTick, StepError, Stepper, Stream, each_tick, run};
 pub use lease::Lease;

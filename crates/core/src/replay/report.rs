@@ -3,7 +3,8 @@
 //! and one SVG timeline per trace.
 
 use super::compare::Summary;
-use super::gate::{self, Gate, Regression};
+use super::gate::{Gate, Regression};
+use super::metrics::metric;
 use super::metrics::{self, METRICS, Row, Verdict, compare, format_difference, format_value};
 use super::svg::{Frame, timeline_svg};
 use super::timeline::Timeline;
@@ -120,7 +121,7 @@ impl Report {
     pub fn gate_message(&self) -> Option<String> {
         let g = self.gate.as_ref()?;
         let label = |i: usize| self.policies.get(i).map_or("?", |p| p.label.as_str());
-        Some(gate::describe(label(0), label(1), &g.regressions))
+        Some(describe(label(0), label(1), &g.regressions))
     }
 
     /// Writes report.md, report.json and the SVGs (`timelines[trace][policy]`) into `dir`.
@@ -295,4 +296,22 @@ fn file_name(trace: &str, taken: &mut BTreeSet<String>) -> String {
         n += 1;
     }
     name
+}
+
+/// The gate's verdict as people read it: one line per regressed metric, then the waived ones.
+fn describe(baseline: &str, candidate: &str, regressions: &[Regression]) -> String {
+    let (waived, failed): (Vec<&Regression>, Vec<&Regression>) = regressions.iter().partition(|r| r.waived.is_some());
+    let mut out = if failed.is_empty() {
+        format!("gate passed: {candidate} against {baseline}, no invariant broken and no metric beyond its limit\n")
+    } else {
+        format!("gate failed: {candidate} regressed against {baseline} ({} finding(s)):\n", failed.len())
+    };
+    for r in failed {
+        let name = metric(r.metric).map_or(r.metric, |m| m.name);
+        out.push_str(&format!("  {}: {} ({}): {} [{}]\n", r.trace, r.metric, name, r.message, r.limit_key));
+    }
+    for r in waived {
+        out.push_str(&format!("  waived: {}: {}: {} ({})\n", r.trace, r.metric, r.message, r.waived.as_deref().unwrap_or_default()));
+    }
+    out
 }
