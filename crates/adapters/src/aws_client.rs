@@ -56,7 +56,7 @@ impl std::fmt::Debug for StaticCredentials {
 }
 
 /// Connect, read, attempt and operation timeouts, all `timeout`: no call outlives it.
-pub fn timeout_config(timeout: Duration) -> TimeoutConfig {
+pub(crate) fn timeout_config(timeout: Duration) -> TimeoutConfig {
     TimeoutConfig::builder()
         .connect_timeout(timeout)
         .read_timeout(timeout)
@@ -66,7 +66,7 @@ pub fn timeout_config(timeout: Duration) -> TimeoutConfig {
 }
 
 /// Two attempts, the second soon after a quick failure (a stale pooled connection, a refusal).
-pub fn retry_config() -> RetryConfig {
+pub(crate) fn retry_config() -> RetryConfig {
     RetryConfig::standard()
         .with_max_attempts(2)
         .with_initial_backoff(Duration::from_millis(100))
@@ -118,7 +118,7 @@ pub fn location(config: &SdkConfig) -> String {
 
 /// What went wrong with one call and what to check. `service_checks` is the advice for an
 /// error answer from the service (permissions, names).
-pub fn describe_sdk_error<E, R>(err: &SdkError<E, R>, timeout: Duration, location: &str, service_checks: &str) -> String
+pub(crate) fn describe_sdk_error<E, R>(err: &SdkError<E, R>, timeout: Duration, location: &str, service_checks: &str) -> String
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
     R: std::fmt::Debug + 'static,

@@ -17,7 +17,7 @@ use std::time::Duration;
 use vocabulary::{ApiLatency, Instant, Reading};
 
 /// How far back a minute's reading looks for a datapoint.
-pub const LOOKBACK: Instant = 300;
+pub(crate) const LOOKBACK: Instant = 300;
 /// CloudWatch's basic resolution for RDS and API Gateway.
 const PERIOD: i32 = 60;
 /// More pages than a day of every metric needs: a server that never stops paging is refused.
@@ -68,7 +68,7 @@ fn query(id: &str, metric: Metric, stat: &str) -> MetricDataQuery {
 }
 
 /// How many queries one call carries.
-pub fn query_count(source: &CloudWatchSource) -> usize {
+pub(crate) fn query_count(source: &CloudWatchSource) -> usize {
     queries(source).len()
 }
 

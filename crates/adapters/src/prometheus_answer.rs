@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// The most series one answer may hold.
-pub const MAX_SERIES: usize = 10_000;
+pub(crate) const MAX_SERIES: usize = 10_000;
 /// The most points (a range query's steps over all series, an instant vector's samples) one
 /// answer may hold: a day at one a minute for about 700 series.
-pub const MAX_POINTS: usize = 1_000_000;
+pub(crate) const MAX_POINTS: usize = 1_000_000;
 
 /// What the refusal says, so the caller can tell it from a malformed answer.
-pub const TOO_LARGE: &str = "the answer is larger than the sentinel reads";
+pub(crate) const TOO_LARGE: &str = "the answer is larger than the sentinel reads";
 
 /// One series as Prometheus writes it: an instant vector's `value`, or a matrix's `values`.
 #[derive(Deserialize)]

@@ -17,7 +17,7 @@ use vocabulary::Instant;
 
 /// Prometheus refuses a range query of more than 11,000 points per series
 /// (`exceeded maximum resolution of 11,000 points per timeseries`).
-pub const PROMETHEUS_MAX_POINTS: u64 = 11_000;
+pub(crate) const PROMETHEUS_MAX_POINTS: u64 = 11_000;
 
 /// A [`MetricsHistory`] asking a Prometheus server's range API.
 pub struct PrometheusHistory {

@@ -9,7 +9,7 @@
 
 use super::prometheus_http::{PrometheusHttp, Sample, Sig};
 use super::prometheus_reading::assemble;
-pub use crate::settings::prometheus::{DEFAULT_LATENCY_LABEL, PrometheusQueries, PrometheusSource};
+pub use crate::settings::prometheus::{PrometheusQueries, PrometheusSource};
 use sentinel_core::ports::metrics::{MetricsError, MetricsSource};
 use std::time::Duration;
 use vocabulary::{Instant, Reading};

@@ -17,7 +17,7 @@ pub enum StoredJson {
 }
 
 /// A stored JSON value back as `T`, or corrupt data naming `what`, `which` row and `advice`.
-pub fn parse_json<T: serde::de::DeserializeOwned>(
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
     what: &'static str,
     which: impl std::fmt::Display,
     text: &str,
@@ -27,6 +27,6 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(
 }
 
 /// A value as stored JSON text.
-pub fn to_json<T: serde::Serialize>(what: &str, value: &T) -> Result<String, StoredJson> {
+pub(crate) fn to_json<T: serde::Serialize>(what: &str, value: &T) -> Result<String, StoredJson> {
     serde_json::to_string(value).map_err(|e| StoredJson::Unencodable(format!("cannot encode the {what} as JSON: {e}")))
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 /// A client TLS configuration: TLS 1.2 and 1.3, the system's roots, no client certificate.
-pub fn client_config() -> Result<rustls::ClientConfig, String> {
+pub(crate) fn client_config() -> Result<rustls::ClientConfig, String> {
     use rustls_platform_verifier::BuilderVerifierExt;
     rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
@@ -15,7 +15,7 @@ pub fn client_config() -> Result<rustls::ClientConfig, String> {
         .map_err(|e| format!("cannot set up TLS with the system's certificates: {e}"))
 }
 
-/// A `reqwest` client builder with [`client_config`]: every HTTP client the sentinel opens
+/// A `reqwest` client builder with `client_config`: every HTTP client the sentinel opens
 /// starts here (reqwest has no TLS provider of its own in this build).
 pub fn http_client() -> Result<reqwest::ClientBuilder, String> {
     Ok(reqwest::Client::builder().tls_backend_preconfigured(client_config()?))

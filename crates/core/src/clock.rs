@@ -9,7 +9,7 @@ pub fn now_seconds() -> i64 {
 }
 
 /// The wall clock, in seconds with fractions since the Unix epoch (for metrics' timestamps).
-pub fn now_fractional() -> f64 {
+pub(crate) fn now_fractional() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 

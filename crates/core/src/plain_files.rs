@@ -27,13 +27,13 @@ pub fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// Opens `path` to read it (a missing file is `NotFound`, as with `File::open`).
-pub fn open_read(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_read(path: &Path) -> std::io::Result<std::fs::File> {
     let file = std::fs::OpenOptions::new().read(true).custom_flags(flags()).open(path)?;
     regular(file, path)
 }
 
 /// Up to `max + 1` bytes of `path` from its start: more than `max` says the file is larger.
-pub fn read_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     let file = open_read(path)?;
     let mut bytes = Vec::new();
     file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
@@ -41,7 +41,7 @@ pub fn read_at_most(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// All of `path`, which must be at most `limit` bytes.
-pub fn read_whole(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_whole(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     let bytes = read_at_most(path, limit)?;
     if bytes.len() as u64 > limit {
         return Err(std::io::Error::other(format!("{} is larger than {limit} bytes, more than it may be", path.display())));

@@ -29,7 +29,7 @@
 use std::ops::Range;
 
 /// What a secret is replaced with.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// `text` with every secret of a connection string in it replaced by `***`.
 pub fn redact(text: &str) -> String {

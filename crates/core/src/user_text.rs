@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 /// A control character or a bidirectional formatting character (the embeddings and overrides
 /// U+202A..U+202E, the isolates U+2066..U+2069, the marks U+200E, U+200F and U+061C).
-pub fn is_refused(c: char) -> bool {
+pub(crate) fn is_refused(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 /// The statistic production reads latency with.
-pub const DEFAULT_LATENCY_STATISTIC: &str = "p95";
+pub(crate) const DEFAULT_LATENCY_STATISTIC: &str = "p95";
 
 /// The `[metrics]` table of `kind = "cloudwatch"` as written.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -7,7 +7,7 @@ use sentinel_core::redact::redact;
 use serde::Deserialize;
 
 /// The label that names the API in the latency query's series, unless configured.
-pub const DEFAULT_LATENCY_LABEL: &str = "api";
+pub(crate) const DEFAULT_LATENCY_LABEL: &str = "api";
 
 /// The PromQL query of each signal; an unset signal is never read (always absent).
 #[derive(Debug, Clone, PartialEq, Deserialize)]

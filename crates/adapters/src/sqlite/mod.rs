@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a statement waits for another process's write lock before it fails.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The SQLite store. Cheap to clone: clones share the connection.
 #[derive(Clone)]

@@ -9,18 +9,18 @@ pub const CONTRACT: &str = "3.2.0";
 const PACKAGE: &str = "capacity:sentinel/";
 
 /// The contract version of the first `capacity:sentinel/...@<version>` export, if any.
-pub fn contract_of<'a>(exports: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub(crate) fn contract_of<'a>(exports: impl IntoIterator<Item = &'a str>) -> Option<String> {
     exports.into_iter().find_map(|name| name.strip_prefix(PACKAGE)?.split_once('@').map(|(_, v)| v.to_string()))
 }
 
 /// True when an export named `capacity:sentinel/<interface>@<version>` exists in any version.
-pub fn exports_interface<'a>(exports: impl IntoIterator<Item = &'a str>, interface: &str) -> bool {
+pub(crate) fn exports_interface<'a>(exports: impl IntoIterator<Item = &'a str>, interface: &str) -> bool {
     exports.into_iter().any(|name| name.strip_prefix(PACKAGE).and_then(|rest| rest.split_once('@')).is_some_and(|(i, _)| i == interface))
 }
 
 /// Whether a component of contract `version` runs here: the same major version (and, before
 /// 1.0, the same minor), as semantic versioning defines compatibility.
-pub fn runs_here(version: &str) -> bool {
+pub(crate) fn runs_here(version: &str) -> bool {
     fn parts(v: &str) -> Option<(u64, u64)> {
         let mut it = v.split(['.', '-', '+']);
         Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))

@@ -24,7 +24,7 @@ impl Default for Limits {
 }
 
 /// How often the epoch advances; a deadline is counted in these.
-pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The process's wasmtime engine, the limits every policy call runs under, and the thread that
 /// advances the epoch. Shared as `Arc<Runtime>`; dropping the last one stops the ticker thread.

@@ -14,7 +14,7 @@ use vocabulary::Thresholds;
 use wasmtime::component::Component;
 
 /// `[LABEL=]PATH` -> the label (when given) and the path. A `=` after a `/` belongs to the path.
-pub fn split_spec(spec: &str) -> (Option<&str>, &Path) {
+pub(crate) fn split_spec(spec: &str) -> (Option<&str>, &Path) {
     match spec.split_once('=') {
         Some((label, path)) if !label.is_empty() && !label.contains('/') => (Some(label), Path::new(path)),
         _ => (None, Path::new(spec)),
@@ -23,7 +23,7 @@ pub fn split_spec(spec: &str) -> (Option<&str>, &Path) {
 
 /// `bytes` (a component named `path` in messages) compiled for `runtime`'s engine once per version
 /// and engine, then loaded from the user's cache ([`cache::usable_user_cache_dir`]); with its sha256.
-pub fn compile_cached(runtime: &Runtime, path: &Path, bytes: &[u8]) -> Result<(Component, String), PolicyError> {
+pub(crate) fn compile_cached(runtime: &Runtime, path: &Path, bytes: &[u8]) -> Result<(Component, String), PolicyError> {
     let digest = hex::encode(Sha256::digest(bytes));
     let (component, origin) = cache::load_bytes(cache::usable_user_cache_dir().as_deref(), runtime, path, bytes, &digest)
         .map_err(|e| PolicyError::Compile { path: path.to_path_buf(), message: e.compiler })?;
@@ -32,7 +32,7 @@ pub fn compile_cached(runtime: &Runtime, path: &Path, bytes: &[u8]) -> Result<(C
 }
 
 /// Opens one instance of `[LABEL=]PATH` as [`super::open`] does, but a component is compiled once
-/// per version and engine ([`compile_cached`]): what the commands that load a single `policy`
+/// per version and engine (`compile_cached`): what the commands that load a single `policy`
 /// file (`tick`, `run`, `pin`, `check`, `serve`) use, so only the first of them compiles.
 pub fn open_cached(spec: &str, runtime: &Arc<Runtime>) -> Result<Box<dyn Policy>, PolicyError> {
     let (label, path) = split_spec(spec);

@@ -45,7 +45,7 @@ pub enum TemplateError {
 }
 
 /// The component deciding by `description`'s numbers.
-pub fn component_for(description: &PolicyDescription) -> Result<Vec<u8>, TemplateError> {
+pub(crate) fn component_for(description: &PolicyDescription) -> Result<Vec<u8>, TemplateError> {
     let at = policy_data::locate(BYTES).ok_or(TemplateError::NoRegion)?;
     let region = policy_data::encode(description)?;
     let mut bytes = BYTES.to_vec();
@@ -92,7 +92,8 @@ pub fn built_message(component: &Path, out: &Path) -> String {
 }
 
 /// The numbers a component built from the template carries (none: not built from it).
-pub fn numbers_of(component: &[u8]) -> Option<Result<PolicyDescription, DataError>> {
+#[cfg(test)]
+pub(crate) fn numbers_of(component: &[u8]) -> Option<Result<PolicyDescription, DataError>> {
     let at = policy_data::locate(component)?;
     Some(policy_data::decode(&component[at..at + REGION_LEN]))
 }

@@ -46,7 +46,7 @@ pub trait MetricsSource: Send + Sync {
 
 /// A reading with a non-finite or out-of-range value is a failed read, never a crash: the
 /// tick's rule, and `trace fetch`'s for every step of history.
-pub fn check_reading(r: &Reading) -> Result<(), String> {
+pub(crate) fn check_reading(r: &Reading) -> Result<(), String> {
     let pct = |name: &str, v: Option<f64>| match v {
         Some(v) if !(v.is_finite() && (0.0..=100.0).contains(&v)) => {
             Err(format!("malformed metric {name}: {} is not a percentage within 0..100", shown(v)))

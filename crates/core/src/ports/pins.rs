@@ -72,7 +72,7 @@ pub struct AuditRecord {
 pub const REFUSAL_MAX_CHARS: usize = 400;
 
 /// `text` cut to [`REFUSAL_MAX_CHARS`].
-pub fn bounded_refusal(text: &str) -> String {
+pub(crate) fn bounded_refusal(text: &str) -> String {
     if text.chars().count() <= REFUSAL_MAX_CHARS {
         return text.to_string();
     }

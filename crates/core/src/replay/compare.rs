@@ -9,7 +9,7 @@ use serde::Serialize;
 use vocabulary::{Factors, Instant, Level, ProtectionState, Thresholds, ThrottleIntent};
 
 /// A change undone within this long is a flap.
-pub const FLAP_WINDOW_S: Instant = 15 * 60;
+pub(crate) const FLAP_WINDOW_S: Instant = 15 * 60;
 
 /// One policy's results over one trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -23,7 +23,7 @@ pub struct Summary {
     /// Ticks whose state changed: each change of state counted once.
     pub transitions: u64,
     /// Changes that undo an earlier change (back to the state it left) within
-    /// [`FLAP_WINDOW_S`], 15 minutes.
+    /// `FLAP_WINDOW_S`, 15 minutes.
     pub flaps: u64,
     /// Minutes in normal, constrained, critical, emergency (one tick counts one minute).
     pub minutes: [u64; 4],
@@ -79,7 +79,7 @@ pub struct CalmMark {
 }
 
 /// Ticks a trace may have for [`Summary::calm_marks`] to be kept.
-pub const CALM_MARKS_UP_TO: u64 = 1440;
+pub(crate) const CALM_MARKS_UP_TO: u64 = 1440;
 
 impl Summary {
     /// Flaps per day of trace (1440 ticks a day; a trace shorter than a day counts as one, so
@@ -156,7 +156,7 @@ impl Accumulator {
     }
 
     /// Counts one tick: its minute in its state, its bulk factor and published factors, a
-    /// transition (and a flap when it undoes a change within [`FLAP_WINDOW_S`]), the first
+    /// transition (and a flap when it undoes a change within `FLAP_WINDOW_S`), the first
     /// critical reading and first protection, and the invariant it breaks, if any.
     pub fn add(&mut self, tick: &Tick<'_>) {
         let d = tick.outcome;

@@ -23,7 +23,7 @@ pub struct FileRuns {
 }
 
 /// Every file through every policy, file after file.
-pub fn replay_files(paths: &[PathBuf], sources: &[PolicySource], options: Options) -> Result<Vec<FileRuns>, ReplayError> {
+pub(crate) fn replay_files(paths: &[PathBuf], sources: &[PolicySource], options: Options) -> Result<Vec<FileRuns>, ReplayError> {
     let total: u64 = paths.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).sum();
     let bar = progress::bar(options.progress, total, Unit::Bytes);
     let mut out = Vec::with_capacity(paths.len());

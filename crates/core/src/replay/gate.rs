@@ -106,7 +106,7 @@ const MINUTES_A_DAY: f64 = 1440.0;
 
 /// The finding of a candidate publishing a higher factor than the baseline in the same state;
 /// always judged (a waiver names it to accept a deliberate change of factors).
-pub const STATE_FACTORS: &str = "state_factors";
+pub(crate) const STATE_FACTORS: &str = "state_factors";
 
 /// On a trace shorter than a day: the minutes each policy was protected (no pin) while the
 /// baseline assessed the reading normal: calm by one judge for both, so a candidate whose

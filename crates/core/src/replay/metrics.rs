@@ -247,7 +247,7 @@ pub fn compare(baseline: &Summary, candidate: &Summary) -> Vec<Row> {
 }
 
 /// A value as the tables show it.
-pub fn format_value(value: Option<f64>, decimals: usize) -> String {
+pub(crate) fn format_value(value: Option<f64>, decimals: usize) -> String {
     match value {
         None => "-".into(),
         Some(v) => format!("{v:.decimals$}"),
@@ -255,7 +255,7 @@ pub fn format_value(value: Option<f64>, decimals: usize) -> String {
 }
 
 /// A difference with its sign (`+3`, `-0.5`, `0`).
-pub fn format_difference(value: Option<f64>, decimals: usize) -> String {
+pub(crate) fn format_difference(value: Option<f64>, decimals: usize) -> String {
     match value {
         None => "-".into(),
         Some(v) if v.abs() < 1e-9 => "0".into(),

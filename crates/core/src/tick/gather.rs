@@ -122,7 +122,7 @@ async fn baselines_for(
 }
 
 /// The supporting readings in one short phrase for the tick's log line.
-pub fn summarize(r: &Reading) -> String {
+pub(crate) fn summarize(r: &Reading) -> String {
     let mut parts = Vec::new();
     if let Some(v) = r.cpu_pct {
         parts.push(format!("cpu {v:.1}%"));

@@ -13,7 +13,7 @@ mod republish;
 mod stages;
 
 pub use publish::recorded_document;
-pub use stages::{StageStep, plan_stages};
+pub use stages::StageStep;
 
 use crate::dead_letter::DeadLetters;
 use crate::policy::active::ActivePolicy;
@@ -258,7 +258,7 @@ impl Sentinel {
 }
 
 /// The name, version and digest of a policy, as a tick record and the published document name it.
-pub fn policy_ref(identity: &PolicyIdentity) -> PolicyRef {
+pub(crate) fn policy_ref(identity: &PolicyIdentity) -> PolicyRef {
     PolicyRef { name: identity.name.clone(), version: identity.version.clone(), digest: identity.digest.clone() }
 }
 

@@ -46,7 +46,7 @@ async fn one(publisher: &dyn Publisher, document: &StateDocument, limit: Duratio
 }
 
 /// Both channels at once, each under `limit`: the cache's outcome, then the parameter's.
-pub async fn publish_both(
+pub(crate) async fn publish_both(
     cache: &dyn Publisher,
     parameter: &dyn Publisher,
     limit: Duration,

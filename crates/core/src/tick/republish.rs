@@ -18,7 +18,7 @@ use std::time::Duration;
 /// publishes it again; otherwise its sequence is the one the tick's commit must follow (the
 /// store refuses the commit if another tick was committed meanwhile). A store that cannot answer
 /// is no record: the tick then decides, and its own commit reports the store.
-pub async fn newest_tick(memory: &dyn MemoryStore, limit: Duration) -> Result<Option<(u64, TickRecord)>, String> {
+pub(crate) async fn newest_tick(memory: &dyn MemoryStore, limit: Duration) -> Result<Option<(u64, TickRecord)>, String> {
     match tokio::time::timeout(limit, memory.recent_ticks(1)).await {
         Ok(Ok(newest)) => Ok(newest.into_iter().next()),
         Ok(Err(e)) => Err(format!("could not look for an earlier decision of this minute: {e}")),
@@ -27,7 +27,7 @@ pub async fn newest_tick(memory: &dyn MemoryStore, limit: Duration) -> Result<Op
 }
 
 /// Publishes the recorded document of tick `sequence` again on both channels.
-pub async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut notes: Vec<String>) -> Result<TickReport, TickError> {
+pub(crate) async fn republish(s: &Sentinel, sequence: u64, record: TickRecord, mut notes: Vec<String>) -> Result<TickReport, TickError> {
     // Decided well ahead of the wall clock (racing replicas and a late clock are a minute or two
     // apart; a simulated run writes up to hours ahead): say why nothing is decided, and what to do.
     let minutes_ahead = (record.at - crate::clock::now_seconds()) / 60;

@@ -33,7 +33,7 @@ pub struct StageStep {
 /// The stages whose record differs from what the policy wants, and what to do to each.
 /// Engaged: every declared target not yet engaged is engaged, every recorded target no longer
 /// declared is restored. Not engaged: every recorded target is restored.
-pub fn plan_stages(targets: &[StageTarget], records: &BTreeMap<String, StageRecord>, engaged: bool) -> Vec<StageStep> {
+pub(crate) fn plan_stages(targets: &[StageTarget], records: &BTreeMap<String, StageRecord>, engaged: bool) -> Vec<StageStep> {
     let mut plan = Vec::new();
     if engaged {
         for t in targets {
@@ -62,7 +62,12 @@ pub struct StageOutcomes {
 }
 
 /// Applies the plan against the records read at the start of the tick.
-pub async fn reconcile(s: &Sentinel, records: Result<&BTreeMap<String, StageRecord>, &str>, engaged: bool, now: Instant) -> StageOutcomes {
+pub(crate) async fn reconcile(
+    s: &Sentinel,
+    records: Result<&BTreeMap<String, StageRecord>, &str>,
+    engaged: bool,
+    now: Instant,
+) -> StageOutcomes {
     let records = match records {
         Ok(records) => records,
         Err(why) => {

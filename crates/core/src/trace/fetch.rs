@@ -1,7 +1,7 @@
 //! `sentinel trace fetch` (docs/behaviour.md §10.9): a window of history from the live
 //! configuration's metrics source, one trace line per step, exactly as the live sentinel would
 //! have read each minute: a step without data is a failed read with the live text, a value out
-//! of range a failed read as the tick makes it ([`check_reading`]).
+//! of range a failed read as the tick makes it (`check_reading`).
 //!
 //! The window is asked for in requests the server accepts (at most a day, and never more than
 //! its limit of points), in time order; a request that fails for a reason that may pass is

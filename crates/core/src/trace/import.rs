@@ -17,7 +17,7 @@ use vocabulary::{ApiLatency, Instant, Reading, Signal};
 
 /// The most minutes one import produces: 366 days. A longer span is almost always a wrong
 /// timestamp, and would otherwise be filled in minute by minute.
-pub const MAX_MINUTES: i64 = 366 * 1440;
+pub(crate) const MAX_MINUTES: i64 = 366 * 1440;
 
 /// Which reading field the CSV's values become.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -130,11 +130,11 @@ pub(super) fn pin_to_wit(p: &v::Pin) -> w::Pin {
     w::Pin { state: state_to_wit(p.state), reason: p.reason.clone(), expires_at: p.expires_at, actor: p.actor.clone() }
 }
 
-pub fn pin_from_wit(p: w::Pin) -> v::Pin {
+pub(crate) fn pin_from_wit(p: w::Pin) -> v::Pin {
     v::Pin { state: state_from_wit(p.state), reason: p.reason, expires_at: p.expires_at, actor: p.actor }
 }
 
-pub fn input_to_wit(i: &v::DecisionInput) -> w::DecisionInput {
+pub(crate) fn input_to_wit(i: &v::DecisionInput) -> w::DecisionInput {
     w::DecisionInput {
         now: i.now,
         signal: match &i.signal {
@@ -148,7 +148,7 @@ pub fn input_to_wit(i: &v::DecisionInput) -> w::DecisionInput {
     }
 }
 
-pub fn decision_from_wit(d: w::Decision) -> v::Decision {
+pub(crate) fn decision_from_wit(d: w::Decision) -> v::Decision {
     v::Decision {
         state: state_from_wit(d.state),
         factors: factors_from_wit(d.factors),
@@ -166,19 +166,19 @@ pub fn decision_from_wit(d: w::Decision) -> v::Decision {
     }
 }
 
-pub fn samples_to_wit(g: &v::ApiSamples) -> w::ApiSamples {
+pub(crate) fn samples_to_wit(g: &v::ApiSamples) -> w::ApiSamples {
     w::ApiSamples { api: g.api.clone(), samples: g.samples.iter().map(|s| w::LatencySample { at: s.at, p95_ms: s.p95_ms }).collect() }
 }
 
-pub fn baseline_from_wit(b: w::ApiBaseline) -> v::ApiBaseline {
+pub(crate) fn baseline_from_wit(b: w::ApiBaseline) -> v::ApiBaseline {
     v::ApiBaseline { api: b.api, baseline_ms: b.baseline_ms, samples: b.samples }
 }
 
-pub fn pin_request_to_wit(r: &v::PinRequest) -> w::PinRequest {
+pub(crate) fn pin_request_to_wit(r: &v::PinRequest) -> w::PinRequest {
     w::PinRequest { state: r.state.clone(), reason: r.reason.clone(), expires_at: r.expires_at, actor: r.actor.clone() }
 }
 
-pub fn pin_error_from_wit(e: w::PinError) -> v::PinError {
+pub(crate) fn pin_error_from_wit(e: w::PinError) -> v::PinError {
     let field = match e.field {
         w::PinField::State => v::PinField::State,
         w::PinField::Reason => v::PinField::Reason,
@@ -188,7 +188,7 @@ pub fn pin_error_from_wit(e: w::PinError) -> v::PinError {
     v::PinError { field, message: e.message }
 }
 
-pub fn description_from_wit(d: w::PolicyDescription) -> v::PolicyDescription {
+pub(crate) fn description_from_wit(d: w::PolicyDescription) -> v::PolicyDescription {
     let bounds =
         |l: w::LevelThresholds| v::LevelThresholds { constrained: l.constrained, critical: l.critical, resolve_band: l.resolve_band };
     let t = d.thresholds;
@@ -232,7 +232,7 @@ fn outcome_from_wit(o: w::AdmissionOutcome) -> v::AdmissionOutcome {
     }
 }
 
-pub fn admission_request_to_wit(r: &v::AdmissionRequest) -> w::AdmissionRequest {
+pub(crate) fn admission_request_to_wit(r: &v::AdmissionRequest) -> w::AdmissionRequest {
     w::AdmissionRequest {
         factor: r.factor,
         cluster_batches: r.cluster_batches,
@@ -244,7 +244,7 @@ pub fn admission_request_to_wit(r: &v::AdmissionRequest) -> w::AdmissionRequest 
     }
 }
 
-pub fn admission_result_from_wit(r: w::AdmissionResult) -> v::AdmissionResult {
+pub(crate) fn admission_result_from_wit(r: w::AdmissionResult) -> v::AdmissionResult {
     v::AdmissionResult {
         admit: r.admit,
         outcome: outcome_from_wit(r.outcome),
@@ -256,7 +256,7 @@ pub fn admission_result_from_wit(r: w::AdmissionResult) -> v::AdmissionResult {
     }
 }
 
-pub fn plan_request_to_wit(r: &v::PlanRequest) -> w::PlanRequest {
+pub(crate) fn plan_request_to_wit(r: &v::PlanRequest) -> w::PlanRequest {
     w::PlanRequest {
         factor: r.factor,
         cluster_batches: r.cluster_batches,
@@ -276,7 +276,7 @@ pub fn plan_request_to_wit(r: &v::PlanRequest) -> w::PlanRequest {
     }
 }
 
-pub fn plan_from_wit(p: w::AdmissionPlan) -> v::AdmissionPlan {
+pub(crate) fn plan_from_wit(p: w::AdmissionPlan) -> v::AdmissionPlan {
     v::AdmissionPlan {
         admitted: p.admitted,
         waiting: p.waiting.into_iter().map(|b| v::WaitingBatch { id: b.id, outcome: outcome_from_wit(b.outcome) }).collect(),

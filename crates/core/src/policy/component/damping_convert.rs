@@ -6,7 +6,7 @@
 use super::bindings as w;
 use vocabulary as v;
 
-pub fn parameters_from_wit(d: w::FlapDamping) -> v::FlapDamping {
+pub(crate) fn parameters_from_wit(d: w::FlapDamping) -> v::FlapDamping {
     v::FlapDamping {
         penalty_per_flap: d.penalty_per_flap,
         flap_window_s: d.flap_window_s,
@@ -18,7 +18,7 @@ pub fn parameters_from_wit(d: w::FlapDamping) -> v::FlapDamping {
     }
 }
 
-pub fn flap_to_wit(f: &v::FlapRecord) -> w::FlapRecord {
+pub(crate) fn flap_to_wit(f: &v::FlapRecord) -> w::FlapRecord {
     w::FlapRecord {
         penalty: f.penalty,
         updated_at: f.updated_at,
@@ -49,7 +49,7 @@ fn flap_from_wit(f: w::FlapRecord) -> v::FlapRecord {
 }
 
 /// The decision with its flap record put back into its memory and its hold, if any.
-pub fn damped_decision_from_wit(d: w::DampedDecision) -> v::Decision {
+pub(crate) fn damped_decision_from_wit(d: w::DampedDecision) -> v::Decision {
     let mut decision = super::convert::decision_from_wit(d.decision);
     decision.memory.flap = d.flap.map(flap_from_wit);
     decision.damping_hold = d.hold.map(|h| v::DampingHold {

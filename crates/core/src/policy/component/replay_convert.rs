@@ -11,7 +11,7 @@ use vocabulary::column_bits::{
     BASELINE, CHANGED, CONNECTIONS, CPU, DAMPING_HELD, FAILED, NONE, P95, RESTORE_HELD, SCALING, SCALING_PRESENT,
 };
 
-pub fn start_to_wit(s: &v::SessionStart) -> w::SessionStart {
+pub(crate) fn start_to_wit(s: &v::SessionStart) -> w::SessionStart {
     w::SessionStart {
         memory: s.memory.as_ref().map(memory_to_wit),
         pin: s.pin.as_ref().map(pin_to_wit),
@@ -21,7 +21,7 @@ pub fn start_to_wit(s: &v::SessionStart) -> w::SessionStart {
     }
 }
 
-pub fn empty_columns() -> w::TickColumns {
+pub(crate) fn empty_columns() -> w::TickColumns {
     w::TickColumns {
         at: Vec::new(),
         flags: Vec::new(),
@@ -38,7 +38,11 @@ pub fn empty_columns() -> w::TickColumns {
 
 /// Writes `events` into `ticks` (emptied first, its buffers reused) and returns the changes
 /// between them; `api_index` names each API by its index.
-pub fn events_to_wit(events: &[v::TraceEvent], ticks: &mut w::TickColumns, api_index: &mut impl FnMut(&str) -> u32) -> Vec<w::ChangeAt> {
+pub(crate) fn events_to_wit(
+    events: &[v::TraceEvent],
+    ticks: &mut w::TickColumns,
+    api_index: &mut impl FnMut(&str) -> u32,
+) -> Vec<w::ChangeAt> {
     let t = ticks;
     for column in [&mut t.cpu_pct, &mut t.connections_pct, &mut t.latency_p95_ms, &mut t.latency_baseline_ms] {
         column.clear();
@@ -96,7 +100,7 @@ pub fn events_to_wit(events: &[v::TraceEvent], ticks: &mut w::TickColumns, api_i
 }
 
 /// The chunk's outcomes and learnt baselines; an enum code outside its WIT cases is an error.
-pub fn chunk_from_wit(c: w::ReplayChunk) -> Result<v::ReplayChunk, String> {
+pub(crate) fn chunk_from_wit(c: w::ReplayChunk) -> Result<v::ReplayChunk, String> {
     let o = c.outcomes;
     let n = o.state.len();
     let lengths = [o.previous.len(), o.cause.len(), o.level.len(), o.pending.len(), o.throttles.len(), o.flags.len(), o.bulk.len()];

@@ -209,4 +209,4 @@ impl Preparer {
 }
 
 /// Where the trial replay's records come from in a running sentinel: up to a day of minutes.
-pub const TRIAL_WINDOW: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const TRIAL_WINDOW: Duration = Duration::from_secs(24 * 3600);

@@ -12,7 +12,7 @@
 //! component compiled from the verified `.wasm` instead; the compile replaces the artifact and
 //! a warning says what was found and that it was replaced.
 //!
-//! `sentinel replay` uses this same code with the user's cache directory ([`user_cache_dir`]),
+//! `sentinel replay` uses this same code with the user's cache directory (`user_cache_dir`),
 //! keyed by the sha256 of the bytes it replays. The record is no secret: a process running as
 //! the same user can write an artifact and a record that matches it, so a cache is only as
 //! private as the user that owns it (docs/threat-model.md).
@@ -56,7 +56,7 @@ pub fn cache_dir(state_dir: &Path) -> PathBuf {
 /// Where commands without a state directory (`sentinel replay`, `sentinel policy ...`) keep
 /// their artifacts: `$SENTINEL_CACHE_DIR` (`off` for none), else
 /// `$XDG_CACHE_HOME/capacity-sentinel/policy-cache`, else `~/.cache/capacity-sentinel/policy-cache`.
-pub fn user_cache_dir() -> Option<PathBuf> {
+pub(crate) fn user_cache_dir() -> Option<PathBuf> {
     let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(dir) = var("SENTINEL_CACHE_DIR") {
         return (dir.as_os_str() != "off").then_some(dir);
@@ -69,7 +69,7 @@ pub fn user_cache_dir() -> Option<PathBuf> {
 /// service whose home is read-only) is no fault: the commands then compile, and an info line
 /// says how to give them a cache. One that exists but is not private is returned, so that the
 /// loader refuses it with a warning.
-pub fn usable_user_cache_dir() -> Option<PathBuf> {
+pub(crate) fn usable_user_cache_dir() -> Option<PathBuf> {
     let dir = user_cache_dir()?;
     match private_dir::ensure(&dir) {
         Err(e @ private_dir::NotPrivate::Io { .. }) => {
@@ -93,14 +93,14 @@ pub struct NotLoadable {
 }
 
 /// `<cache>/wasmtime-<engine hash>-<sha256>.cwasm`.
-pub fn artifact_path(cache: &Path, runtime: &Runtime, digest: &str) -> PathBuf {
+pub(crate) fn artifact_path(cache: &Path, runtime: &Runtime, digest: &str) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     runtime.engine().precompile_compatibility_hash().hash(&mut hasher);
     cache.join(format!("wasmtime-{:016x}-{digest}.cwasm", hasher.finish()))
 }
 
 /// The record beside an artifact.
-pub fn record_path(artifact: &Path) -> PathBuf {
+pub(crate) fn record_path(artifact: &Path) -> PathBuf {
     artifact.with_extension("cwasm.sha256")
 }
 
@@ -115,14 +115,14 @@ pub fn load(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> Res
 /// authenticated artifact is used exactly as [`load`] uses it, but nothing is created or written
 /// (no directory, no artifact, no replacement): a follower may run as another user than the
 /// sentinel that owns the cache, and the leader keeps it. Without a usable artifact it compiles.
-pub fn load_read_only(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> Result<(Component, Origin), NotLoadable> {
+pub(crate) fn load_read_only(cache: Option<&Path>, runtime: &Runtime, verified: &Verified) -> Result<(Component, Origin), NotLoadable> {
     let digest = verified.entry.manifest.sha256.to_ascii_lowercase();
     load_from(cache, false, runtime, &verified.entry.component_path, &verified.bytes, &digest)
 }
 
 /// [`load`] for component bytes whose sha256 (`digest`, lower-case hex) the caller computed
 /// from those very bytes; `path` names them in errors.
-pub fn load_bytes(
+pub(crate) fn load_bytes(
     cache: Option<&Path>,
     runtime: &Runtime,
     path: &Path,

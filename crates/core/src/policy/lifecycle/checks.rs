@@ -30,7 +30,7 @@ pub fn fixed_inputs() -> Result<Vec<FixedInput>, String> {
 }
 
 /// A decision that cannot be right whatever the thresholds.
-pub fn structural(d: &Decision) -> Option<String> {
+pub(crate) fn structural(d: &Decision) -> Option<String> {
     let f = &d.factors;
     if [f.bulk, f.heavy, f.write, f.read].iter().any(|v| !v.is_finite() || !(0.0..=1.0).contains(v)) {
         return Some(format!("factors out of [0, 1]: {f:?}"));
@@ -91,7 +91,7 @@ pub fn self_check(policy: &mut dyn Policy) -> Result<usize, String> {
 /// engine as every replay runs (baselines learnt from the ticks' own latency, pins and the
 /// switch from their records on), tick by tick so that a failure names its tick; refuses a trap,
 /// a structurally unsound outcome or an invariant break. The number of ticks replayed.
-pub fn trial_replay(policy: &mut dyn Policy, records: &[TickRecord]) -> Result<usize, String> {
+pub(crate) fn trial_replay(policy: &mut dyn Policy, records: &[TickRecord]) -> Result<usize, String> {
     let thresholds = thresholds(policy)?;
     let mut checker = InvariantChecker::new(&thresholds);
     let events = crate::trace::recorded::events(records);

@@ -126,7 +126,7 @@ pub fn read_entry(path: &Path) -> Result<Entry, IntegrityError> {
 }
 
 /// The policy versions of `dir` that decide (admission-only components are skipped).
-pub fn policy_entries(dir: &Path) -> Vec<Entry> {
+pub(crate) fn policy_entries(dir: &Path) -> Vec<Entry> {
     scan(dir).0.into_iter().filter(|e| e.manifest.world == "policy").collect()
 }
 
@@ -134,7 +134,7 @@ pub fn policy_entries(dir: &Path) -> Vec<Entry> {
 /// copied in before its component announces nothing yet, so the version arrives with its
 /// component (the directory changes again then) instead of being refused, and counted as a
 /// refusal, for a file still on its way.
-pub fn announced(entries: &[Entry]) -> BTreeSet<String> {
+pub(crate) fn announced(entries: &[Entry]) -> BTreeSet<String> {
     entries
         .iter()
         .filter(|e| {

@@ -47,7 +47,7 @@ pub enum NotPrivate {
 }
 
 /// The user the sentinel runs as.
-pub fn effective_uid() -> u32 {
+pub(crate) fn effective_uid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 

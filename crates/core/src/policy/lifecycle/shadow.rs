@@ -50,7 +50,7 @@ pub struct ShadowLine {
 }
 
 /// Where shadows keep their files: `shadow/` in the private state directory.
-pub fn shadow_dir(state_dir: &Path) -> PathBuf {
+pub(crate) fn shadow_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("shadow")
 }
 

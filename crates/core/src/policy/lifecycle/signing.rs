@@ -52,7 +52,7 @@ struct SignatureFile {
 }
 
 /// Where the signature of `entry`'s manifest is: `X.manifest.sig` beside `X.manifest.json`.
-pub fn signature_path(entry: &Entry) -> PathBuf {
+pub(crate) fn signature_path(entry: &Entry) -> PathBuf {
     entry.manifest_path.with_extension("sig")
 }
 
@@ -120,7 +120,7 @@ fn decode32(text: &str) -> Result<[u8; 32], String> {
 }
 
 /// An ed25519 public key from its hex text (32 bytes; surrounding whitespace ignored), or why not.
-pub fn parse_public(text: &str) -> Result<VerifyingKey, String> {
+pub(crate) fn parse_public(text: &str) -> Result<VerifyingKey, String> {
     VerifyingKey::from_bytes(&decode32(text)?).map_err(|e| format!("not an ed25519 public key: {e}"))
 }
 

@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The state's file name, in the private state directory.
-pub const STATE_FILE: &str = "policy-state.json";
+pub(crate) const STATE_FILE: &str = "policy-state.json";
 /// Held (exclusively) by whoever changes the state file.
-pub const LOCK_FILE: &str = "policy-state.lock";
+pub(crate) const LOCK_FILE: &str = "policy-state.lock";
 /// Where earlier releases kept the state, in the policy directory: ignored (and said so).
-pub const FORMER_STATE_FILE: &str = "sentinel-policy-state.json";
+pub(crate) const FORMER_STATE_FILE: &str = "sentinel-policy-state.json";
 
 /// The persisted choice of versions: which one is active, which were active before it, and which
 /// were found unhealthy.
@@ -161,7 +161,7 @@ impl PolicyState {
 }
 
 /// Applies `change` to the saved state and saves the result, holding the exclusive lock on
-/// [`LOCK_FILE`] from the read to the write (blocking while another writer holds it). Returns
+/// `LOCK_FILE` from the read to the write (blocking while another writer holds it). Returns
 /// the state as saved. An unreadable or untrusted state file is an error, and nothing is written.
 pub fn update(state_dir: &Path, change: impl FnOnce(&mut PolicyState)) -> Result<PolicyState, StateError> {
     use std::os::unix::fs::OpenOptionsExt;

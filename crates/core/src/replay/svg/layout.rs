@@ -72,7 +72,7 @@ pub fn runs(columns: &[Column], i: usize) -> Vec<&[Column]> {
 
 /// One policy's band: per column the highest state, an engagement, the engaged flag and a
 /// damping hold.
-pub fn bands(points: &[Point], columns: &[Column]) -> Bands {
+pub(crate) fn bands(points: &[Point], columns: &[Column]) -> Bands {
     let (Some(first), Some(last)) = (columns.first(), columns.last()) else { return Vec::new() };
     let range = first.from..last.to;
     let mut out: Bands = vec![Band::default(); columns.len()];
@@ -108,10 +108,10 @@ pub fn bands(points: &[Point], columns: &[Column]) -> Bands {
 }
 
 /// The state of a column before a timeline's first tick: nothing is drawn there.
-pub const NO_STATE: u8 = u8::MAX;
+pub(crate) const NO_STATE: u8 = u8::MAX;
 
 /// Runs of equal values over the columns: (from, to, value).
-pub fn spans(columns: &[Column], values: impl Iterator<Item = u8>) -> Vec<(Instant, Instant, u8)> {
+pub(crate) fn spans(columns: &[Column], values: impl Iterator<Item = u8>) -> Vec<(Instant, Instant, u8)> {
     let mut out: Vec<(Instant, Instant, u8)> = Vec::new();
     for (c, v) in columns.iter().zip(values) {
         match out.last_mut() {
@@ -134,7 +134,7 @@ pub enum Focus {
 /// The window of the detail view: three hours around the first tick where the policies'
 /// states differ (else the first policy's first protection); none for a trace of six hours or
 /// less or one that never leaves normal.
-pub fn detail_window(timelines: &[&[Point]], range: &Range) -> Option<(Range, Focus)> {
+pub(crate) fn detail_window(timelines: &[&[Point]], range: &Range) -> Option<(Range, Focus)> {
     const WINDOW: Instant = 3 * 3600;
     if range.end - range.start <= 2 * WINDOW {
         return None;

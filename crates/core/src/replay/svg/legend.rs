@@ -75,7 +75,7 @@ fn placed(items: &[(Mark, String)], left: i32, right: i32) -> Vec<(i32, i32)> {
 }
 
 /// The legend's height for a drawing `right` wide from `left`.
-pub fn height(present: &Present, compared: &str, left: i32, right: i32) -> u32 {
+pub(crate) fn height(present: &Present, compared: &str, left: i32, right: i32) -> u32 {
     let rows = placed(&items(present, compared), left, right).last().map_or(0, |(_, row)| row + 1);
     (rows * ROW + 16) as u32
 }

@@ -38,7 +38,7 @@ pub struct LabelBox {
 /// down until free; nearest lines first. Free means no label placed before covers any of its
 /// pixels (labels of both ends meet on a narrow drawing). So no two labels overlap and none
 /// sits on its own line.
-pub fn tops(labels: &[LabelBox]) -> Vec<i32> {
+pub(crate) fn tops(labels: &[LabelBox]) -> Vec<i32> {
     let mut order: Vec<usize> = (0..labels.len()).collect();
     order.sort_by_key(|&i| labels[i].line);
     let mut out = vec![0; labels.len()];
