@@ -22,10 +22,14 @@ pub struct Reached {
     pub target: String,
     /// What was done, or what failed and what to do.
     pub outcome: Result<String, String>,
+    /// How long reaching it took; zero when nothing was sent (a source on this machine, a client
+    /// that could not be built) and for the store's lock, timed with the store.
     pub took: Duration,
 }
 
 impl Reached {
+    /// Whether reaching it failed: `check --connect` then prints `FAIL` and exits with 6
+    /// (unreachable).
     pub fn failed(&self) -> bool {
         self.outcome.is_err()
     }

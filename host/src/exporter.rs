@@ -9,6 +9,8 @@ use sentinel_core::telemetry::Telemetry;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+/// The endpoint's one route, `GET /metrics`: the sentinel's telemetry in the OpenMetrics text
+/// format, for Prometheus to scrape.
 pub fn router(telemetry: Arc<Telemetry>) -> Router {
     Router::new().route("/metrics", get(metrics)).with_state(telemetry)
 }

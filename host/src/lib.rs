@@ -5,6 +5,9 @@
 //! What it may depend on: everything below it. Nothing depends on it but the binary and the
 //! tests.
 
+// Every public item says what it is: the tests and the benches build on this crate's surface.
+#![deny(missing_docs)]
+
 pub mod alerts;
 pub mod api;
 pub mod cli;

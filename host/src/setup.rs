@@ -40,12 +40,22 @@ pub enum SetupError {
     /// The configuration names something this machine or build cannot serve.
     #[error("{0}")]
     Refused(String),
+    /// The single policy (the `policy` file, or the embedded default) could not be loaded.
     #[error("{what}")]
-    Policy { what: String, source: policy::PolicyError },
+    Policy {
+        /// What was being loaded, and for a file how to fix it (build it, or remove `policy`).
+        what: String,
+        /// Why loading it failed.
+        source: policy::PolicyError,
+    },
+    /// The policy runtime (the engine every policy instance runs in) could not start.
     #[error(transparent)]
     Runtime(#[from] policy::PolicyError),
+    /// With `[policies]`: the policy lifecycle could not start (an unreadable `public_key`, a
+    /// policy state it cannot read or write, or no version that passes its checks).
     #[error(transparent)]
     Lifecycle(#[from] lifecycle::LifecycleError),
+    /// The configured store could not be opened or read.
     #[error(transparent)]
     Store(#[from] sentinel_core::ports::StoreError),
 }
@@ -91,10 +101,16 @@ pub async fn active_policy(config: &Config) -> Result<ActivePolicy, SetupError> 
 
 /// The store's ports, all served by one store.
 pub struct Stores {
+    /// The memory one tick leaves the next, and the record of every tick.
     pub memory: Arc<dyn MemoryStore>,
+    /// The staff pin and its audit trail.
     pub pins: Arc<dyn PinStore>,
+    /// The latency samples and each hour's baselines.
     pub baselines: Arc<dyn BaselineStore>,
+    /// The records of the emergency stage throttles.
     pub stages: Arc<dyn StageLedger>,
+    /// The lock that lets one sentinel decide at a time: a lock file beside the SQLite store,
+    /// or the PostgreSQL advisory lock (`store.lock_key`) kept as a lease.
     pub leadership: Box<dyn Leadership>,
 }
 

@@ -109,15 +109,16 @@ mod tests {
 
     #[test]
     fn a_version_in_the_wrong_folder_is_refused_and_a_missing_file_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("1.1.0")).unwrap();
-        let path = dir.path().join("1.1.0/policy.toml");
+        let dir = crate::scratch("version-folder");
+        std::fs::create_dir(dir.join("1.1.0")).unwrap();
+        let path = dir.join("1.1.0/policy.toml");
         std::fs::write(&path, POLICY).unwrap();
         let e = read_version(&path).unwrap_err().to_string();
         assert!(e.contains("version 1.0.0 does not match its folder 1.1.0"), "{e}");
         assert_eq!(read(&path).unwrap().description.version, "1.0.0", "a file read as a base need not sit in its folder");
-        let missing = dir.path().join("nowhere/policy.toml");
+        let missing = dir.join("nowhere/policy.toml");
         let e = read(&missing).unwrap_err().to_string();
         assert!(e.starts_with(&format!("cannot read {}", missing.display())), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -22,3 +22,13 @@
 pub mod description;
 #[cfg(feature = "manifest")]
 pub mod manifest;
+
+/// A fresh folder for one test under the system's temporary folder (this crate has no
+/// dev-dependencies: see its Cargo.toml).
+#[cfg(test)]
+fn scratch(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("capacity-policy-files-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -69,18 +69,19 @@ mod tests {
 
     #[test]
     fn the_manifest_names_the_bytes_written_and_reads_back_the_same() {
-        let dir = tempfile::tempdir().unwrap();
-        let component = dir.path().join("capacity-policy-9.9.9.wasm");
+        let dir = crate::scratch("manifest");
+        let component = dir.join("capacity-policy-9.9.9.wasm");
         let bytes = b"\0asm not really";
         write_whole(&component, bytes).unwrap();
         let described = Described { name: "capacity-policy", version: "9.9.9", world: "policy", imports: &[], thresholds: None };
         let manifest = manifest_of(bytes, "capacity-policy-9.9.9.wasm", described);
         let path = write_manifest(&component, &manifest).unwrap();
-        assert_eq!(path, dir.path().join("capacity-policy-9.9.9.manifest.json"));
+        assert_eq!(path, dir.join("capacity-policy-9.9.9.manifest.json"));
         let read: PolicyManifest = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(read, manifest);
         assert_eq!(read.sha256, hex::encode(Sha256::digest(std::fs::read(&component).unwrap())));
         assert_eq!(read.size, bytes.len() as u64);
-        assert!(!dir.path().join("capacity-policy-9.9.9.partial").exists(), "no partial file is left");
+        assert!(!dir.join("capacity-policy-9.9.9.partial").exists(), "no partial file is left");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

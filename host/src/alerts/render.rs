@@ -12,13 +12,17 @@ pub const GROUP: &str = "capacity-sentinel";
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TimeScale(f64);
 
+/// A `--time-scale` that is not a number from 1 to 3600; it holds the value given.
 #[derive(Debug, thiserror::Error, PartialEq)]
 #[error("--time-scale must be a number from 1 to 3600 (how many times faster than real time the sentinel runs), got {0}")]
 pub struct BadTimeScale(pub f64);
 
 impl TimeScale {
+    /// Real time: every duration as written, for a sentinel in production.
     pub const REAL_TIME: TimeScale = TimeScale(1.0);
 
+    /// The scale for a sentinel that runs `factor` times faster than real time
+    /// (`sentinel run --speed`); refused unless `factor` is a number from 1 to 3600.
     pub fn new(factor: f64) -> Result<TimeScale, BadTimeScale> {
         if factor.is_finite() && (1.0..=3600.0).contains(&factor) { Ok(TimeScale(factor)) } else { Err(BadTimeScale(factor)) }
     }

@@ -13,12 +13,16 @@
 /// How loud an alert is: `critical` pages, `warning` is for working hours, `info` is a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
+    /// Pages whoever is on call: someone must act now.
     Critical,
+    /// For working hours: something needs a look, not a page.
     Warning,
+    /// A record worth knowing (a pin about to expire, a diverging shadow); no action is needed.
     Info,
 }
 
 impl Severity {
+    /// The rule's `severity` label as written in the rules file (`critical`, `warning`, `info`).
     pub fn name(self) -> &'static str {
         match self {
             Severity::Critical => "critical",
@@ -31,16 +35,21 @@ impl Severity {
 /// One alerting rule.
 #[derive(Debug, Clone, Copy)]
 pub struct AlertRule {
+    /// The alert's name (`alert:` in the rules file), such as `SentinelNotPublishing`.
     pub name: &'static str,
+    /// How loud it is: the rule's `severity` label.
     pub severity: Severity,
+    /// The PromQL expression that fires it, with `{S:n}` and `{D:n}` duration placeholders.
     pub expr: &'static str,
     /// How long the expression must hold before the alert fires (none: at once).
     pub for_s: Option<u32>,
+    /// What is wrong, in one line (the `summary` annotation).
     pub summary: &'static str,
     /// What it means and what to do; Prometheus templates (`{{ $labels.channel }}`) allowed.
     pub description: &'static str,
 }
 
+/// Every alerting rule on the sentinel, in the order `sentinel alert-rules` writes them.
 pub const RULES: &[AlertRule] = &[
     AlertRule {
         name: "SentinelNotPublishing",

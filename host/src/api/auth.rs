@@ -29,15 +29,21 @@ impl std::fmt::Debug for Tokens {
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
+    /// The caller's name, the actor of its audit records: the static token's name, or
+    /// `oidc:<subject>` (with ` <email>` when the token's `email_verified` is true or absent).
     pub name: String,
+    /// What it may do: staff reads, sets and clears pins; viewer only reads.
     pub role: ApiRole,
 }
 
 impl Tokens {
+    /// The tokens of `[api] tokens`, each known only by its SHA-256.
     pub fn new(tokens: &[ApiToken]) -> Tokens {
         Tokens { tokens: tokens.to_vec() }
     }
 
+    /// Whether no static token is configured (without `[api.oidc]` too, every `/v1` call is
+    /// refused).
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }

@@ -12,30 +12,44 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use std::time::Instant;
 
+/// The labels of `sentinel_api_requests_total`: one answered request.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
+    /// The HTTP method; `other` for any but GET, HEAD, PUT, DELETE, POST, PATCH and OPTIONS.
     pub method: String,
     /// The route's pattern (`/v1/pin`), `unmatched` for unknown paths: bounded cardinality.
     pub route: String,
+    /// The HTTP status answered.
     pub status: u16,
 }
 
+/// The label of `sentinel_api_auth_failures_total`: the status of the refusal.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct StatusLabels {
+    /// 401 (no valid token) or 403 (a role that may not, or a cross-site change).
     pub status: u16,
 }
 
+/// The label of `sentinel_api_pin_changes_total`: what the change did.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ActionLabels {
+    /// The audit action: `set`, `replace` or `clear`.
     pub action: String,
 }
 
+/// The API's metrics (named `sentinel_api_*`) and the registry they are rendered from.
 pub struct ApiMetrics {
     registry: Registry,
+    /// `sentinel_api_requests_total{method,route,status}`: every answered request.
     pub requests: Family<RequestLabels, Counter>,
+    /// `sentinel_api_request_seconds`: how long each request took to answer, in seconds.
     pub request_seconds: Histogram,
+    /// `sentinel_api_auth_failures_total{status}`: calls refused with 401 or 403.
     pub auth_failures: Family<StatusLabels, Counter>,
+    /// `sentinel_api_pin_changes_total{action}`: pins set, replaced and cleared through the API.
     pub pin_changes: Family<ActionLabels, Counter>,
+    /// `sentinel_api_refusals_unaudited_total`: refused pin changes over a caller's allowance of
+    /// 10 a minute, counted instead of written to the audit.
     pub refusals_unaudited: Counter,
 }
 
@@ -67,16 +81,21 @@ impl Default for ApiMetrics {
 }
 
 impl ApiMetrics {
+    /// Every metric as OpenMetrics text: the body of `GET /metrics`.
     pub fn render(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out
     }
 
+    /// Counts one call refused with `status`: 401 (no valid token) or 403 (a role that may
+    /// not, or a cross-site change).
     pub fn auth_failure(&self, status: u16) {
         self.auth_failures.get_or_create(&StatusLabels { status }).inc();
     }
 
+    /// Counts one pin change made through the API, by its audit action (`set`, `replace`,
+    /// `clear`).
     pub fn pin_change(&self, action: &str) {
         self.pin_changes.get_or_create(&ActionLabels { action: action.into() }).inc();
     }

@@ -37,12 +37,19 @@ pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// What the handlers share.
 #[derive(Clone)]
 pub struct ApiState {
+    /// The pin service `sentinel pin` uses too: shows, sets and clears the pin and reads its audit.
     pub pins: PinService,
+    /// The store whose tick records answer `/v1/state`, the overview, the timeline and the
+    /// shadow's scorecard.
     pub memory: Arc<dyn MemoryStore>,
+    /// The loaded policy: pins are validated against it, the console shows its boundaries, and
+    /// readiness asks it.
     pub policy: SharedPolicy,
+    /// The static tokens of `[api] tokens`, by their SHA-256.
     pub tokens: Arc<auth::Tokens>,
     /// `[api.oidc]`: OpenID Connect tokens, when configured.
     pub oidc: Option<Arc<oidc::Verifier>>,
+    /// The API's own metrics, served at `/metrics`.
     pub metrics: Arc<metrics::ApiMetrics>,
     /// How many refused pin changes of one caller the audit takes a minute.
     pub refusals: Arc<refusals::RefusalAllowance>,
@@ -54,6 +61,7 @@ pub struct ApiState {
     pub policy_limits: sentinel_core::policy::Limits,
     /// The shadow's last scorecard, computed in the background.
     pub scorecards: Arc<scorecard_cache::ScorecardCache>,
+    /// Where the handlers read "now" from: the wall clock, or another in tests.
     pub clock: Clock,
     /// The OpenAPI document, serialized once.
     pub openapi: Arc<Vec<u8>>,

@@ -11,7 +11,9 @@ use vocabulary::{Cause, Factors, Instant, Pin, ProtectionState};
 /// The policy that decided.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct PolicyView {
+    /// The policy's name (`capacity-policy`).
     pub name: String,
+    /// The policy's semantic version (`1.0.0`).
     pub version: String,
     /// sha256 of the policy module.
     pub digest: String,
@@ -20,16 +22,22 @@ pub struct PolicyView {
 /// The last published document (docs/behaviour.md §7), as the cache and parameter channels got it.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct StateView {
+    /// The protection state decided: `normal`, `constrained`, `critical` or `emergency`.
     pub state: ProtectionState,
+    /// The workload factors of that state (`bulk`, `heavy`, `write`, `read`), each from 0 to 1.
     pub factors: Factors,
+    /// The minute the tick decided for, RFC 3339 in UTC.
     #[schema(format = DateTime)]
     pub decided_at: String,
+    /// The policy version that decided.
     pub policy: PolicyView,
     /// Whether a pin decided the state.
     pub pinned: bool,
     /// When the deciding pin expires; null when not pinned.
     #[schema(format = DateTime, required)]
     pub pin_expires_at: Option<String>,
+    /// Why this state was decided: the first cause that applied (docs/behaviour.md §5.7), such as
+    /// `escalate`, `pinned` or `hold`.
     pub cause: Cause,
     /// Grows by one each tick.
     #[schema(minimum = 0)]
@@ -54,8 +62,11 @@ impl From<StateDocument> for StateView {
 /// A pin as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct PinView {
+    /// The state the pin holds the sentinel in while it is in force.
     pub state: ProtectionState,
+    /// Why it was set, as the person who set it wrote it.
     pub reason: String,
+    /// When the pin ends, RFC 3339 in UTC: from then on it no longer decides.
     #[schema(format = DateTime)]
     pub expires_at: String,
     /// Who set it (the name of the caller's token).
@@ -71,6 +82,7 @@ impl From<&Pin> for PinView {
 /// The stored pin, with whether it is still in force.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct CurrentPin {
+    /// The stored pin's fields (`state`, `reason`, `expires_at`, `actor`), inline in this object.
     #[serde(flatten)]
     #[schema(inline)]
     pub pin: PinView,
@@ -81,11 +93,14 @@ pub struct CurrentPin {
 /// The pin, or null when there is none.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct PinStatus {
+    /// The stored pin with whether it is in force; null when no pin is stored.
     #[schema(required)]
     pub pin: Option<CurrentPin>,
 }
 
 impl PinStatus {
+    /// The status of the stored `pin` (none: no pin) at `now` (unix seconds): active while its
+    /// `expires_at` is after `now`.
     pub fn new(pin: Option<&Pin>, now: Instant) -> PinStatus {
         PinStatus { pin: pin.map(|p| CurrentPin { pin: p.into(), active: p.expires_at > now }) }
     }
@@ -113,9 +128,14 @@ pub struct AuditEntry {
     /// Grows with every record; `before` pages by it.
     #[schema(minimum = 1)]
     pub id: i64,
+    /// When it happened (the change, the expiry or the refused attempt), RFC 3339 in UTC.
     #[schema(format = DateTime)]
     pub at: String,
+    /// Who did it: the API caller's name (`oidc:<subject>` for an OpenID Connect token), the CLI's
+    /// `--actor`, or `sentinel (expiry)` when a tick removed an expired pin.
     pub actor: String,
+    /// What happened: `set`, `replace`, `clear`, `expire`, or `refused` (an API attempt that changed
+    /// nothing).
     pub action: AuditAction,
     /// The pin before; null when there was none.
     #[schema(required)]
@@ -145,6 +165,7 @@ impl From<&AuditRecord> for AuditEntry {
 /// One page of the audit trail, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct AuditPage {
+    /// This page's records, newest (highest `id`) first: at most `limit`; empty when there are none.
     pub entries: Vec<AuditEntry>,
     /// Pass as `before` for the next (older) page; null on the last page.
     #[schema(required, minimum = 1)]
@@ -154,6 +175,7 @@ pub struct AuditPage {
 /// The process is up.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Health {
+    /// Always `ok` while the process answers.
     #[schema(example = "ok")]
     pub status: String,
 }
@@ -161,6 +183,7 @@ pub struct Health {
 /// Ready: the store answers and the policy is loaded.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Readiness {
+    /// Always `ready`: when the store or the policy does not answer, the answer is a 503 problem.
     #[schema(example = "ready")]
     pub status: String,
     /// `name version` of the loaded policy.

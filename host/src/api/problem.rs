@@ -8,6 +8,7 @@ use sentinel_core::ports::StoreError;
 use serde::Serialize;
 use utoipa::{ToResponse, ToSchema};
 
+/// The media type of every error answer: an RFC 9457 problem as JSON.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
 /// An RFC 9457 problem.
@@ -37,6 +38,8 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// A problem of `status` whose type is `urn:capacity-sentinel:problem:<kind>`, with its `title`
+    /// and `detail`, about no field.
     pub fn new(status: StatusCode, kind: &str, title: &str, detail: impl Into<String>) -> Problem {
         Problem {
             kind: format!("urn:capacity-sentinel:problem:{kind}"),
@@ -47,10 +50,12 @@ impl Problem {
         }
     }
 
+    /// The HTTP status to answer with (500 if `status` is not a valid one).
     pub fn status(&self) -> StatusCode {
         StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
+    /// 400 `bad-request`: a body or query that is not the documented one; `detail` names what.
     pub fn bad_request(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, "bad-request", "The request is malformed", detail)
     }
@@ -65,6 +70,8 @@ impl Problem {
         )
     }
 
+    /// 403 `forbidden`: a valid token whose role may not do this (a viewer changing the pin, or an
+    /// OpenID Connect token whose roles map to neither role).
     pub fn forbidden() -> Problem {
         Problem::new(
             StatusCode::FORBIDDEN,
@@ -74,10 +81,12 @@ impl Problem {
         )
     }
 
+    /// 404 `not-found`: nothing here (yet); `detail` says what is missing.
     pub fn not_found(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::NOT_FOUND, "not-found", "Not found", detail)
     }
 
+    /// 413 `body-too-large`: the body is over `limit` bytes (the detail says it in KiB).
     pub fn too_large(limit: usize) -> Problem {
         Problem::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -87,6 +96,7 @@ impl Problem {
         )
     }
 
+    /// 415 `unsupported-media-type`: the body is not sent as `application/json`.
     pub fn unsupported_media_type() -> Problem {
         Problem::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -103,10 +113,14 @@ impl Problem {
         p
     }
 
+    /// 503 `unavailable`: the store (or, for readiness, the policy) does not answer now; try
+    /// again.
     pub fn unavailable(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", "The sentinel cannot answer now", detail)
     }
 
+    /// 500 `internal`: the sentinel failed (the policy, a corrupt store, a drawing); nothing
+    /// changed.
     pub fn internal(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "The sentinel failed", detail)
     }

@@ -14,6 +14,8 @@ pub const PER_MINUTE: u32 = 10;
 /// Callers remembered before the stale ones are forgotten.
 const REMEMBERED: usize = 1024;
 
+/// Each caller's refusals audited in the current minute, by actor; callers of earlier minutes are
+/// forgotten once 1024 are remembered.
 #[derive(Debug)]
 pub struct RefusalAllowance {
     by_actor: Lock<HashMap<String, Window>>,
@@ -39,10 +41,15 @@ pub enum Verdict {
     /// Write it to the audit.
     Audit,
     /// Over the allowance: count it; `first` says whether it is the first this minute (log it).
-    OverAllowance { first: bool },
+    OverAllowance {
+        /// Whether this is the caller's first refusal over the allowance this minute: the one to log.
+        first: bool,
+    },
 }
 
 impl RefusalAllowance {
+    /// Takes one refusal of `actor` at `now` (unix seconds) from the allowance of that minute:
+    /// `Audit` for the first `PER_MINUTE`, then `OverAllowance`.
     pub fn take(&self, actor: &str, now: Instant) -> Verdict {
         let minute = now.div_euclid(60) * 60;
         let mut by_actor = self.by_actor.lock();

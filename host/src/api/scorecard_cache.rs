@@ -21,9 +21,14 @@ pub const REFRESH_SECONDS: i64 = 300;
 
 /// What a scoring needs.
 pub struct ScoreInputs {
+    /// `[policies]`: the directory the versions are loaded from and the state directory
+    /// holding the shadow's log.
     pub policies: PoliciesConfig,
+    /// The bounds every policy call of the replays runs under.
     pub limits: Limits,
+    /// The store whose tick records of the shadow period are replayed.
     pub memory: Arc<dyn MemoryStore>,
+    /// "Now": how far back the records are read, and when the scoring finished.
     pub clock: Clock,
     /// The shadow version.
     pub version: String,
@@ -32,9 +37,11 @@ pub struct ScoreInputs {
 /// One finished scoring.
 #[derive(Clone)]
 pub struct Scored {
+    /// The shadow version it scored.
     pub version: String,
     /// The length of the shadow log it scored.
     log_length: u64,
+    /// When it finished (unix seconds).
     pub computed_at: Instant,
     /// The evidence, or why there is none (for a person).
     pub outcome: Result<Arc<Evidence>, String>,
@@ -42,6 +49,7 @@ pub struct Scored {
 
 /// What a request is answered with.
 pub struct Answer {
+    /// The shadow version asked about.
     pub version: String,
     /// The last scoring of this version; none before the first has finished.
     pub scored: Option<Scored>,
@@ -55,6 +63,7 @@ struct Inner {
     running: bool,
 }
 
+/// The last scoring and whether one runs now, shared by every request.
 pub struct ScorecardCache {
     inner: Lock<Inner>,
 }

@@ -19,22 +19,28 @@ mod tune;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
+/// The `sentinel` command line: the global flags and the command to run.
 #[derive(Debug, Parser)]
 #[command(name = "sentinel", version, about = "Capacity sentinel: protects a shared database from background work under pressure")]
 pub struct Cli {
     /// Log format on stderr.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// How logs are written on stderr (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
+    /// Human-readable lines, coloured on a terminal.
     Text,
+    /// One JSON object per line, for a log collector.
     Json,
 }
 
+/// The commands of `sentinel`, one per subcommand.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the minute loop.
@@ -140,6 +146,8 @@ fn with_moved_targets(filter: tracing_subscriber::filter::Targets) -> tracing_su
     filter.with_targets(moved)
 }
 
+/// Runs the command `cli` names and returns the exit code it ends with (0, or one of `exit`); an
+/// error is left to `main`, which prints it and exits with 2.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(args),

@@ -31,28 +31,44 @@ pub const TOKENS_FILE_VAR: &str = "SENTINEL_API_TOKENS_FILE";
 /// The address `sentinel serve` listens on by default.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8080";
 
+/// The `[api]` table as written, unknown keys refused; `from_raw` checks it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawApi {
+    /// `address`: where `sentinel serve` listens (absent: `127.0.0.1:8080`).
     pub address: Option<SocketAddr>,
+    /// `tokens`: the static callers (absent: none); a tokens file named by
+    /// `SENTINEL_API_TOKENS_FILE` replaces them.
     #[serde(default)]
     pub tokens: Vec<RawToken>,
+    /// `header_read_timeout`: the most a request's whole header may take (absent: 10 s; 100 ms
+    /// to 5 minutes).
     #[serde(default, with = "humantime_serde::option")]
     pub header_read_timeout: Option<Duration>,
+    /// `request_body_timeout`: the most a request's whole body may take after its header
+    /// (absent: 10 s; 100 ms to 5 minutes).
     #[serde(default, with = "humantime_serde::option")]
     pub request_body_timeout: Option<Duration>,
+    /// `idle_timeout`: how long a kept-alive connection may wait for its next request (absent:
+    /// 5 s, or `header_read_timeout` if that is shorter).
     #[serde(default, with = "humantime_serde::option")]
     pub idle_timeout: Option<Duration>,
+    /// `max_connections`: connections open at once (absent: 256; 1 to 65536).
     pub max_connections: Option<u32>,
     /// OpenID Connect tokens besides the static ones.
     pub oidc: Option<super::oidc::RawOidc>,
 }
 
+/// One entry of `api.tokens` (or of the tokens file) as written, unknown keys refused (a
+/// plain `token` among them).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawToken {
+    /// `name`: the caller, the actor of its audit records; not blank, unique.
     pub name: String,
+    /// `role`: `staff` or `viewer`.
     pub role: ApiRole,
+    /// `sha256`: the SHA-256 of the token as 64 hex digits (`printf %s TOKEN | sha256sum`).
     pub sha256: String,
 }
 
@@ -66,11 +82,14 @@ struct RawTokensFile {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ApiRole {
+    /// `staff`: reads, and sets and clears pins.
     Staff,
+    /// `viewer`: reads only.
     Viewer,
 }
 
 impl ApiRole {
+    /// The role as the configuration spells it (`staff`, `viewer`), for logs.
     pub fn name(self) -> &'static str {
         match self {
             ApiRole::Staff => "staff",
@@ -82,8 +101,11 @@ impl ApiRole {
 /// One caller: its name (the actor of its audit records), role, and the SHA-256 of its token.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiToken {
+    /// The caller's name, unique among the tokens: the actor of its pins and audit records.
     pub name: String,
+    /// What the caller may do.
     pub role: ApiRole,
+    /// The SHA-256 digest of the caller's token (the token itself is never configured).
     pub sha256: [u8; 32],
 }
 
@@ -93,12 +115,19 @@ impl std::fmt::Debug for ApiToken {
     }
 }
 
+/// The `[api]` table as checked: where `sentinel serve` listens, who may call it, and the limits
+/// on slow and idle clients.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiConfig {
+    /// `api.address`: the address and port `sentinel serve` listens on (default `127.0.0.1:8080`;
+    /// `--addr` overrides it).
     pub address: SocketAddr,
+    /// The static callers, from `api.tokens` or the tokens file (empty: only OpenID Connect
+    /// tokens are accepted, and without `[api.oidc]` every `/v1` call is refused).
     pub tokens: Vec<ApiToken>,
     /// Where the tokens came from (`api.tokens` or the tokens file), for messages.
     pub tokens_source: String,
+    /// The connection limits: header, body and idle timeouts, and `api.max_connections`.
     pub limits: ApiLimits,
     /// `[api.oidc]`: verified OpenID Connect tokens, when configured.
     pub oidc: Option<super::oidc::OidcConfig>,

@@ -17,18 +17,55 @@ use sentinel_core::ports::stages::StageTarget;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Why the configuration could not be loaded: its file could not be read, or a key in it is
+/// refused. Either message names the file, and a refusal the key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The config file could not be read (missing, not readable, or not UTF-8 text).
     #[error("cannot read config {}: {source}{}", path.display(), error_place::read_advice(source))]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        /// The config file, as given.
+        path: PathBuf,
+        /// What reading it failed with.
+        source: std::io::Error,
+    },
+    /// The configuration was read but is refused: TOML that does not parse, an unknown or
+    /// mistyped key, a value out of range, or keys that contradict each other.
     #[error("config {path}: {message}")]
-    Invalid { path: String, message: String },
+    Invalid {
+        /// Where the configuration came from: the file's path, or `embedded default`.
+        path: String,
+        /// The dotted key when one is known (`store.timeout: ...`), then what is wrong with it.
+        message: String,
+    },
 }
 
+/// `[store]`: where the sentinel keeps its memory, tick records, pin and audit, latency baselines
+/// and stage-throttle records, and the lock that lets only one sentinel decide at a time.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoreConfig {
-    Sqlite { path: PathBuf },
-    Postgres { url: String, timeout: Duration, lock_key: i64, lease: Duration },
+    /// `kind = "sqlite"`: one file on this machine, for a single sentinel; the lock is a file
+    /// beside it. The default, `sentinel-state/sentinel.db`.
+    Sqlite {
+        /// `store.path`: the database file (relative to the config file's folder).
+        path: PathBuf,
+    },
+    /// `kind = "postgres"`: the shared store of several sentinels, one of which decides each
+    /// minute under a PostgreSQL advisory lock kept as a lease.
+    Postgres {
+        /// `store.url`: a `postgres://` URL or a libpq `key=value` string, which may carry the
+        /// password (`SENTINEL_POSTGRES_URL` overrides it).
+        url: String,
+        /// `store.timeout`: bounds connecting and each statement (default 5 s; 100 ms up to
+        /// `tick_deadline`).
+        timeout: Duration,
+        /// `store.lock_key`: the advisory lock's key, the same for every sentinel of one
+        /// deployment (default `DEFAULT_LOCK_KEY`).
+        lock_key: i64,
+        /// `store.lease`: how long a leader that stops answering keeps the lock (default
+        /// `DEFAULT_LEASE`, 20 s; 1 s to 5 minutes).
+        lease: Duration,
+    },
 }
 
 /// The advisory lock key sentinels of one deployment share by default.
@@ -37,25 +74,60 @@ pub const DEFAULT_LOCK_KEY: i64 = 0x05e4_71e1;
 /// How long a leader that stops answering keeps the PostgreSQL lock, unless `store.lease` says.
 pub use sentinel_adapters::postgres::DEFAULT_LEASE;
 
+/// `[metrics]`: where each tick reads the database's pressure.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MetricsConfig {
+    /// `kind = "synthetic"`: the built-in workload, a quiet day with an incident (the default).
     Synthetic,
+    /// `kind = "prometheus"`: one PromQL query per signal, evaluated at the tick's minute.
     Prometheus(Box<prometheus::PrometheusSource>),
+    /// `kind = "cloudwatch"`: RDS/Aurora CPU and connections, API Gateway latency (the `aws`
+    /// feature).
     CloudWatch(Box<cloudwatch::CloudWatchSource>),
-    Trace { path: PathBuf },
+    /// `kind = "trace"`: readings from a trace file, by minute (docs/behaviour.md §10.7).
+    Trace {
+        /// `metrics.path`: the trace file (relative to the config file's folder).
+        path: PathBuf,
+    },
 }
 
+/// One publication channel, `[publish.cache]` or `[publish.parameter]`: where each tick's state
+/// document is written.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChannelConfig {
-    File { path: PathBuf },
+    /// `kind = "file"`: the document written atomically (temporary file, then rename); the
+    /// default, `cache.json` and `parameter.json` in `sentinel-state/`.
+    File {
+        /// `publish.<channel>.path`: the file (relative to the config file's folder).
+        path: PathBuf,
+    },
+    /// `kind = "stdout"`: the document printed as one JSON line.
     Stdout,
-    Redis { url: String, key: String, expiry: Duration },
-    Ssm { name: String },
+    /// `kind = "redis"`: a Redis key set with an expiry, so a stopped sentinel's state ages out.
+    Redis {
+        /// `publish.<channel>.url`: the Redis server's URL, which may carry a password
+        /// (`SENTINEL_REDIS_URL` overrides it).
+        url: String,
+        /// `publish.<channel>.key`: the key written (default `capacity:state`).
+        key: String,
+        /// `publish.<channel>.expiry`: the key's expiry (default 5 minutes; 1 minute to 24 hours).
+        expiry: Duration,
+    },
+    /// `kind = "ssm"`: an AWS SSM parameter, overwritten each tick (the `aws` feature).
+    Ssm {
+        /// `publish.<channel>.name`: the parameter's name (`/capacity/state`; a hierarchical
+        /// name starts with `/`).
+        name: String,
+    },
 }
 
+/// `[stages] controller`: what engages and restores the emergency stage throttles.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StageControllerConfig {
+    /// `kind = "log"`: only logs what it would change (the default).
     Log,
+    /// `kind = "api-gateway"`: patches the API Gateway stages' throttling (the `aws` feature;
+    /// credentials from the standard AWS configuration chain).
     ApiGateway,
 }
 
@@ -72,27 +144,54 @@ impl StageControllerConfig {
 /// A declared stage target that could not be read, kept to log it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MalformedTarget {
+    /// Its position in `[stages] targets`, counted from 0.
     pub index: usize,
+    /// What was wrong with it.
     pub message: String,
 }
 
+/// The sentinel's configuration as checked: every key with its default filled in and its range
+/// checked, every relative path resolved against the config file's folder.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Where it came from (`embedded default` without a file).
     pub source: String,
+    /// `policy`: the single policy run without `[policies]` (absent: the embedded 1.0.0).
     pub policy: PolicyChoice,
+    /// `[policy_limits] deadline`: the most one policy call may take (default 500 ms; 10 ms to
+    /// 10 s).
     pub policy_deadline: Duration,
+    /// `[policy_limits] memory_mib`, in bytes: the cap on a policy instance's linear memory
+    /// (default 16 MiB; 1 to 1024 MiB).
     pub policy_memory_bytes: usize,
+    /// `tick_deadline`: the most a whole tick may take; past it the tick is abandoned (default
+    /// 20 s; 1 s to 50 s).
     pub tick_deadline: Duration,
+    /// `throttles_enabled`: the emergency stage-throttle switch; off (the default), the policy
+    /// never engages stage throttles.
     pub throttles_enabled: bool,
+    /// `[store]`: where the state is kept (absent: SQLite in `sentinel-state/sentinel.db`).
     pub store: StoreConfig,
+    /// `[metrics]`: where each tick reads the database's pressure (absent: the synthetic
+    /// workload).
     pub metrics: MetricsConfig,
+    /// `metrics.timeout`: the most each read at the start of a tick may take (default 5 s; 10 ms
+    /// up to `tick_deadline`).
     pub read_timeout: Duration,
+    /// `[publish.cache]`: the cache channel (absent: the file `sentinel-state/cache.json`).
     pub cache: ChannelConfig,
+    /// `[publish.parameter]`: the parameter channel (absent: the file
+    /// `sentinel-state/parameter.json`).
     pub parameter: ChannelConfig,
+    /// `publish.timeout`: the most each channel's publication may take, and each call of the
+    /// API Gateway stage controller (default 5 s; 10 ms up to `tick_deadline`).
     pub publish_timeout: Duration,
+    /// `[stages] controller`: what changes the emergency stage throttles (absent: `log`).
     pub stage_controller: StageControllerConfig,
+    /// `[stages] targets`: the API stages to throttle in an emergency, those that could be read.
     pub stage_targets: Vec<StageTarget>,
+    /// The `[stages] targets` entries that could not be read: skipped, each with a warning in the
+    /// log when the sentinel starts.
     pub malformed_targets: Vec<MalformedTarget>,
     /// `sentinel serve`.
     pub api: api::ApiConfig,

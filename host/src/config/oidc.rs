@@ -25,27 +25,44 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
+/// The `[api.oidc]` table as written, unknown keys refused; `from_raw` checks it.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawOidc {
+    /// `issuer`: the `iss` every token must carry.
     pub issuer: String,
+    /// `audience`: the `aud` every token must carry (this API's client id).
     pub audience: String,
+    /// `jwks_url`: where the issuer's keys are fetched (https, or http from this machine only);
+    /// exactly one of it and `jwks_file`.
     pub jwks_url: Option<String>,
+    /// `jwks_file`: a file holding the issuer's keys, relative to the config file's folder;
+    /// exactly one of it and `jwks_url`.
     pub jwks_file: Option<PathBuf>,
+    /// `algorithms`: the signing algorithm names accepted (absent: `["RS256"]`).
     pub algorithms: Option<Vec<String>>,
+    /// `roles_claim`: the dotted path of the claim holding the caller's roles (absent: `roles`).
     pub roles_claim: Option<String>,
+    /// `staff_roles`: the claim's values that make the caller staff (absent: none).
     #[serde(default)]
     pub staff_roles: Vec<String>,
+    /// `viewer_roles`: the claim's values that make the caller a viewer (absent: none).
     #[serde(default)]
     pub viewer_roles: Vec<String>,
+    /// `leeway`: the clock skew allowed on `exp` and `nbf` (absent: 60 s).
     #[serde(default, with = "humantime_serde::option")]
     pub leeway: Option<Duration>,
+    /// `max_lifetime`: how far ahead a token's `exp` may lie (absent: 24 hours).
     #[serde(default, with = "humantime_serde::option")]
     pub max_lifetime: Option<Duration>,
+    /// `jwks_min_refresh`: the shortest time between two fetches for an unknown key id (absent:
+    /// 60 s).
     #[serde(default, with = "humantime_serde::option")]
     pub jwks_min_refresh: Option<Duration>,
+    /// `jwks_max_age`: how old the keys may grow before they are fetched again (absent: 1 hour).
     #[serde(default, with = "humantime_serde::option")]
     pub jwks_max_age: Option<Duration>,
+    /// `timeout`: the most one fetch of the keys may take (absent: 5 s).
     #[serde(default, with = "humantime_serde::option")]
     pub timeout: Option<Duration>,
 }
@@ -53,25 +70,44 @@ pub struct RawOidc {
 /// Where the issuer's keys come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JwksSource {
+    /// `jwks_url`: fetched over https (plain http only from this machine).
     Url(reqwest::Url),
+    /// `jwks_file`: read from this file (a relative `jwks_file` resolved against the config
+    /// file's folder).
     File(PathBuf),
 }
 
+/// `[api.oidc]` as checked: how `sentinel serve` verifies an OpenID Connect token and which role
+/// it gives the caller.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OidcConfig {
+    /// `issuer`: the `iss` every token must carry.
     pub issuer: String,
+    /// `audience`: the `aud` every token must carry (this API's client id).
     pub audience: String,
+    /// `jwks_url` or `jwks_file`: where the issuer's keys come from.
     pub jwks: JwksSource,
+    /// `algorithms`: the signing algorithms a token may use, public-key ones only (default
+    /// `RS256`).
     pub algorithms: Vec<Algorithm>,
     /// The claim's path (`realm_access.roles` is `["realm_access", "roles"]`).
     pub roles_claim: Vec<String>,
+    /// `staff_roles`: the claim's values that make the caller staff (set and clear pins); staff
+    /// wins when a token holds both kinds.
     pub staff_roles: Vec<String>,
+    /// `viewer_roles`: the claim's values that make the caller a viewer (read only).
     pub viewer_roles: Vec<String>,
+    /// `leeway`: the clock skew allowed on `exp` and `nbf` (default 60 s; 0 to 5 minutes).
     pub leeway: Duration,
     /// How far ahead a token's `exp` may lie (a stolen long-lived token is refused).
     pub max_lifetime: Duration,
+    /// `jwks_min_refresh`: a token naming an unknown key id refetches the keys at most this
+    /// often (default 60 s; 100 ms to 1 hour).
     pub jwks_min_refresh: Duration,
+    /// `jwks_max_age`: the keys are fetched again once they are this old (default 1 hour; 1 s to
+    /// 24 hours).
     pub jwks_max_age: Duration,
+    /// `timeout`: the most one fetch of the keys may take (default 5 s; 100 ms to 30 s).
     pub timeout: Duration,
 }
 

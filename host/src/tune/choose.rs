@@ -14,19 +14,27 @@ use serde::Serialize;
 /// One candidate's scores over one side of the split.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SetScore {
+    /// How many traces are summed.
     pub traces: usize,
+    /// Ticks over those traces, one a minute: their length in minutes.
     pub ticks: u64,
+    /// Flaps: changes undone (back to the state they left) within 15 minutes.
     pub flaps: u64,
     /// Flaps per day of trace (a set shorter than a day counts as one).
     pub flaps_per_day: f64,
+    /// Changes of protection state.
     pub transitions: u64,
+    /// The bulk factor summed over the ticks (a minute at full bulk counts 1).
     pub bulk_capacity_minutes: f64,
     /// Bulk capacity withheld: minutes minus bulk capacity-minutes, in percent of the minutes.
     pub bulk_capacity_withheld_pct: f64,
     /// Bulk capacity-minutes lost against the base, in percent of the base's (negative: gained).
     pub bulk_capacity_loss_vs_base_pct: f64,
+    /// Minutes protected (above normal, no active pin) on readings the candidate assessed normal.
     pub over_protection_minutes: u64,
+    /// Minutes in critical.
     pub minutes_critical: u64,
+    /// Minutes in emergency.
     pub minutes_emergency: u64,
     /// The longest time from a first critical reading to protection, over the traces.
     pub worst_minutes_to_protect: Option<i64>,
@@ -38,7 +46,10 @@ pub struct SetScore {
     pub max_protection_delay: Option<i64>,
     /// Base entries never matched before the trace ended.
     pub missed_protections: u32,
+    /// Ticks that engaged the emergency stage throttles, the switch as the traces set it (off at
+    /// the start).
     pub throttle_engagements: u64,
+    /// Invariant violations (INV-01 to INV-03, INV-08), at most one a tick.
     pub violations: u64,
 }
 

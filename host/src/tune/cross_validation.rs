@@ -26,6 +26,7 @@ use serde::Serialize;
 /// One fold: a series held out, the candidate chosen on the others, and both judged on it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fold {
+    /// The held-out series' name: its file's stem (`store` for recorded ticks).
     pub series: String,
     /// The candidate chosen without this series; none: no candidate met the rule there, so the
     /// base stays (and is what is judged).
@@ -34,6 +35,7 @@ pub struct Fold {
     pub train_flap_ratio: Option<f64>,
     /// On the held-out series: the base, and the chosen candidate (the base when none).
     pub base: SetScore,
+    /// The held-out series judged by the candidate chosen without it (by the base when none was).
     pub candidate: SetScore,
 }
 
@@ -47,9 +49,12 @@ impl Fold {
 /// Every fold, and their held-out scores summed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CrossValidation {
+    /// One fold per series, in the order the series first appear in the evidence.
     pub folds: Vec<Fold>,
     /// The base over all the evidence, and each series judged by the candidate chosen without it.
     pub base: SetScore,
+    /// Every trace judged by the candidate chosen without its series, summed: the estimate of
+    /// the tuning on a server it has never seen.
     pub held_out: SetScore,
     /// Folds whose held-out series flaps more often under its candidate than under the base.
     pub series_worse: usize,
@@ -62,9 +67,13 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
 
 /// The scores a choice is made from: every candidate's and the base's, per trace.
 pub struct Scores<'a> {
+    /// The traces of the evidence, each with its series; the scores are in this order.
     pub evidence: &'a [EvidenceTrace],
+    /// The base's score on each trace.
     pub base: &'a [TraceScore],
+    /// Each candidate's score on each trace: `candidates[candidate][trace]`.
     pub candidates: &'a [Vec<TraceScore>],
+    /// The space's `[choose]` limits, held to on the series a choice is made on.
     pub rule: &'a ChoiceRule,
     /// What the gate (or anything else besides the rule) says of each candidate.
     pub gate: &'a [Result<(), String>],

@@ -45,6 +45,7 @@ pub enum Split {
 /// One trace of the evidence.
 #[derive(Debug, Clone)]
 pub struct EvidenceTrace {
+    /// The side of the split it is on (judged by series: every trace is chosen on).
     pub set: Set,
     /// Which series it belongs to: the position of its file (or the store) in the evidence;
     /// the segments of one file share it.
@@ -58,14 +59,19 @@ pub struct EvidenceTrace {
     /// Cut forward in time (`--split forward`): the series is on both sides by design, earlier
     /// chosen on, later held out, which is not fit.
     pub forward: bool,
+    /// Ticks (`reading` and `read_error` lines, one a minute): its length in minutes.
     pub ticks: u64,
+    /// The trace itself, named after its file's stem, with `#N` for a segment and `#earlier` or
+    /// `#later` for a part cut forward.
     pub trace: Trace,
 }
 
 /// A trace argument: `[SIGNAL=]PATH`, the signal for CSV files.
 #[derive(Debug, Clone)]
 pub struct TraceSpec {
+    /// The signal a CSV series is imported as (none: `cpu_pct`); refused for a `.jsonl` trace.
     pub signal: Option<ImportSignal>,
+    /// A trace file (`.jsonl`), a CSV series (`.csv`) or a folder of either.
     pub path: PathBuf,
 }
 
@@ -146,12 +152,15 @@ pub fn load_whole(specs: &[TraceSpec], repeated: RepeatedTimestamps) -> Result<V
 /// How to build the evidence.
 #[derive(Debug, Default)]
 pub struct EvidenceSpec {
+    /// The traces to choose on and, without `holdout`, to split, in the order given.
     pub traces: Vec<TraceSpec>,
+    /// Traces to validate on only (`--holdout`); when any is named, nothing else is held out.
     pub holdout: Vec<TraceSpec>,
     /// Without `holdout`: this share of the segments is held out.
     pub holdout_fraction: f64,
     /// Cut each trace into segments of this many days (0: whole traces).
     pub segment_days: u32,
+    /// The store's recorded ticks (`--from-store`): one more series, `store`, after the files.
     pub recorded: Option<Trace>,
     /// Without `holdout`: by series, or a fraction of the segments.
     pub split: Split,

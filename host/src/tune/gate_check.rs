@@ -20,6 +20,7 @@ pub struct GateTraces {
     gate: Gate,
     /// The version the waivers are looked up for.
     version: String,
+    /// The traces the gate replays (`--gate-trace`), whole: a constraint, never scored.
     pub traces: Vec<Trace>,
     base: Vec<Summary>,
 }
@@ -29,6 +30,7 @@ pub struct GateTraces {
 pub struct GateOutcome {
     /// Findings the gate would fail on (waived ones not counted).
     pub findings: u32,
+    /// The first of them, as `trace: metric message`; none when the gate would pass it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<String>,
     /// Each finding the gate would fail on, as `trace: metric [limit key]`, in the order found.

@@ -5,7 +5,7 @@
 //! ([`sweep`], scored by [`score`]); the Pareto front and the choice ([`choose`]; by series, the
 //! robust choice and leave-one-series-out cross-validation: [`cross_validation`]); a report with
 //! its figure ([`report`], [`pareto_svg`]) and, when asked, a policy folder carrying the
-//! evidence ([`write`]).
+//! evidence ([`write`](mod@write)).
 
 pub mod choose;
 pub mod cross_validation;
@@ -30,44 +30,95 @@ use space::{Candidate, SearchSpace};
 use std::path::PathBuf;
 use vocabulary::PolicyDescription;
 
+/// Why `sentinel policy tune` stopped: a refused input (the space, a candidate, the evidence), a
+/// replay that failed, or a policy folder that could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
+    /// The search space file is refused: an unknown key or section, a bad value or range, no
+    /// threshold to vary, or more than 100,000 candidates.
     #[error("search space {file}: {message}")]
-    Space { file: String, message: String },
+    Space {
+        /// The space file as named on the command line.
+        file: String,
+        /// What is wrong with it, naming the key (or the TOML error).
+        message: String,
+    },
+    /// A candidate of the space breaks the `policy.toml` rules or sits below the invariant
+    /// floors; found before anything is replayed.
     #[error("candidate {candidate} is refused before the sweep: {message}; change the search space")]
-    Candidate { candidate: String, message: String },
+    Candidate {
+        /// The candidate's label, `key=value, ...`.
+        candidate: String,
+        /// The rule or floor it breaks, naming the threshold.
+        message: String,
+    },
+    /// A trace file, CSV series or folder of the evidence (or of the gate) could not be read or
+    /// imported, or is neither a trace nor a CSV series.
     #[error("trace {path}: {message}")]
-    Evidence { path: PathBuf, message: String },
+    Evidence {
+        /// The file or folder as named.
+        path: PathBuf,
+        /// Why it could not be read or imported.
+        message: String,
+    },
+    /// The evidence leaves nothing to choose on or nothing to validate on (or names two traces
+    /// alike); the text says what to give instead.
     #[error("nothing to tune on: {0}")]
     NoEvidence(String),
+    /// A replay of a trace stopped: the policy failed at a tick, or could not be instantiated.
     #[error("replaying {trace}: {message}")]
-    Replay { trace: String, message: String },
+    Replay {
+        /// The name of the trace being replayed.
+        trace: String,
+        /// What stopped it (with the tick's time when the policy failed there).
+        message: String,
+    },
+    /// The policy folder of `--write` could not be written: no candidate was chosen, its
+    /// `policy.toml` exists without `--replace`, or a file could not be written (or read back).
     #[error("writing {path}: {message}")]
-    Write { path: PathBuf, message: String },
+    Write {
+        /// The folder or file that could not be written.
+        path: PathBuf,
+        /// Why not.
+        message: String,
+    },
 }
 
 /// Both sides of the split.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Sides {
+    /// Summed over the traces chosen on.
     pub train: SetScore,
+    /// Summed over the held-out traces (none when the evidence is judged by series:
+    /// cross-validation judges it then).
     pub holdout: SetScore,
 }
 
 /// Everything a sweep found: what the reports and the policy folder are written from.
 #[derive(Debug)]
 pub struct Tuning {
+    /// The base policy: its name and version, and the numbers every candidate starts from.
     pub base: PolicyDescription,
+    /// The search space: the thresholds varied and the rule that chooses.
     pub space: SearchSpace,
+    /// Every trace of the evidence, both sides of the split, in the order loaded.
     pub evidence: Vec<EvidenceTrace>,
+    /// Every candidate of the space, in order (a candidate's index is its position here).
     pub candidates: Vec<Candidate>,
+    /// The base's scores summed over each side of the split.
     pub base_scores: Sides,
+    /// The base's score on each trace, in the order of `evidence`.
     pub base_per_trace: Vec<score::TraceScore>,
+    /// Each candidate's scores summed over each side of the split, in the order of `candidates`.
     pub scores: Vec<Sides>,
     /// Why each candidate does or does not meet the rule on the training traces (and the gate).
     pub verdicts: Vec<Result<(), String>>,
     /// The gate's traces and what it says of each candidate, when the sweep was gated.
     pub gate: Option<(Vec<String>, Vec<GateOutcome>)>,
+    /// The Pareto front on the training traces (flaps per day against bulk capacity lost, among
+    /// candidates without invariant violations): candidate indexes, fewest flaps per day first.
     pub front: Vec<usize>,
+    /// The index of the chosen candidate; none when no candidate meets the rule (the base stays).
     pub chosen: Option<usize>,
     /// The candidate the report details: the chosen one, or without one the first of the front
     /// (the closest to meeting the rule on flaps), so a refused space still shows its numbers.

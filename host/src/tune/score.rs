@@ -13,12 +13,17 @@ use vocabulary::{Cause, Instant, ProtectionState, Thresholds, ThrottleIntent};
 /// One candidate over one trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceScore {
+    /// Ticks replayed, one a minute: the trace's length in minutes.
     pub ticks: u64,
+    /// Changes of protection state.
     pub transitions: u64,
+    /// Changes undone (back to the state they left) within 15 minutes.
     pub flaps: u64,
     /// Minutes in normal, constrained, critical, emergency.
     pub minutes: [u64; 4],
+    /// The bulk factor summed over the ticks (a minute at full bulk counts 1).
     pub bulk_capacity_minutes: f64,
+    /// Minutes protected (above normal, no active pin) on readings this candidate assessed normal.
     pub over_protection_minutes: u64,
     /// Minutes from the first reading this candidate assessed critical to protection.
     pub minutes_to_protect: Option<i64>,
@@ -30,8 +35,12 @@ pub struct TraceScore {
     pub max_protection_delay: Option<i64>,
     /// Base entries this candidate had not matched when the trace ended.
     pub missed_protections: u32,
+    /// Ticks that engaged the emergency stage throttles, the switch as the trace sets it (off at
+    /// the start).
     pub throttle_engagements: u64,
+    /// Invariant violations (INV-01 to INV-03, INV-08), at most one a tick.
     pub violations: u64,
+    /// The first violation, as `INV-NN at TIME: DETAIL` (TIME in RFC 3339); none without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_violation: Option<String>,
 }
@@ -59,6 +68,9 @@ impl Scorer {
         }
     }
 
+    /// Counts one tick: the comparison's counts, an entry of this replay into critical or above,
+    /// and, when the tick is critical or above, each pending base entry at or before it matched,
+    /// with how many minutes later it came.
     pub fn add(&mut self, tick: &Tick<'_>) {
         self.acc.add(tick);
         let d = tick.outcome;
@@ -103,9 +115,11 @@ impl Scorer {
 /// How the stage throttles would have gone with the switch on, over one trace.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Readiness {
+    /// Times the stage throttles engaged.
     pub engagements: u64,
     /// Minutes from each engage to its release, summed.
     pub minutes_engaged: u64,
+    /// Minutes of the longest single engagement.
     pub longest_minutes: u64,
     /// Released because the readings calmed (a recovery from emergency).
     pub ended_by_recovery: u64,
@@ -120,6 +134,8 @@ pub struct Readiness {
 }
 
 impl Readiness {
+    /// Adds `other`'s counts and minutes to these (the longest engagement: the longer of the
+    /// two), to sum traces.
     pub fn merge(&mut self, other: &Readiness) {
         self.engagements += other.engagements;
         self.minutes_engaged += other.minutes_engaged;
@@ -140,6 +156,8 @@ pub struct ReadinessTracker {
 }
 
 impl ReadinessTracker {
+    /// Follows one tick: an engage starts an engagement; a release ends the open one, counting
+    /// its minutes and what ended it (the switch off, a pin, a lost signal, else a recovery).
     pub fn add(&mut self, tick: &Tick<'_>) {
         let d = tick.outcome;
         match d.throttles {
@@ -164,6 +182,8 @@ impl ReadinessTracker {
         }
     }
 
+    /// The replay's readiness; an engagement still open is counted as engaged at the end, its
+    /// minutes running to `last_at` (the trace's last tick, none for an empty trace) inclusive.
     pub fn finish(mut self, last_at: Option<Instant>) -> Readiness {
         if let (Some(since), Some(end)) = (self.engaged_at, last_at) {
             let minutes = (end - since).div_euclid(60).max(0) as u64 + 1;

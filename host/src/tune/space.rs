@@ -35,7 +35,9 @@ pub const SEED_FLOORS: Floors = Floors { min_spacing_s: Some(300), min_escalate_
 /// One threshold and the values it takes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Dimension {
+    /// The threshold's `[thresholds]` key in `policy.toml`, dotted (`cpu_pct.resolve_band`).
     pub key: String,
+    /// The values it takes, in the order listed (a range: from `from` to `to`, `step` apart).
     pub values: Vec<f64>,
 }
 
@@ -69,15 +71,22 @@ impl Default for ChoiceRule {
 /// A parsed space.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchSpace {
+    /// The thresholds to vary, keys in alphabetical order (at least one).
     pub dimensions: Vec<Dimension>,
+    /// The rule that chooses among the candidates (`[choose]`, its defaults when absent).
     pub choose: ChoiceRule,
 }
 
 /// One point of the space: its settings and the thresholds they give.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
+    /// Its position among the space's candidates, from 0: the number the reports give it.
     pub index: usize,
+    /// Each varied key with its value here, keys in the space's order; with damping off, of the
+    /// damping keys only `damping.enabled`.
     pub settings: Vec<(String, f64)>,
+    /// The base's thresholds with these settings applied (no damping when it is off): the
+    /// numbers replayed, and written when it is chosen.
     pub thresholds: Thresholds,
 }
 

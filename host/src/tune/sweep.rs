@@ -18,7 +18,11 @@ use vocabulary::{Instant, PolicyDescription, Thresholds};
 /// Every replay's score: `base[trace]` and `candidates[candidate][trace]`.
 #[derive(Debug, Clone)]
 pub struct Sweep {
+    /// The base's score on each trace, in evidence order, held to its own entries into critical
+    /// (each on time).
     pub base: Vec<TraceScore>,
+    /// Each candidate's score on each trace: `candidates[candidate][trace]`, in candidate and
+    /// evidence order.
     pub candidates: Vec<Vec<TraceScore>>,
 }
 

@@ -14,16 +14,37 @@ use std::time::{Duration, Instant};
 /// A JWKS larger than this is refused (an issuer's key set is a few KiB).
 const MAX_BODY: usize = 1 << 20;
 
+/// Why the issuer's keys could not be had.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum JwksError {
+    /// `jwks_url` did not answer with a key set: no connection, a timeout, an HTTP status other
+    /// than 2xx (redirects are not followed), or an answer over 1 MiB.
     #[error("cannot fetch the issuer's keys from {url}: {message}; check api.oidc.jwks_url and that the issuer answers")]
-    Fetch { url: String, message: String },
+    Fetch {
+        /// The URL, its secrets redacted.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// `jwks_file` could not be read.
     #[error("cannot read the issuer's keys from {path}: {message}; check api.oidc.jwks_file")]
-    Read { path: String, message: String },
+    Read {
+        /// The file's path.
+        path: String,
+        /// The error reading it.
+        message: String,
+    },
+    /// What was fetched or read is not a JWKS document.
     #[error("the issuer's keys at {source_name} are not a JWKS document: {message}")]
-    Malformed { source_name: String, message: String },
+    Malformed {
+        /// Where it came from: the URL (secrets redacted) or the file's path.
+        source_name: String,
+        /// Why it does not parse as a JWKS document.
+        message: String,
+    },
 }
 
+/// The issuer's keys as last fetched, and when to fetch them again (see the module's doc).
 pub struct KeySet {
     inner: Arc<Inner>,
 }
@@ -50,6 +71,8 @@ struct Cached {
 }
 
 impl KeySet {
+    /// The key set of `config`'s `jwks_url` or `jwks_file`, nothing fetched yet (the first token
+    /// or `fetch_now` fetches it). Fails only when the HTTP client cannot be set up.
     pub fn new(config: &OidcConfig) -> Result<KeySet, String> {
         let client = sentinel_adapters::tls::http_client()?
             .connect_timeout(config.timeout)

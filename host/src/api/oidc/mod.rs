@@ -14,8 +14,12 @@ use serde_json::Value;
 /// A verified caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
+    /// The token's subject (`sub`), trimmed.
     pub subject: String,
+    /// The token's `email`, when its `email_verified` is true (or `"true"`) or absent and it holds
+    /// no control character; otherwise none.
     pub email: Option<String>,
+    /// The role the token's roles claim maps to: staff before viewer.
     pub role: ApiRole,
 }
 
@@ -35,11 +39,17 @@ pub enum Refusal {
     /// Not a valid token of this issuer for this API (401; the reason is logged only).
     Invalid(String),
     /// A valid token whose roles map to neither staff nor viewer (403).
-    NoRole { subject: String },
+    NoRole {
+        /// The token's verified subject (`sub`), for the log.
+        subject: String,
+    },
 }
 
+/// Verifies OpenID Connect tokens as `[api.oidc]` configures: issuer, audience, algorithms,
+/// lifetime, roles, and the issuer's keys.
 pub struct Verifier {
     config: OidcConfig,
+    /// The issuer's keys, cached and fetched again as they age or rotate.
     pub keys: jwks::KeySet,
 }
 
@@ -50,6 +60,8 @@ impl std::fmt::Debug for Verifier {
 }
 
 impl Verifier {
+    /// A verifier for `config`; no key is fetched yet. Fails only when the HTTP client for the
+    /// issuer's keys cannot be set up.
     pub fn new(config: OidcConfig) -> Result<Verifier, String> {
         let keys = jwks::KeySet::new(&config)?;
         Ok(Verifier { config, keys })
@@ -60,6 +72,10 @@ impl Verifier {
         token.split('.').count() == 3 && token.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
     }
 
+    /// The verified caller of `token`: its key, algorithm, signature, issuer, audience, `exp`
+    /// and `nbf` (with the leeway), lifetime and subject checked, its role from the roles
+    /// claim. `Refusal::NoRole` for a valid token of neither role; `Refusal::Invalid`
+    /// otherwise, with the reason for the log.
     pub async fn verify(&self, token: &str) -> Result<Identity, Refusal> {
         let invalid = |why: String| Refusal::Invalid(why);
         let header = decode_header(token).map_err(|e| invalid(format!("the header does not decode: {e}")))?;

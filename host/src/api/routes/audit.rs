@@ -10,9 +10,12 @@ use axum::extract::{Query, State};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+/// Records on a page when the query gives no `limit`.
 pub const DEFAULT_LIMIT: u32 = 20;
+/// The largest `limit` a query may ask for.
 pub const MAX_LIMIT: u32 = 500;
 
+/// The query of `GET /v1/pin/audit`: the page's size and where it starts.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {

@@ -51,7 +51,9 @@ pub async fn get_session(caller: Caller) -> Json<Session> {
 pub struct ReadingView {
     /// `cpu_pct`, `connections_pct` or `latency_ratio` (the largest p95 over its baseline).
     pub signal: String,
+    /// The signal's name for people: `CPU`, `Connections` or `API latency / baseline`.
     pub label: String,
+    /// The unit of `value` and the boundaries: `%` for the percentages, `×` for the ratio.
     pub unit: String,
     /// Null when the reading failed or lacked this signal.
     #[schema(required)]
@@ -77,7 +79,10 @@ pub struct Overview {
     /// Why the last read failed; null when it succeeded.
     #[schema(required)]
     pub reading_failed: Option<String>,
+    /// The three signals of the last reading (CPU, connections, latency ratio), in that order, each
+    /// beside the active policy's boundaries: always three, their values null without a reading.
     pub readings: Vec<ReadingView>,
+    /// The active policy, the version in shadow, and the versions of the policy directory.
     pub policies: PoliciesView,
 }
 

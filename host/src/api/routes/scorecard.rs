@@ -24,6 +24,7 @@ pub struct ShadowScorecard {
     /// time (ask again in a few seconds); `ready`: `card` holds it; `failed`: `problem` says why.
     #[schema(example = "ready")]
     pub status: String,
+    /// The version in shadow; null when none is configured.
     #[schema(required)]
     pub shadow_version: Option<String>,
     /// When the scorecard shown was computed. It is computed again once the shadow log has
@@ -32,6 +33,7 @@ pub struct ShadowScorecard {
     pub computed_at: Option<String>,
     /// A newer scoring runs now.
     pub refreshing: bool,
+    /// The scorecard when `status` is `ready`; null otherwise.
     #[schema(required)]
     pub card: Option<ScorecardCard>,
     /// Why there is no scorecard (`failed`).
@@ -42,9 +44,12 @@ pub struct ShadowScorecard {
 /// The shadow period scored against the version active through it.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ScorecardCard {
+    /// The version active through the period: the baseline the shadow is scored against.
     pub active_version: String,
+    /// The shadow period's first tick, RFC 3339 in UTC.
     #[schema(format = DateTime)]
     pub period_from: String,
+    /// The shadow period's last tick, RFC 3339 in UTC.
     #[schema(format = DateTime)]
     pub period_to: String,
     /// The recorded ticks of the period, replayed through both versions.
@@ -54,25 +59,34 @@ pub struct ScorecardCard {
     /// Why the replay is not the live record.
     #[schema(required)]
     pub live_record_problem: Option<String>,
+    /// The active version's measures over the period.
     pub active: Measures,
+    /// The shadow version's measures over the period.
     pub shadow: Measures,
 }
 
 /// One version's measures over the period (the A/B comparison's).
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Measures {
+    /// State changes that undo an earlier one (back to the state it left) within 15 minutes, per
+    /// day (a period under a day counts as one).
     pub flaps_per_day: f64,
+    /// State changes over the period, each counted once.
     pub transitions: u64,
     /// The bulk factor summed over the ticks: the background work admitted.
     pub bulk_capacity_minutes: f64,
     /// From the first critical reading to protection; null when none was critical.
     #[schema(required)]
     pub minutes_to_protect: Option<i64>,
+    /// Minutes above normal, without an active pin, whose reading was normal: protection no
+    /// reading asked for.
     pub over_protection_minutes: u64,
+    /// Ticks whose decision broke an invariant (INV-01 to INV-03, INV-08).
     pub invariant_violations: u64,
 }
 
 impl ScorecardCard {
+    /// The card of one scoring's evidence, its flaps counted per day of the period.
     pub fn of(evidence: &Evidence) -> ScorecardCard {
         let (active, shadow) = evidence.summaries();
         let days = evidence.days();

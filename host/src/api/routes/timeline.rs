@@ -20,9 +20,12 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 use vocabulary::Signal;
 
+/// Hours drawn when the query gives no `hours`.
 pub const DEFAULT_HOURS: u32 = 24;
+/// The largest `hours` a query may ask for: a week.
 pub const MAX_HOURS: u32 = 168;
 
+/// The query of `GET /v1/timeline.svg`: the hours back, the time zone and the width.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct TimelineQuery {

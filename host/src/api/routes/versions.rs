@@ -11,8 +11,11 @@ use utoipa::ToSchema;
 /// One version the sentinel knows.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct VersionView {
+    /// The version's number (`1.0.0`).
     pub version: String,
+    /// Whether it is the active version, the one this API validates pins with.
     pub active: bool,
+    /// Whether it is the version configured to run in shadow.
     pub shadow: bool,
     /// `healthy`, or `unhealthy: <why>`.
     pub health: String,
@@ -21,17 +24,22 @@ pub struct VersionView {
 /// The active policy and the versions beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct PoliciesView {
+    /// The active version: the one this API validates pins with.
     pub active: ActiveView,
     /// The version evaluated in shadow, if configured.
     #[schema(required)]
     pub shadow: Option<String>,
+    /// Every version in the policy directory, newest first; without a policy directory, the active
+    /// version alone.
     pub versions: Vec<VersionView>,
 }
 
 /// The version this API validates pins with.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ActiveView {
+    /// The policy's name (`capacity-policy`).
     pub name: String,
+    /// The policy's semantic version (`1.0.0`).
     pub version: String,
     /// sha256 of the policy module.
     pub digest: String,
