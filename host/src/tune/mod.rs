@@ -14,6 +14,7 @@ pub mod gate_check;
 pub mod pareto_svg;
 pub mod report;
 pub mod report_cv;
+mod report_markdown;
 pub mod score;
 pub mod space;
 mod space_keys;
