@@ -15,7 +15,7 @@
 export { plan, raw, resolveBudget, resolveBudgets } from './admission.js';
 export { BulkAdmission } from './bulk-admission.js';
 export { chooseFactor, ChannelVerdict } from './factor-choice.js';
-export { BulkFactorReader, DEFAULT_CACHE_KEY, DEFAULT_MAX_AGE, DEFAULT_MAX_SKEW } from './reader.js';
+export { BulkFactorReader, DEFAULT_CACHE_KEY, DEFAULT_MAX_AGE, DEFAULT_MAX_SKEW, DEFAULT_PARAMETER_REFRESH } from './reader.js';
 export { DEFAULT_PROFILES_TABLE, WorkspaceProfiles } from './profiles.js';
 export { redact } from './channels.js';
 

@@ -8,19 +8,25 @@
 // Each `read()` within `refresh` seconds of the last fetch answers from memory (a monotonic
 // clock). A fetch reads the cache; the parameter only when the cache's document is not usable
 // (missing, unreadable, out of range, stale or from the future); the admission component's
-// `choose-factor` judges what came back, so Node, Python and Rust agree to the letter. No usable
-// document gives `factor: undefined`, which admission turns into full capacity with
-// `factorReadFailed`. A document older (by sequence) than the newest one acted on is refused while
-// that one is fresh (sequence-fence.js): the reader never goes back to an older decision.
+// `choose-factor` judges what came back, so Node, Python and Rust agree to the letter. A document
+// older (by sequence) than the newest one acted on is refused while that one is fresh
+// (sequence-fence.js): the reader never goes back to an older decision. When neither channel
+// gives a usable document, the reader acts on the newest one it acted on while that one is fresh
+// (`source: 'remembered'`); only then does it answer `factor: undefined`, which admission turns
+// into full capacity with `factorReadFailed`. The parameter is called at most once per
+// `parameterRefresh` and backs off after failures (parameter-pace.js), so a fleet of readers
+// during a cache outage stays within what SSM serves.
 //
 // Concurrent callers share one fetch (the pending promise), each channel keeps one client for
 // the reader's life, and a fetch is bounded by `timeout` per channel. A channel that stops being
-// usable, and full capacity, are logged once when they start and once when they end;
+// usable, acting on the remembered document, and full capacity are logged once when they start
+// and once when they end;
 // `counters()` says how often each channel gave what.
 import { openChannel } from './channels.js';
 import { U32_MAX } from './checks.js';
 import { chooseFactor } from './factor-choice.js';
-import { SequenceFence } from './sequence-fence.js';
+import { ParameterPace, jittered } from './parameter-pace.js';
+import { REMEMBERED, SequenceFence } from './sequence-fence.js';
 
 /** The Redis key the sentinel publishes to unless configured otherwise. */
 export const DEFAULT_CACHE_KEY = 'capacity:state';
@@ -28,8 +34,13 @@ export const DEFAULT_CACHE_KEY = 'capacity:state';
 export const DEFAULT_MAX_AGE = 180;
 /** How far ahead of this host's clock a document's `decided_at` may be (seconds). */
 export const DEFAULT_MAX_SKEW = 30;
+/**
+ * How long the parameter's answer is reused (seconds): 1,000 readers call it about 33 times a
+ * second, within SSM's 40 for a standard parameter.
+ */
+export const DEFAULT_PARAMETER_REFRESH = 30;
 
-const OPTIONS = ['cache', 'parameter', 'cacheKey', 'maxAge', 'maxSkew', 'refresh', 'timeout', 'logger', 'clock'];
+const OPTIONS = ['cache', 'parameter', 'cacheKey', 'maxAge', 'maxSkew', 'refresh', 'parameterRefresh', 'timeout', 'logger', 'clock'];
 // setTimeout's longest delay.
 const MAX_TIMEOUT_S = (2 ** 31 - 1) / 1000;
 
@@ -74,10 +85,14 @@ export class BulkFactorReader {
   #pending;
   #closed = false;
   #fence;
-  #counts = { calls: 0, fetches: 0, fullCapacity: 0, reads: { cache: {}, parameter: {} } };
+  #pace;
+  #counts = { calls: 0, fetches: 0, fullCapacity: 0, remembered: 0, parameterCalls: 0, reads: { cache: {}, parameter: {} } };
   // Since when (performance.now()) each troubled channel, and the reader as a whole ('reader'),
   // has had no usable document: the start and the end of each episode are logged, nothing between.
   #trouble = new Map();
+  // {since, kind}: since when the reader has acted on its remembered document ('remembered') or
+  // run at full capacity ('full'); logged when it starts and when it ends.
+  #episode;
 
   constructor(options = {}) {
     if (options === null || typeof options !== 'object') throw new TypeError('BulkFactorReader: expected an options object');
@@ -86,7 +101,7 @@ export class BulkFactorReader {
     }
     const {
       cache, parameter, cacheKey = DEFAULT_CACHE_KEY, maxAge = DEFAULT_MAX_AGE, maxSkew = DEFAULT_MAX_SKEW,
-      refresh = 10, timeout = 2, logger = console, clock = () => Date.now() / 1000,
+      refresh = 10, parameterRefresh, timeout = 2, logger = console, clock = () => Date.now() / 1000,
     } = options;
     if ((cache === undefined || cache === null) && (parameter === undefined || parameter === null)) {
       throw new TypeError('BulkFactorReader: needs a cache, a parameter or both');
@@ -99,6 +114,14 @@ export class BulkFactorReader {
     this.maxAge = whole('maxAge', maxAge, 1);
     this.maxSkew = whole('maxSkew', maxSkew, 0);
     this.refresh = seconds('refresh', refresh, false);
+    // Unset: the default, shortened to a third of a short maxAge.
+    this.parameterRefresh = parameterRefresh === undefined
+      ? Math.min(DEFAULT_PARAMETER_REFRESH, this.maxAge / 3)
+      : seconds('parameterRefresh', parameterRefresh, false);
+    if (this.parameterRefresh > this.maxAge / 3) {
+      throw new RangeError(`parameterRefresh: expected at most a third of maxAge (${this.maxAge / 3} s), got ${parameterRefresh}: `
+        + 'a document reused longer could go stale before the next call');
+    }
     this.timeout = seconds('timeout', timeout, true);
     if (logger === null || typeof logger !== 'object' || !['warn', 'error', 'info'].every((m) => typeof logger[m] === 'function')) {
       throw new TypeError('logger: expected an object with warn, error and info methods');
@@ -108,6 +131,7 @@ export class BulkFactorReader {
     this.#clock = clock;
     this.#refreshMs = this.refresh * 1000;
     this.#fence = new SequenceFence(this.maxAge);
+    this.#pace = new ParameterPace(this.parameterRefresh, this.maxAge);
     const timeoutMs = Math.max(1, Math.round(this.timeout * 1000));
     this.#cache = openChannel(cache, { setting: 'cache', key: cacheKey, timeoutMs });
     this.#parameter = openChannel(parameter, { setting: 'parameter', key: cacheKey, timeoutMs });
@@ -122,7 +146,7 @@ export class BulkFactorReader {
     if (memo !== undefined && performance.now() < memo.until) return memo.promise;
     if (this.#pending !== undefined) return this.#pending;
     const pending = this.#fetch().then((reading) => {
-      this.#memo = { promise: Promise.resolve(reading), until: performance.now() + this.#refreshMs };
+      this.#memo = { promise: Promise.resolve(reading), until: performance.now() + jittered(this.#refreshMs) };
       return reading;
     });
     this.#pending = pending;
@@ -135,8 +159,10 @@ export class BulkFactorReader {
 
   /** A snapshot of the counters. */
   counters() {
-    const { calls, fetches, fullCapacity, reads } = this.#counts;
-    return { calls, fetches, fullCapacity, reads: { cache: { ...reads.cache }, parameter: { ...reads.parameter } } };
+    const { calls, fetches, fullCapacity, remembered, parameterCalls, reads } = this.#counts;
+    return {
+      calls, fetches, fullCapacity, remembered, parameterCalls, reads: { cache: { ...reads.cache }, parameter: { ...reads.parameter } },
+    };
   }
 
   /** Waits for a fetch in flight, then closes the channels' clients. Later reads reject. */
@@ -156,7 +182,9 @@ export class BulkFactorReader {
     let parameter;
     let parameterRefused = false;
     if (reading.factor === undefined && this.#parameter !== undefined) {
-      [parameter, parameterRefused] = this.#fence.screen(await this.#parameter.fetch(), now);
+      const [answer, called] = await this.#pace.fetch(this.#parameter, performance.now());
+      if (called) this.#counts.parameterCalls++;
+      [parameter, parameterRefused] = this.#fence.screen(answer, now);
       reading = this.#choose(cache, parameter, now);
     }
     reading = this.#fence.settle(reading, [cacheRefused, parameterRefused], now);
@@ -169,6 +197,7 @@ export class BulkFactorReader {
       }
     }
     if (reading.factor === undefined) this.#counts.fullCapacity++;
+    else if (reading.source === REMEMBERED) this.#counts.remembered++;
     this.#noteOverall(reading);
     return Object.freeze(reading);
   }
@@ -197,15 +226,32 @@ export class BulkFactorReader {
   }
 
   #noteOverall(reading) {
-    const since = this.#trouble.get('reader');
-    if (reading.factor !== undefined && since !== undefined) {
-      this.#trouble.delete('reader');
-      this.#log('info', `bulk factor read again from the ${reading.source} after ${elapsed(since)} s at full capacity: `
-        + `${reading.state} is ${reading.factor}`);
-    } else if (reading.factor === undefined && since === undefined) {
-      this.#trouble.set('reader', performance.now());
+    const kind = reading.factor === undefined ? 'full' : reading.source === REMEMBERED ? 'remembered' : undefined;
+    const was = this.#episode;
+    if (was?.kind === kind) return;
+    this.#episode = undefined;
+    if (kind === undefined) {
+      if (was !== undefined) {
+        const spent = was.kind === 'full' ? 'at full capacity' : 'acting on the remembered document';
+        this.#log('info', `bulk factor read again from the ${reading.source} after ${elapsed(was.since)} s ${spent}: `
+          + `${reading.state} is ${reading.factor}`);
+      }
+      return;
+    }
+    this.#episode = { since: performance.now(), kind };
+    if (kind === 'remembered') {
+      this.#log('warn', `no usable capacity document: acting on the remembered one (sequence ${reading.sequence}, ${reading.state}, `
+        + `bulk ${reading.factor}, decided_at ${rfc3339(reading.decidedAt)}) until it is stale at `
+        + `${rfc3339(reading.decidedAt + this.maxAge)} (${reading.error})`);
+    } else {
       this.#log('error', 'no usable capacity document: admitting bulk work at full capacity until one is readable '
         + `again (${reading.error})`);
     }
   }
+}
+
+/** Unix seconds as RFC 3339 in UTC, whole seconds. */
+function rfc3339(unix) {
+  const date = new Date(unix * 1000);
+  return Number.isNaN(date.getTime()) ? String(unix) : date.toISOString().replace('.000Z', 'Z');
 }

@@ -7,11 +7,16 @@
 // check and write), and a reader that falls back from the cache to the parameter can meet an
 // older document there. So the reader remembers the newest document it has acted on, and while
 // that one is fresh (not older than `maxAge`) a document with a lower sequence is refused as
-// superseded: the reader keeps acting on the newest it has. Once the newest is stale, the fence
-// lifts (a store that was reset starts again at sequence 1, and its documents are accepted).
+// superseded: the reader keeps acting on the newest it has. The same holds when neither channel
+// gives a usable document at all (the cache is down and the parameter throttled): the reader
+// acts on the newest it has, `source: 'remembered'`, until that one is stale, and only then runs
+// at full capacity. Once the newest is stale, the fence lifts (a store that was reset starts
+// again at sequence 1, and its documents are accepted).
 
 /** The verdict of a channel whose document was older than one already acted on. */
 export const SUPERSEDED = 'superseded';
+/** The source of a reading that neither channel gave: the newest document acted on, still fresh. */
+export const REMEMBERED = 'remembered';
 
 /** A document without a whole-number sequence (a string, a boolean, a fraction, none at all). */
 const UNORDERED = Symbol('unordered');
@@ -60,17 +65,19 @@ export class SequenceFence {
   }
 
   /**
-   * The reading to act on: the component's, with refused channels marked superseded, or the
-   * newest in force when the component found nothing usable because of the fence. Remembers what
-   * is acted on.
+   * The reading to act on: the component's, with refused channels marked superseded; or, when the
+   * component found nothing usable (the channels failed, or the fence refused what they gave),
+   * the newest document in force, re-aged, with `source: 'remembered'`. Remembers what is acted on.
    */
   settle(reading, [cacheRefused, parameterRefused], now) {
-    let settled = { ...reading };
+    const settled = { ...reading };
     if (cacheRefused) settled.cache = SUPERSEDED;
     if (parameterRefused) settled.parameter = SUPERSEDED;
     const newest = this.#inForce(now);
-    if (settled.factor === undefined && (cacheRefused || parameterRefused) && newest !== undefined) {
-      settled = { ...newest, ageS: now - newest.decidedAt, error: settled.error, cache: settled.cache, parameter: settled.parameter };
+    if (settled.factor === undefined && newest !== undefined) {
+      return {
+        ...newest, source: REMEMBERED, ageS: now - newest.decidedAt, error: settled.error, cache: settled.cache, parameter: settled.parameter,
+      };
     }
     if (settled.factor !== undefined) this.#newest = settled;
     return settled;

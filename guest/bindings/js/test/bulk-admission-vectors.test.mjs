@@ -74,7 +74,18 @@ describe('the shared vectors through BulkAdmission over real PostgreSQL, Redis a
   const skipped = { admission: [], planner: [] };
 
   /** Publishes a document with this bulk factor to both channels; null: nothing usable. */
+  const newReader = () => new BulkFactorReader({
+    cache: redis.url(), parameter: 'ssm:/capacity/state', refresh: 0, parameterRefresh: 0, timeout: 5, clock: clockAt(60), logger,
+  });
+
+  /** The case's factor on both channels. A factor no reader may use is met by a reader that has
+   * read nothing yet (one that had would act on the document it remembers,
+   * reader-remembered.test.mjs). */
   async function publish(factor) {
+    if (factor === null || factor < 0 || factor > 1) {
+      await reader.close();
+      reader = newReader();
+    }
     if (factor === null) {
       await cache.del('capacity:state');
       await moto.put('/capacity/state', documentText({ decided_at: iso(T0 - 3600) }));
@@ -106,7 +117,7 @@ describe('the shared vectors through BulkAdmission over real PostgreSQL, Redis a
       ...plannerCases.filter(([, c]) => !planSkip(c)).flatMap(([, c]) => c.input.workspaces.map((w) => [planWorkspace(c, w.workspace), w.share])),
     ];
     for (const [workspace, share] of rows) await db.sql('INSERT INTO tenant_workload_policies VALUES ($1, $2)', [workspace, share]);
-    reader = new BulkFactorReader({ cache: redis.url(), parameter: 'ssm:/capacity/state', refresh: 0, timeout: 5, clock: clockAt(60), logger });
+    reader = newReader();
     profiles = new WorkspaceProfiles({ dsn: db.url('svc', PASSWORD), refresh: 3600, logger });
   });
   after(async () => {

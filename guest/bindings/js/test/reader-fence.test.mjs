@@ -18,7 +18,7 @@ const quiet = { warn() {}, error() {}, info() {} };
 const publish = (path, over) => writeFileSync(path, documentText(over));
 
 function reader(now) {
-  return new BulkFactorReader({ cache, parameter: `file:${parameter}`, refresh: 0, logger: quiet, clock: () => now.at });
+  return new BulkFactorReader({ cache, parameter: `file:${parameter}`, refresh: 0, parameterRefresh: 0, logger: quiet, clock: () => now.at });
 }
 
 test('a late write of an older sequence is refused while the newer is fresh', async () => {
@@ -31,7 +31,7 @@ test('a late write of an older sequence is refused while the newer is fresh', as
   publish(parameter, { state: 'normal', factors: { bulk: 1 }, sequence: 42 });
   now.at += 30;
   const got = await r.read();
-  assert.deepEqual([got.factor, got.state, got.sequence, got.source, got.ageS], [0, 'critical', 43, 'cache', 90]);
+  assert.deepEqual([got.factor, got.state, got.sequence, got.source, got.ageS], [0, 'critical', 43, 'remembered', 90]);
   assert.deepEqual([got.cache, got.parameter], ['superseded', 'superseded']);
   assert.match(got.error, /superseded: sequence 42 is older than sequence 43 already read/);
   assert.equal(r.counters().reads.cache.superseded, 1);

@@ -24,7 +24,7 @@ describe('BulkFactorReader with a real Redis cache', { skip: skipUnless('redis-s
   const readers = [];
   /** A reader of this suite's Redis (closed after the suite). */
   const reader = (options = {}) => {
-    const r = new BulkFactorReader({ cache: redis.url(), parameter, logger: quiet, clock: clockAt(60), timeout: 1, ...options });
+    const r = new BulkFactorReader({ cache: redis.url(), parameter, logger: quiet, clock: clockAt(60), timeout: 1, parameterRefresh: 0, ...options });
     readers.push(r);
     return r;
   };

@@ -22,7 +22,7 @@ describe('BulkFactorReader with a real SSM parameter', { skip: skipUnless('moto_
   after(() => moto?.stop());
 
   test('a parameter alone gives the factor, over one client', async () => {
-    const r = new BulkFactorReader({ parameter: PARAMETER, logger: quiet, clock: clockAt(60), timeout: 5, refresh: 0 });
+    const r = new BulkFactorReader({ parameter: PARAMETER, logger: quiet, clock: clockAt(60), timeout: 5, refresh: 0, parameterRefresh: 0 });
     for (let i = 0; i < 3; i++) {
       assert.deepEqual({ ...(await r.read()) }, {
         factor: 0, source: 'parameter', state: 'critical', sequence: 41, decidedAt: T0, decidedAtDate: new Date(T0 * 1000), ageS: 60,
@@ -51,7 +51,7 @@ describe('BulkFactorReader with a real Redis cache and a real SSM parameter', { 
   let admin;
   const readers = [];
   const reader = (options = {}) => {
-    const r = new BulkFactorReader({ cache: redis.url(), parameter: PARAMETER, logger: quiet, clock: clockAt(60), timeout: 5, ...options });
+    const r = new BulkFactorReader({ cache: redis.url(), parameter: PARAMETER, logger: quiet, clock: clockAt(60), timeout: 5, parameterRefresh: 0, ...options });
     readers.push(r);
     return r;
   };

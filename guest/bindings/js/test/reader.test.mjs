@@ -21,7 +21,7 @@ function file(text) {
   return path;
 }
 const quiet = { warn() {}, error() {}, info() {} };
-const reader = (options) => new BulkFactorReader({ logger: quiet, clock: clockAt(60), ...options });
+const reader = (options) => new BulkFactorReader({ logger: quiet, clock: clockAt(60), parameterRefresh: 0, ...options });
 const admitWith = (reading) => resolveBudget({ factor: reading.factor, clusterBatches: 10, serviceBatches: 6, share: 3 });
 
 test('settings are checked in the constructor, and the errors name the setting', () => {
@@ -62,7 +62,7 @@ test('a fresh cache gives the factor; the parameter is not read', async () => {
     error: undefined, cache: 'usable', parameter: 'not-read',
   });
   assert.ok(Object.isFrozen(reading));
-  assert.deepEqual(r.counters(), { calls: 1, fetches: 1, fullCapacity: 0, reads: { cache: { usable: 1 }, parameter: {} } });
+  assert.deepEqual(r.counters(), { calls: 1, fetches: 1, fullCapacity: 0, remembered: 0, parameterCalls: 0, reads: { cache: { usable: 1 }, parameter: {} } });
   assert.equal(admitWith(reading).serviceBudget, 3);
   await r.close();
 });
@@ -131,7 +131,7 @@ test('an answer is reused for `refresh` seconds, then fetched again; refresh 0 f
   assert.equal((await r.read()).factor, 0.5);
   writeFileSync(cache, documentText({ factors: { bulk: 0.75 } }));
   assert.equal((await r.read()).factor, 0.5);
-  await sleep(1600);
+  await sleep(1500 * 1.25 + 100); // the longest the answer is reused: refresh, +25 % jitter
   assert.equal((await r.read()).factor, 0.75);
   assert.deepEqual([r.counters().calls, r.counters().fetches], [3, 2]);
   const every = reader({ cache, refresh: 0 });
@@ -144,7 +144,7 @@ test('concurrent reads share one fetch, and every caller gets the same answer', 
   const readings = await Promise.all(Array.from({ length: 1000 }, () => r.read()));
   assert.ok(readings.every((x) => x === readings[0]));
   assert.deepEqual(r.counters(), {
-    calls: 1000, fetches: 1, fullCapacity: 0, reads: { cache: { 'read-failed': 1 }, parameter: { usable: 1 } },
+    calls: 1000, fetches: 1, fullCapacity: 0, remembered: 0, parameterCalls: 1, reads: { cache: { 'read-failed': 1 }, parameter: { usable: 1 } },
   });
 });
 
@@ -161,11 +161,13 @@ test('a troubled channel and full capacity are logged once when they start and o
   assert.deepEqual(logger.levels(), ['warn', 'error', 'info', 'info']);
   assert.match(logger.lines[2].message, new RegExp(`^capacity cache ${cache} is usable again after \\d+ s$`));
   assert.match(logger.lines[3].message, /^bulk factor read again from the cache after \d+ s at full capacity: constrained is 0.5$/);
-  // a second episode is a second pair of lines
+  // a second episode is a second pair of lines; the document read meanwhile is still fresh, so
+  // the reader acts on it (reader-remembered.test.mjs has the rest)
   writeFileSync(cache, documentText({ factors: { bulk: 7 } }));
-  for (let i = 0; i < 50; i++) await r.read();
-  assert.deepEqual(logger.levels().slice(4), ['warn', 'error']);
+  for (let i = 0; i < 50; i++) assert.equal((await r.read()).source, 'remembered');
+  assert.deepEqual(logger.levels().slice(4), ['warn', 'warn']);
   assert.match(logger.lines[4].message, /is not usable \(out-of-range\): factors.bulk 7 is outside \[0, 1\]$/);
+  assert.match(logger.lines[5].message, /^no usable capacity document: acting on the remembered one \(sequence 42, constrained, bulk 0.5/);
   assert.deepEqual(r.counters().reads.cache, { 'read-failed': 50, usable: 50, 'out-of-range': 50 });
 });
 
@@ -226,7 +228,7 @@ test('an SSM endpoint that accepts connections and never answers is a failed rea
     AWS_ENDPOINT_URL_SSM: `http://127.0.0.1:${silent.address().port}`, AWS_ACCESS_KEY_ID: 'testing',
     AWS_SECRET_ACCESS_KEY: 'testing', AWS_REGION: 'eu-west-1',
   });
-  const r = new BulkFactorReader({ parameter: 'ssm:/capacity/state', logger: quiet, timeout: 0.3, refresh: 0 });
+  const r = new BulkFactorReader({ parameter: 'ssm:/capacity/state', logger: quiet, timeout: 0.3, refresh: 0, parameterRefresh: 0 });
   try {
     await r.read(); // the first read also waits for the SDK to load
     const started = performance.now();

@@ -50,7 +50,8 @@ export async function admit(): Promise<number> {
 
 export async function observe(): Promise<string> {
   const reading = await reader.read();
-  const source: Channel | undefined = reading.source;
+  const source: Channel | 'remembered' | undefined = reading.source;
+  const remembered: number = reader.counters().remembered + reader.counters().parameterCalls;
   const age: number | undefined = reading.ageS;
   const sequence: number | undefined = reading.sequence;
   const unusable = reading.cache !== ChannelVerdict.USABLE && reading.parameter !== 'usable';
@@ -80,7 +81,7 @@ export async function observe(): Promise<string> {
   // @ts-expect-error now is required
   chooseFactor(undefined, undefined, { maxAge: 1, maxSkew: 0 });
   await reader.close();
-  return `${source}${age}${sequence}${unusable}${stale}${chosen.error}${redact('redis://:pw@cache')}`;
+  return `${source}${age}${sequence}${unusable}${stale}${remembered}${chosen.error}${redact('redis://:pw@cache')}`;
 }
 
 const profiles = new WorkspaceProfiles({

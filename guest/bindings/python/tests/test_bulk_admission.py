@@ -88,8 +88,7 @@ class World:
 
     def __init__(self, redis: Redis, ssm: Any, postgres: Any) -> None:
         self.redis, self.ssm, self.postgres = redis, ssm, postgres
-        self.reader = BulkFactorReader(cache=redis.url, parameter=f"ssm:{PARAMETER}", refresh=0,
-                                       clock=lambda: NOW, timeout=1.0)
+        self.reader = self._new_reader()
         postgres.sql("CREATE TABLE admission_vectors (workspace_id text, bulk_share bigint)")
         for i in RUN_ADMISSION:
             case = ADMISSION[i][1]
@@ -100,8 +99,17 @@ class World:
             for w in PLANNER[i][1]["input"]["workspaces"]:
                 postgres.sql(f"INSERT INTO plan_{i:02d} VALUES (%s, %s)", w["workspace"], w["share"])
 
+    def _new_reader(self) -> BulkFactorReader:
+        return BulkFactorReader(cache=self.redis.url, parameter=f"ssm:{PARAMETER}", refresh=0, parameter_refresh=0,
+                                clock=lambda: NOW, timeout=1.0)
+
     def publish(self, factor: Any) -> Any:
-        """The case's factor on both channels; what the reader must make of it."""
+        """The case's factor on both channels; what the reader must make of it. A factor no
+        reader may use is met by a reader that has read nothing yet (one that had would act on
+        the document it remembers, test_remembered.py)."""
+        if factor is None or not 0 <= factor <= 1:
+            self.reader.close()
+            self.reader = self._new_reader()
         if factor is None:
             withdraw(self.redis, self.ssm)
             return None
@@ -171,8 +179,8 @@ def channels(redis, ssm, postgres):
     return redis, ssm, postgres
 
 
-def service(redis, postgres, **options) -> BulkAdmission:
-    reader = BulkFactorReader(cache=redis.url, parameter=f"ssm:{PARAMETER}", refresh=0, clock=lambda: NOW,
+def service(redis, postgres, clock=lambda: NOW, **options) -> BulkAdmission:
+    reader = BulkFactorReader(cache=redis.url, parameter=f"ssm:{PARAMETER}", refresh=0, parameter_refresh=0, clock=clock,
                               timeout=1.0)
     profiles = WorkspaceProfiles(postgres.dsn(), table="service_profiles", default_share=2, timeout=2)
     return BulkAdmission(reader=reader, cluster_batches=options.pop("cluster_batches", 20),
@@ -182,20 +190,27 @@ def service(redis, postgres, **options) -> BulkAdmission:
 def test_admit_takes_the_factor_from_the_channels_and_the_share_from_the_table(channels, caplog):
     redis, ssm, postgres = channels
     caplog.set_level(logging.INFO, logger="capacity_admission")
-    with service(redis, postgres) as admission:
+    now = [NOW]
+    with service(redis, postgres, clock=lambda: now[0]) as admission:
         publish(redis, ssm, cache=document(0.5), parameter=document(0.0, state="critical"))
         r = admission.admit("acme", cluster_in_flight=1, service_in_flight=1, workspace_in_flight=1)
         assert (r.factor_used, r.cluster_budget, r.service_budget, r.workspace_ceiling, r.admit) == (0.5, 10, 5, 4, 3)
         assert admission.admit("beta").outcome == AdmissionOutcome.WAIT_WORKSPACE_FULL  # share 0
         assert admission.admit("nobody").workspace_ceiling == 2  # no row: the default share
-        redis.stop()  # the parameter's factor, then no factor at all: full capacity
+        # The parameter's factor, then the one remembered while it is fresh, then full capacity.
+        redis.stop()
         assert admission.admit("acme").factor_used == 0.0
         ssm.delete_parameter(Name=PARAMETER)
+        r = admission.admit("acme")
+        assert (r.factor_used, r.factor_read_failed, r.admit) == (0.0, False, 0)
+        now[0] += 121  # the parameter's document was 60 s old: now past the 180 s maximum age
         r = admission.admit("acme")
         assert (r.factor_used, r.factor_read_failed, r.admit) == (1.0, True, 4)
         assert admission.profiles.counters().loads == 1
     lines = [r.levelname for r in caplog.records if r.name == "capacity_admission"]
-    assert lines == ["WARNING", "WARNING", "ERROR"]  # the reader's own: the profiles had nothing to say
+    # The reader's own (the profiles had nothing to say): the cache, the parameter, the remembered
+    # document, full capacity.
+    assert lines == ["WARNING", "WARNING", "WARNING", "ERROR"]
 
 
 def test_plan_takes_each_queued_workspace_once_with_its_share_and_in_flight(channels):

@@ -18,6 +18,7 @@ from published import NOW, PARAMETER, document, publish
 
 def reader(redis_server, **options) -> BulkFactorReader:
     options.setdefault("refresh", 0)
+    options.setdefault("parameter_refresh", 0)
     options.setdefault("clock", lambda: NOW)
     options.setdefault("timeout", 1.0)
     return BulkFactorReader(cache=redis_server.url, parameter=f"ssm:{PARAMETER}", **options)
@@ -133,13 +134,15 @@ def test_a_thousand_concurrent_reads_within_one_refresh_fetch_once_per_channel(r
 def test_trouble_is_logged_once_when_it_starts_and_once_when_it_ends(redis, ssm, caplog):
     caplog.set_level(logging.INFO, logger="capacity_admission")
     publish(redis, ssm, cache=document(0.5))
-    with BulkFactorReader(cache=redis.url, refresh=0, clock=lambda: NOW) as r:
+    now = [NOW]
+    with BulkFactorReader(cache=redis.url, refresh=0, clock=lambda: now[0]) as r:
         assert r.read().factor == 0.5
         with redis.client() as c:
             c.delete("capacity:state")
+        now[0] += 121  # past the remembered document's freshness (test_remembered.py has the time before)
         for _ in range(50):
             assert r.read().failed
-        publish(redis, ssm, cache=document(0.5))
+        publish(redis, ssm, cache=document(0.5, age=-100))
         for _ in range(5):
             assert r.read().factor == 0.5
         assert r.counters().full_capacity == 50
@@ -157,7 +160,7 @@ def test_an_answer_is_reused_for_the_refresh_interval(tmp_path):
         assert r.read().factor == 0.5
         path.write_text(document(0.25))
         assert r.read().factor == 0.5
-        time.sleep(1.6)
+        time.sleep(1.5 * 1.25 + 0.1)  # the longest the answer is reused: refresh, +25 % jitter
         assert r.read().factor == 0.25
         assert r.counters().fetches == 2
 

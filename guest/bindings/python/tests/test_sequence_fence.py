@@ -11,7 +11,7 @@ from published import NOW, PARAMETER, document, publish
 
 
 def reader(redis_server, clock, **options) -> BulkFactorReader:
-    return BulkFactorReader(cache=redis_server.url, parameter=f"ssm:{PARAMETER}", refresh=0, timeout=1.0, clock=clock, **options)
+    return BulkFactorReader(cache=redis_server.url, parameter=f"ssm:{PARAMETER}", refresh=0, parameter_refresh=0, timeout=1.0, clock=clock, **options)
 
 
 def test_a_late_write_of_an_older_sequence_is_refused_while_the_newer_is_fresh(redis, ssm):
@@ -23,7 +23,7 @@ def test_a_late_write_of_an_older_sequence_is_refused_while_the_newer_is_fresh(r
         publish(redis, ssm, cache=document(1.0, state="normal", sequence=42), parameter=document(1.0, state="normal", sequence=42))
         now[0] += 30
         got = r.read()
-        assert (got.factor, got.state, got.sequence, got.source, got.age_s) == (0.0, "critical", 43, "cache", 90)
+        assert (got.factor, got.state, got.sequence, got.source, got.age_s) == (0.0, "critical", 43, "remembered", 90)
         assert (got.cache, got.parameter) == ("superseded", "superseded")
         assert "superseded: sequence 42 is older than sequence 43 already read" in got.error
         assert r.counters().reads[("cache", "superseded")] == 1

@@ -35,7 +35,14 @@ from .admission import (
 from .bulk import BulkAdmission
 from .profiles import DEFAULT_TABLE, ProfileCounters, WorkspaceProfiles
 from .runtime import ComponentError
-from .reader import DEFAULT_CACHE_KEY, DEFAULT_MAX_AGE, DEFAULT_MAX_SKEW, BulkFactorReader, ReaderCounters
+from .reader import (
+    DEFAULT_CACHE_KEY,
+    DEFAULT_MAX_AGE,
+    DEFAULT_MAX_SKEW,
+    DEFAULT_PARAMETER_REFRESH,
+    BulkFactorReader,
+    ReaderCounters,
+)
 from .types import (
     AdmissionOutcome,
     AdmissionPlan,
@@ -63,6 +70,7 @@ __all__ = [
     "DEFAULT_CACHE_KEY",
     "DEFAULT_MAX_AGE",
     "DEFAULT_MAX_SKEW",
+    "DEFAULT_PARAMETER_REFRESH",
     "DEFAULT_TABLE",
     "FACTOR_CHOICE",
     "FactorReading",

@@ -7,17 +7,21 @@
 Each `read()` within `refresh` seconds of the last fetch answers from memory. A fetch reads the
 cache; the parameter only when the cache's document is not usable (missing, unreadable, out of
 range, stale or from the future); the admission component's `choose-factor` judges what came
-back, so Python, Node and Rust agree to the letter. No usable document gives `factor=None`,
-which admission turns into full capacity with `factor_read_failed`.
-A document older (by sequence) than the newest one acted on is refused while that one is fresh
-(`sequence_fence`): the reader never goes back to an older decision.
+back, so Python, Node and Rust agree to the letter. A document older (by sequence) than the newest one acted on is refused while that one is fresh
+(`sequence_fence`): the reader never goes back to an older decision. When neither channel gives
+a usable document, the reader acts on the newest one it acted on while that one is fresh
+(`source="remembered"`); only then does it answer `factor=None`, which admission turns into full
+capacity with `factor_read_failed`. The parameter is called at most once per
+`parameter_refresh` and backs off after failures (`parameter_pace`), so a fleet of readers
+during a cache outage stays within what SSM serves.
 
 Thread-safe: one reader serves a whole process. Concurrent callers share one fetch (the first
 fetches, the others wait for its answer; with `refresh=0` every call fetches, one at a time),
 each channel keeps one client (a Redis connection pool, a boto3 client), and a network read is
 bounded by `timeout` per channel. A file channel is read without a timeout: use a local file. A channel that stops
-being usable, and full capacity, are logged once when they start and once when they end
-(logger `capacity_admission`); `counters()` says how often each channel gave what.
+being usable, acting on the remembered document, and full capacity are logged once when they
+start and once when they end (logger `capacity_admission`); `counters()` says how often each
+channel gave what.
 """
 
 from __future__ import annotations
@@ -27,14 +31,17 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Callable, Dict, Optional, Tuple
 
 from .admission import Admission
 from .channels import Channel, Fetched, open_channel
-from .sequence_fence import SequenceFence
+from .parameter_pace import ParameterPace, jittered
+from .sequence_fence import REMEMBERED, SequenceFence
 from .types import FactorReading
 
-__all__ = ["BulkFactorReader", "ReaderCounters", "DEFAULT_CACHE_KEY", "DEFAULT_MAX_AGE", "DEFAULT_MAX_SKEW"]
+__all__ = ["BulkFactorReader", "ReaderCounters", "DEFAULT_CACHE_KEY", "DEFAULT_MAX_AGE", "DEFAULT_MAX_SKEW",
+           "DEFAULT_PARAMETER_REFRESH"]
 
 #: The Redis key the sentinel publishes to unless configured otherwise.
 DEFAULT_CACHE_KEY = "capacity:state"
@@ -42,6 +49,9 @@ DEFAULT_CACHE_KEY = "capacity:state"
 DEFAULT_MAX_AGE = 180
 #: How far ahead of this host's clock a document's `decided_at` may be (seconds).
 DEFAULT_MAX_SKEW = 30
+#: How long the parameter's answer is reused (seconds): 1,000 readers call it about 33 times a
+#: second, within SSM's 40 for a standard parameter.
+DEFAULT_PARAMETER_REFRESH = 30.0
 
 _U32_MAX = 2**32 - 1
 _log = logging.getLogger("capacity_admission")
@@ -56,6 +66,10 @@ class ReaderCounters:
     fetches: int = 0
     #: Reads that ended without a usable document (full capacity).
     full_capacity: int = 0
+    #: Fetches answered with the remembered document (neither channel gave a usable one).
+    remembered: int = 0
+    #: Calls made to the parameter (the rest of its reads reused its last answer).
+    parameter_calls: int = 0
     #: Channel reads by channel ("cache", "parameter") and verdict ("usable", "read-failed",
     #: "unreadable", "out-of-range", "stale", "from-the-future", "superseded").
     reads: Dict[Tuple[str, str], int] = field(default_factory=dict)
@@ -88,8 +102,11 @@ class BulkFactorReader:
 
     `cache` and `parameter` each name a channel (`redis://...`, `ssm:NAME` or a file path;
     either may be omitted, not both). `max_age` and `max_skew` bound a usable document's
-    `decided_at` (whole seconds); `refresh` is how long an answer is reused (seconds, 0 = every
-    call fetches); `timeout` bounds each network read. Bad settings raise ValueError here.
+    `decided_at` (whole seconds); `refresh` is how long an answer is reused (seconds, ±25 % at
+    random, 0 = every call fetches); `parameter_refresh` how long the parameter's answer is
+    reused (seconds, at most `max_age / 3`; 0 = every fetch that needs it calls it; default 30,
+    or `max_age / 3` when that is shorter); `timeout`
+    bounds each network read. Bad settings raise ValueError here.
     """
 
     def __init__(
@@ -101,6 +118,7 @@ class BulkFactorReader:
         max_age: int = DEFAULT_MAX_AGE,
         max_skew: int = DEFAULT_MAX_SKEW,
         refresh: float = 10.0,
+        parameter_refresh: Optional[float] = None,
         timeout: float = 2.0,
         logger: Optional[logging.Logger] = None,
         clock: Callable[[], float] = time.time,
@@ -113,6 +131,12 @@ class BulkFactorReader:
         self.max_age = _whole("max_age", max_age, 1)
         self.max_skew = _whole("max_skew", max_skew, 0)
         self.refresh = _seconds("refresh", refresh, positive=False)
+        # Unset: the default, shortened to a third of a short max_age.
+        self.parameter_refresh = (min(DEFAULT_PARAMETER_REFRESH, self.max_age / 3) if parameter_refresh is None
+                                  else _seconds("parameter_refresh", parameter_refresh, positive=False))
+        if self.parameter_refresh > self.max_age / 3:
+            raise ValueError(f"parameter_refresh: expected at most a third of max_age ({self.max_age / 3:g} s), got "
+                             f"{parameter_refresh!r}: a document reused longer could go stale before the next call")
         self.timeout = _seconds("timeout", timeout, positive=True)
         if not callable(clock):
             raise ValueError(f"clock: expected a function returning unix seconds, got {clock!r}")
@@ -123,6 +147,7 @@ class BulkFactorReader:
         self._closed = False
         self._admission = Admission(component)
         self._fence = SequenceFence(self.max_age)
+        self._pace = ParameterPace(self.parameter_refresh, self.max_age)
         self._cache = open_channel(cache, cache_key, self.timeout)
         self._parameter = open_channel(parameter, cache_key, self.timeout)
         self._lock = threading.Lock()
@@ -130,9 +155,11 @@ class BulkFactorReader:
         self._memo: Optional[Tuple[FactorReading, float]] = None
         self._counts: Counter = Counter()
         self._counts_lock = threading.Lock()
-        # Since when (monotonic) each troubled channel, and the reader as a whole, has had no
-        # usable document: the start and the end of each episode are logged, nothing between.
+        # Since when (monotonic) each troubled channel has had no usable document, and since when
+        # the reader has acted on its remembered document or run at full capacity: the start and
+        # the end of each episode are logged, nothing between.
         self._trouble: Dict[str, float] = {}
+        self._episode: Optional[Tuple[float, str]] = None
 
     def read(self) -> FactorReading:
         """The factor to admit with now; never raises for a failed read (RuntimeError once the
@@ -148,7 +175,7 @@ class BulkFactorReader:
             if memo is not None and time.monotonic() < memo[1]:
                 return memo[0]
             reading = self._fetch()
-            self._memo = (reading, time.monotonic() + self.refresh)
+            self._memo = (reading, time.monotonic() + jittered(self.refresh))
             return reading
 
     def counters(self) -> ReaderCounters:
@@ -159,6 +186,8 @@ class BulkFactorReader:
             calls=counts.pop("calls", 0),
             fetches=counts.pop("fetches", 0),
             full_capacity=counts.pop("full-capacity", 0),
+            remembered=counts.pop("remembered", 0),
+            parameter_calls=counts.pop("parameter-calls", 0),
             reads={k: v for k, v in counts.items() if isinstance(k, tuple)},
         )
 
@@ -191,7 +220,10 @@ class BulkFactorReader:
         parameter: Optional[Fetched] = None
         parameter_refused = False
         if reading.factor is None and self._parameter is not None:
-            parameter, parameter_refused = self._fence.screen(self._parameter.fetch(), now)
+            fetched, called = self._pace.fetch(self._parameter, time.monotonic())
+            if called:
+                self._count("parameter-calls")
+            parameter, parameter_refused = self._fence.screen(fetched, now)
             reading = self._choose(cache, parameter, now)
         reading = self._fence.settle(reading, (cache_refused, parameter_refused), now)
         for name, channel, fetched, verdict in (
@@ -203,6 +235,8 @@ class BulkFactorReader:
                 self._note(name, channel, verdict == "usable", verdict, reading)
         if reading.factor is None:
             self._count("full-capacity")
+        elif reading.source == REMEMBERED:
+            self._count("remembered")
         self._note_overall(reading)
         return reading
 
@@ -219,12 +253,34 @@ class BulkFactorReader:
             self._log.warning("capacity %s %s is not usable (%s): %s", name, channel.label, verdict, _part(reading.error, name))
 
     def _note_overall(self, reading: FactorReading) -> None:
-        since = self._trouble.get("reader")
-        if reading.factor is not None and since is not None:
-            del self._trouble["reader"]
-            self._log.info("bulk factor read again from the %s after %.0f s at full capacity: %s is %s",
-                           reading.source, time.monotonic() - since, reading.state, reading.factor)
-        elif reading.factor is None and since is None:
-            self._trouble["reader"] = time.monotonic()
+        """Logs the reader's episodes: acting on the remembered document, and full capacity."""
+        kind = "full" if reading.factor is None else "remembered" if reading.source == REMEMBERED else None
+        was = self._episode
+        if was is not None and was[1] == kind:
+            return
+        self._episode = None
+        if kind is None:
+            since, what = was if was is not None else (0.0, None)
+            if what is not None:
+                spent = "at full capacity" if what == "full" else "acting on the remembered document"
+                self._log.info("bulk factor read again from the %s after %.0f s %s: %s is %s",
+                               reading.source, time.monotonic() - since, spent, reading.state, reading.factor)
+            return
+        self._episode = (time.monotonic(), kind)
+        if kind == "remembered":
+            self._log.warning("no usable capacity document: acting on the remembered one (sequence %s, %s, bulk %s, "
+                              "decided_at %s) until it is stale at %s (%s)", reading.sequence, reading.state,
+                              reading.factor, _rfc3339(reading.decided_at), _rfc3339(reading.decided_at + self.max_age),
+                              reading.error)
+        else:
             self._log.error("no usable capacity document: admitting bulk work at full capacity until one is "
                             "readable again (%s)", reading.error)
+
+
+def _rfc3339(unix: Optional[int]) -> str:
+    if unix is None:
+        return "unknown"
+    try:
+        return datetime.fromtimestamp(unix, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return str(unix)

@@ -6,8 +6,11 @@ compare-and-set (a stale sentinel's late write can land in the moment between an
 check and write), and a reader that falls back from the cache to the parameter can meet an
 older document there. So the reader remembers the newest document it has acted on, and while
 that one is fresh (not older than `max_age`) a document with a lower sequence is refused as
-superseded: the reader keeps acting on the newest it has. Once the newest is stale, the fence
-lifts (a store that was reset starts again at sequence 1, and its documents are accepted).
+superseded: the reader keeps acting on the newest it has. The same holds when neither channel
+gives a usable document at all (the cache is down and the parameter throttled): the reader acts
+on the newest it has, `source="remembered"`, until that one is stale, and only then runs at full
+capacity. Once the newest is stale, the fence lifts (a store that was reset starts again at
+sequence 1, and its documents are accepted).
 
 The admission component judges each document (parse, range, age); this fence only screens
 what reaches it and is the same rule in reader.js.
@@ -24,6 +27,8 @@ from .types import FactorReading
 
 #: The verdict of a channel whose document was older than one already acted on.
 SUPERSEDED = "superseded"
+#: The source of a reading that neither channel gave: the newest document acted on, still fresh.
+REMEMBERED = "remembered"
 
 
 #: A document without a whole-number sequence (`1.0`, `"43"`, `true`, none at all).
@@ -75,16 +80,17 @@ class SequenceFence:
         return ("failed", why), True
 
     def settle(self, reading: FactorReading, refused: Tuple[bool, bool], now: int) -> FactorReading:
-        """The reading to act on: the component's, with refused channels marked superseded, or
-        the newest in force when the component found nothing usable because of the fence.
-        Remembers what is acted on."""
+        """The reading to act on: the component's, with refused channels marked superseded; or,
+        when the component found nothing usable (the channels failed, or the fence refused what
+        they gave), the newest document in force, re-aged, with `source="remembered"`. Remembers
+        what is acted on."""
         marks = {name: SUPERSEDED for name, was in zip(("cache", "parameter"), refused) if was}
         if marks:
             reading = dataclasses.replace(reading, **marks)
         newest = self._in_force(now)
-        if reading.factor is None and marks and newest is not None:
-            reading = dataclasses.replace(newest, age_s=now - newest.decided_at, error=reading.error,
-                                          cache=reading.cache, parameter=reading.parameter)
+        if reading.factor is None and newest is not None:
+            return dataclasses.replace(newest, source=REMEMBERED, age_s=now - newest.decided_at, error=reading.error,
+                                       cache=reading.cache, parameter=reading.parameter)
         if reading.factor is not None:
             self._newest = reading
         return reading

@@ -119,7 +119,9 @@ class FactorReading:
     #: The bulk factor to admit with; None when no document was usable (pass it on: the
     #: component then uses full capacity and reports `factor_read_failed`).
     factor: Optional[float]
-    #: "cache" or "parameter": the channel the factor came from; None without a factor.
+    #: "cache" or "parameter": the channel the factor came from; from a BulkFactorReader also
+    #: "remembered" (neither channel gave a usable document, and the newest one it acted on is
+    #: still fresh: that one, re-aged); None without a factor.
     source: Optional[str]
     #: The chosen document's `state` and `sequence`, its `decided_at` (unix seconds) and age
     #: in seconds when it was read (negative when the sentinel's clock is ahead, within the
