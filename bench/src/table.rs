@@ -58,6 +58,7 @@ impl Run {
         self.live(&mut rows);
         self.rss(&mut rows);
         self.tune(&mut rows);
+        self.cross_validation(&mut rows);
         sizes(&mut rows);
         let mut out = String::from(
             "| measure | figures (same run, medians) | ratio | target | verdict | load 1 min (start -> end) |\n|---|---|---|---|---|---|\n",
@@ -191,6 +192,29 @@ impl Run {
             target: "1,000 candidates in minutes",
             verdict: verdict(thousand < 600.0),
             load: self.load("tune"),
+        });
+    }
+
+    fn cross_validation(&self, rows: &mut Vec<Row>) {
+        let note = self.note("cross_validation");
+        let field = |key: &str| note.as_ref().and_then(|n| n[key].as_f64());
+        let (Some(regrouped), Some(refolding), Some(candidates), Some(series)) = (
+            self.median("cross-validation", "regrouped"),
+            self.median("cross-validation", "refolding"),
+            field("candidates"),
+            field("series"),
+        ) else {
+            return rows.push(missing("cross-validation (cargo bench --bench cross_validation)"));
+        };
+        rows.push(Row {
+            what: format!(
+                "cross-validation by series: the robust choice and {series:.0} folds over {candidates:.0} candidates' scores (1.2.0's space and evidence)"
+            ),
+            figures: format!("per-series totals summed once {} · every series re-summed per fold {}", time(regrouped), time(refolding)),
+            ratio: format!("{} faster", x(refolding / regrouped)),
+            target: "at least 5x faster than re-summing (issue 53)",
+            verdict: verdict(refolding / regrouped >= 5.0),
+            load: self.load("cross_validation"),
         });
     }
 

@@ -9,11 +9,13 @@
 pub mod bad_input;
 pub mod fault_world;
 pub mod faults;
+pub mod fleet_report;
 pub mod golden;
 pub mod json;
 pub mod paths;
 pub mod policies;
 pub mod random_trace;
+pub mod refolding;
 pub mod repository_traces;
 pub mod rest_api;
 pub mod sentinel_bin;

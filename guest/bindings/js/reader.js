@@ -131,7 +131,7 @@ export class BulkFactorReader {
     this.#clock = clock;
     this.#refreshMs = this.refresh * 1000;
     this.#fence = new SequenceFence(this.maxAge);
-    this.#pace = new ParameterPace(this.parameterRefresh, this.maxAge);
+    this.#pace = new ParameterPace(this.parameterRefresh, this.maxAge, Math.random, this.refresh);
     const timeoutMs = Math.max(1, Math.round(this.timeout * 1000));
     this.#cache = openChannel(cache, { setting: 'cache', key: cacheKey, timeoutMs });
     this.#parameter = openChannel(parameter, { setting: 'parameter', key: cacheKey, timeoutMs });
@@ -182,7 +182,7 @@ export class BulkFactorReader {
     let parameter;
     let parameterRefused = false;
     if (reading.factor === undefined && this.#parameter !== undefined) {
-      const [answer, called] = await this.#pace.fetch(this.#parameter, performance.now());
+      const [answer, called] = await this.#pace.fetch(this.#parameter, performance.now(), this.#fence.freshFor(now));
       if (called) this.#counts.parameterCalls++;
       [parameter, parameterRefused] = this.#fence.screen(answer, now);
       reading = this.#choose(cache, parameter, now);

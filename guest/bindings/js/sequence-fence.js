@@ -47,6 +47,12 @@ export class SequenceFence {
     return newest;
   }
 
+  /** How many more seconds the newest document acted on stays fresh; undefined without one. */
+  freshFor(now) {
+    const newest = this.#inForce(now);
+    return newest === undefined ? undefined : this.#maxAge - (now - newest.decidedAt);
+  }
+
   /** `[fetched, refused]`: the channel read, or a failed read when it is older than the newest in force. */
   screen(fetched, now) {
     const newest = this.#inForce(now);

@@ -21,6 +21,7 @@ use super::choose::{SetScore, aggregate_where, meets};
 use super::evidence::EvidenceTrace;
 use super::score::TraceScore;
 use super::space::ChoiceRule;
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// One fold: a series held out, the candidate chosen on the others, and both judged on it.
@@ -79,8 +80,20 @@ pub struct Scores<'a> {
     pub gate: &'a [Result<(), String>],
 }
 
-impl Scores<'_> {
-    fn series(&self) -> Vec<(usize, &str)> {
+/// Each candidate's and the base's scores on each series alone, summed once: a fold only
+/// regroups them. Each is summed over its series' traces in evidence order, exactly as a fold
+/// would sum it, so the regrouping changes no bit of any score.
+struct BySeries<'a> {
+    /// The series in the order they first appear in the evidence: (series, name).
+    series: Vec<(usize, &'a str)>,
+    /// The base's score on each series, in that order.
+    base: Vec<SetScore>,
+    /// `candidates[candidate][k]`: the candidate's score on the `k`th series.
+    candidates: Vec<Vec<SetScore>>,
+}
+
+impl<'a> Scores<'a> {
+    fn series(&self) -> Vec<(usize, &'a str)> {
         let mut seen: Vec<(usize, &str)> = Vec::new();
         for e in self.evidence {
             if !seen.iter().any(|(s, _)| *s == e.series) {
@@ -90,19 +103,25 @@ impl Scores<'_> {
         seen
     }
 
+    fn by_series(&self) -> BySeries<'a> {
+        let series = self.series();
+        let alone = |scores: &[TraceScore]| -> Vec<SetScore> { series.iter().map(|&(s, _)| self.on(scores, |e| e.series == s)).collect() };
+        let candidates = self.candidates.par_iter().map(|c| alone(c)).collect();
+        BySeries { base: alone(self.base), candidates, series }
+    }
+
     fn on(&self, scores: &[TraceScore], keep: impl Fn(&EvidenceTrace) -> bool) -> SetScore {
         aggregate_where(scores, self.base, self.evidence, keep)
     }
 
     /// Why candidate `c` may not be chosen on the series `among` keeps, or its sort key.
-    fn judge(&self, c: usize, among: &dyn Fn(usize) -> bool, series: &[(usize, &str)]) -> Result<(f64, f64, f64, i64), String> {
+    fn judge(&self, c: usize, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> Result<(f64, f64, f64, i64), String> {
         self.gate[c].clone()?;
-        let scores = &self.candidates[c];
-        let all = self.on(scores, |e| among(e.series));
+        let all = self.on(&self.candidates[c], |e| among(e.series));
         meets(&all, self.rule)?;
         let mut worst: f64 = 0.0;
-        for &(s, name) in series.iter().filter(|(s, _)| among(*s)) {
-            let (mine, base) = (self.on(scores, |e| e.series == s), self.on(self.base, |e| e.series == s));
+        for (k, &(_, name)) in by.series.iter().enumerate().filter(|(_, (s, _))| among(*s)) {
+            let (mine, base) = (&by.candidates[c][k], &by.base[k]);
             if mine.flaps_per_day > base.flaps_per_day + 1e-9 {
                 return Err(format!(
                     "series {name} flaps {:.2} a day, more than under the base ({:.2})",
@@ -117,9 +136,12 @@ impl Scores<'_> {
     }
 
     /// Each candidate's verdict on the series `among` keeps, and the robust choice among them.
-    pub fn choose(&self, among: &dyn Fn(usize) -> bool) -> (Vec<Result<(), String>>, Option<usize>) {
-        let series = self.series();
-        let judged: Vec<_> = (0..self.candidates.len()).map(|c| self.judge(c, among, &series)).collect();
+    pub fn choose(&self, among: &(dyn Fn(usize) -> bool + Sync)) -> (Vec<Result<(), String>>, Option<usize>) {
+        self.choose_by(among, &self.by_series())
+    }
+
+    fn choose_by(&self, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> (Vec<Result<(), String>>, Option<usize>) {
+        let judged: Vec<_> = (0..self.candidates.len()).into_par_iter().map(|c| self.judge(c, among, by)).collect();
         let chosen = judged
             .iter()
             .enumerate()
@@ -131,14 +153,15 @@ impl Scores<'_> {
         (judged.into_iter().map(|j| j.map(|_| ())).collect(), chosen)
     }
 
-    /// Leave-one-series-out: each series judged by the robust choice made on the others.
+    /// Leave-one-series-out: each series judged by the robust choice made on the others. The
+    /// scores of each candidate on each series are summed once ([`BySeries`]); a fold sums only
+    /// its training side again (one pass over the traces per candidate), never every series.
     pub fn cross_validate(&self) -> CrossValidation {
-        let series = self.series();
+        let by = self.by_series();
         let mut judged_by: Vec<Option<usize>> = vec![None; self.evidence.len()];
         let mut folds = Vec::new();
-        for &(held, name) in &series {
-            let (_, chosen) = self.choose(&|s| s != held);
-            let scores = chosen.map_or(self.base, |c| self.candidates[c].as_slice());
+        for (k, &(held, name)) in by.series.iter().enumerate() {
+            let (_, chosen) = self.choose_by(&|s| s != held, &by);
             let train_flap_ratio = chosen.and_then(|c| {
                 let (mine, base) = (self.on(&self.candidates[c], |e| e.series != held), self.on(self.base, |e| e.series != held));
                 ratio(mine.flaps_per_day, base.flaps_per_day)
@@ -152,8 +175,8 @@ impl Scores<'_> {
                 series: name.to_string(),
                 chosen,
                 train_flap_ratio,
-                base: self.on(self.base, |e| e.series == held),
-                candidate: self.on(scores, |e| e.series == held),
+                base: by.base[k].clone(),
+                candidate: chosen.map_or(&by.base[k], |c| &by.candidates[c][k]).clone(),
             });
         }
         // Each trace scored by the candidate chosen without its series.

@@ -10,6 +10,7 @@ pub mod postgres;
 pub mod prometheus;
 pub mod prometheus_api;
 pub mod redis;
+pub mod throttling;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

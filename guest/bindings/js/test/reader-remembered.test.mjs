@@ -109,3 +109,32 @@ test('a parameterRefresh longer than a third of maxAge is refused', () => {
       (e) => e instanceof RangeError && e.message.includes('parameterRefresh: expected at most a third of maxAge (60 s)'));
   }
 });
+
+test('the first call after the cache fails is spread while a remembered document is fresh', async () => {
+  let calls = 0;
+  const answering = { fetch: async () => { calls++; return { tag: 'document', val: '{}' }; } };
+  const pace = new ParameterPace(30, 180, () => 0.5);
+  // Half of min(interval, half the remaining freshness): 0.5 × min(30, 50) = 15 s.
+  assert.deepEqual(await pace.fetch(answering, 0, 100), [undefined, false]);
+  assert.deepEqual(await pace.fetch(answering, 14_900, 85), [undefined, false]);
+  assert.deepEqual(await pace.fetch(answering, 15_000, 85), [{ tag: 'document', val: '{}' }, true]);
+  assert.deepEqual(await pace.fetch(answering, 30_000, 70), [{ tag: 'document', val: '{}' }, false]);
+  assert.equal((await pace.fetch(answering, 45_000, 55))[1], true);
+  // Without a remembered document there is nothing to wait on: the call is made at once.
+  assert.equal((await new ParameterPace(30, 180, () => 0.5).fetch(answering, 0, undefined))[1], true);
+  assert.equal(calls, 3);
+});
+
+test('retries after failures come before the remembered document goes stale', async () => {
+  const failing = { fetch: async () => ({ tag: 'failed', val: 'ThrottlingException: Rate exceeded' }) };
+  const pace = new ParameterPace(30, 180, () => 0.5);
+  const staleAt = 100;
+  const calls = [];
+  for (let now = 0; now < staleAt; now += 0.25) {
+    if ((await pace.fetch(failing, now * 1000, staleAt - now))[1]) calls.push(now);
+  }
+  // Without the bound, the second call would come 60 s after the first (at 75 s) and the third
+  // past the document's staleness; with it, each waits half the time left.
+  assert.ok(calls.length >= 5, `${calls}`);
+  calls.slice(1).forEach((b, k) => assert.ok(b - calls[k] <= Math.max(1, (staleAt - calls[k]) / 2) + 0.25, `${calls}`));
+});

@@ -111,3 +111,42 @@ def test_failures_back_off_exponentially_up_to_a_third_of_max_age_with_jitter(dr
 def test_a_parameter_refresh_longer_than_a_third_of_max_age_is_refused(value):
     with pytest.raises(ValueError, match=r"parameter_refresh: expected at most a third of max_age \(60 s\)"):
         BulkFactorReader(cache="x", parameter_refresh=value)
+
+
+class _Answering:
+    label = "a parameter that answers"
+
+    def __init__(self):
+        self.calls = 0
+
+    def fetch(self):
+        self.calls += 1
+        return ("document", "{}")
+
+
+def test_the_first_call_after_the_cache_fails_is_spread_while_a_remembered_document_is_fresh():
+    channel, pace = _Answering(), ParameterPace(30.0, 180, draw=lambda: 0.5)
+    # Half of min(interval, half the remaining freshness): 0.5 × min(30, 50) = 15 s.
+    assert pace.fetch(channel, 0.0, fresh_for=100) == (None, False)
+    assert pace.fetch(channel, 14.9, fresh_for=85) == (None, False)
+    assert pace.fetch(channel, 15.0, fresh_for=85) == (("document", "{}"), True)
+    # Within the interval, the answer is reused; no second spreading while calls go on.
+    assert pace.fetch(channel, 30.0, fresh_for=70) == (("document", "{}"), False)
+    assert pace.fetch(channel, 45.0, fresh_for=55)[1] is True
+    # Without a remembered document there is nothing to wait on: the call is made at once.
+    fresh = ParameterPace(30.0, 180, draw=lambda: 0.5)
+    assert fresh.fetch(channel, 0.0, fresh_for=None)[1] is True
+    assert channel.calls == 3
+
+
+def test_retries_after_failures_come_before_the_remembered_document_goes_stale():
+    channel, pace = _Failing(), ParameterPace(30.0, 180, draw=lambda: 0.5)
+    stale_at, now, calls = 100.0, 0.0, []
+    while now < stale_at:
+        if pace.fetch(channel, now, fresh_for=stale_at - now)[1]:
+            calls.append(now)
+        now += 0.25
+    # Without the bound, the second call would come 60 s after the first (at 75 s) and the
+    # third past the document's staleness; with it, each waits half the time left.
+    assert len(calls) >= 5, calls
+    assert all(b - a <= max(1.0, (stale_at - a) / 2) + 0.25 for a, b in zip(calls, calls[1:])), calls

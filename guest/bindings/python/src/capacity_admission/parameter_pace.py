@@ -6,10 +6,14 @@ parameter. SSM serves a standard parameter at 40 `GetParameter` calls a second b
 (without a remembered document) fall back to full capacity exactly when the fleet is under
 stress. So the parameter is paced apart from the cache:
 
+- the first call after the cache stops serving (the pace was not consulted for longer than
+  `interval` and the reader's refresh), while the reader still acts on a fresh remembered
+  document, waits a random part of `interval` (at most half the time that document stays
+  fresh), so a fleet whose cache failed at once does not call at once;
 - after a call that gave an answer, the next one is due `interval` seconds later;
-- after `k` calls in a row that failed (throttled, refused, timed out), `interval × 2^k`
-  seconds later, at most `max_age / 3`, so a reader still tries a few times before the
-  document it acts on goes stale;
+- after `k` calls in a row that failed (throttled, refused, timed out), `interval × 2^k` seconds
+  later, at most `max_age / 3`, and at most half the time the remembered document stays fresh,
+  so a reader tries again, and again, before it would have to run at full capacity;
 - every delay is jittered by ±25 %, so readers that failed together do not retry together.
 
 Between calls the parameter's last answer is judged again at the reader's clock (a document
@@ -20,7 +24,7 @@ that needs the parameter calls it (tests, a local file).
 from __future__ import annotations
 
 import random
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 from .channels import Channel, Fetched
 
@@ -28,6 +32,8 @@ __all__ = ["ParameterPace", "JITTER"]
 
 #: Every delay is multiplied by a factor drawn uniformly from [1 - JITTER, 1 + JITTER].
 JITTER = 0.25
+#: The shortest wait before a retry, seconds.
+_FLOOR = 1.0
 
 
 def jittered(seconds: float, draw: Callable[[], float] = random.random) -> float:
@@ -38,30 +44,52 @@ def jittered(seconds: float, draw: Callable[[], float] = random.random) -> float
 class ParameterPace:
     """When the parameter may be called again, and its last answer meanwhile."""
 
-    def __init__(self, interval: float, max_age: int, draw: Callable[[], float] = random.random) -> None:
+    def __init__(self, interval: float, max_age: int, draw: Callable[[], float] = random.random,
+                 refresh: float = 0.0) -> None:
         self.interval = interval
+        #: Unconsulted this long (the cache served meanwhile), the next need starts a new outage.
+        self.idle_after = max(interval, refresh) * (1.0 + JITTER) + 1.0
         #: The longest delay before jitter: a third of the freshness window.
         self.cap = max_age / 3.0
         self._draw = draw
         self._failures = 0
         self._due = 0.0
         self._last: Optional[Fetched] = None
+        self._consulted: Optional[float] = None
+        self._spreading = False
 
     @property
     def failures(self) -> int:
         """Calls in a row that failed."""
         return self._failures
 
-    def fetch(self, channel: Channel, now: float) -> "tuple[Fetched, bool]":
-        """The parameter's answer at monotonic time `now`, and whether a call was made for it."""
+    def fetch(self, channel: Channel, now: float, fresh_for: Optional[float] = None) -> Tuple[Optional[Fetched], bool]:
+        """The parameter's answer at monotonic time `now` (None: not read yet, its first call is
+        being spread), and whether a call was made for it. `fresh_for`: how many more seconds
+        the document the reader acts on stays fresh, None without one."""
+        idle = self._consulted is None or now - self._consulted > self.idle_after
+        self._consulted = now
         last = self._last
-        if last is not None and now < self._due:
+        if now < self._due:
+            if last is None:
+                return None, False
             if last[0] == "failed":
                 return ("failed", f"{last[1]} (next call to the parameter in {self._due - now:.0f} s)"), False
             return last, False
+        if idle and not self._spreading and fresh_for is not None and self.interval > 0:
+            self._spreading = True
+            self._last = None
+            self._due = now + self._draw() * min(self.interval, fresh_for / 2.0)
+            return None, False
+        self._spreading = False
         fetched = channel.fetch()
         self._failures = self._failures + 1 if fetched[0] == "failed" else 0
-        delay = min(self.cap, self.interval * 2 ** self._failures) if self._failures else self.interval
+        if self._failures:
+            delay = min(self.cap, self.interval * 2 ** self._failures)
+            if fresh_for is not None:
+                delay = min(delay, max(_FLOOR, fresh_for / 2.0))
+        else:
+            delay = self.interval
         self._due = now + jittered(delay, self._draw)
         self._last = fetched
         return fetched, True

@@ -147,7 +147,7 @@ class BulkFactorReader:
         self._closed = False
         self._admission = Admission(component)
         self._fence = SequenceFence(self.max_age)
-        self._pace = ParameterPace(self.parameter_refresh, self.max_age)
+        self._pace = ParameterPace(self.parameter_refresh, self.max_age, refresh=self.refresh)
         self._cache = open_channel(cache, cache_key, self.timeout)
         self._parameter = open_channel(parameter, cache_key, self.timeout)
         self._lock = threading.Lock()
@@ -220,7 +220,7 @@ class BulkFactorReader:
         parameter: Optional[Fetched] = None
         parameter_refused = False
         if reading.factor is None and self._parameter is not None:
-            fetched, called = self._pace.fetch(self._parameter, time.monotonic())
+            fetched, called = self._pace.fetch(self._parameter, time.monotonic(), self._fence.fresh_for(now))
             if called:
                 self._count("parameter-calls")
             parameter, parameter_refused = self._fence.screen(fetched, now)

@@ -61,6 +61,11 @@ class SequenceFence:
             return None
         return newest
 
+    def fresh_for(self, now: int) -> Optional[int]:
+        """How many more seconds the newest document acted on stays fresh; None without one."""
+        newest = self._in_force(now)
+        return None if newest is None else self.max_age - (now - newest.decided_at)
+
     def screen(self, fetched: Optional[Fetched], now: int) -> Tuple[Optional[Fetched], bool]:
         """`fetched`, or a failed read when it is older than the newest document in force; and
         whether it was refused."""
