@@ -38,6 +38,9 @@ fail() { echo "ci_recipes.sh: $1" >&2; exit 1; }
 # The workflow files against their schemas, and a broken copy of each refused.
 check-jsonschema --builtin-schema vendor.github-workflows deploy/ci/github-actions.yml
 check-jsonschema --builtin-schema vendor.gitlab-ci deploy/ci/gitlab-ci.yml
+# The tuning recipes: shards on the CI's matrix, merged in a following job.
+check-jsonschema --builtin-schema vendor.github-workflows deploy/ci/github-actions-tune.yml
+check-jsonschema --builtin-schema vendor.gitlab-ci deploy/ci/gitlab-ci-tune.yml
 sed 's/^    runs-on:/    run-on:/' deploy/ci/github-actions.yml >"$work/broken-actions.yml"
 sed 's/^  script:/  scripts:/' deploy/ci/gitlab-ci.yml >"$work/broken-gitlab.yml"
 ! check-jsonschema --builtin-schema vendor.github-workflows "$work/broken-actions.yml" >/dev/null 2>&1 ||

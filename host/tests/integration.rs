@@ -24,6 +24,7 @@ mod cli_run_speed;
 mod cli_shell_help;
 mod cli_sigterm;
 mod cli_tune;
+mod cli_tune_shards;
 mod component_limits;
 mod lifecycle_in_a_sentinel;
 mod policy_directory_files;

@@ -5,7 +5,7 @@
 use crate::tune::evidence::{self, EvidenceSpec, Split, TraceSpec};
 use crate::tune::gate_check::GateTraces;
 use crate::tune::space::{SEED_FLOORS, SearchSpace};
-use crate::tune::{self, pareto_svg, report, write};
+use crate::tune::{self, pareto_svg, report, shard, write};
 use anyhow::{Context, bail};
 use clap::Args;
 use sentinel_core::replay::gate::Gate;
@@ -86,6 +86,16 @@ pub struct TuneArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Sweep only shard I of N of the candidates (those whose index is I-1 modulo N) and write
+    /// their scores to `--out`/shard-I-of-N.json, for `--merge`; no report. Give every shard
+    /// the same other arguments.
+    #[arg(long, value_name = "I/N", conflicts_with_all = ["merge", "write"])]
+    pub shard: Option<crate::tune::shard::Shard>,
+    /// Sweep nothing: read the shards' files from this folder (repeat for several), check that
+    /// together they are one sweep of these arguments, then choose, cross-validate and write as
+    /// a run on one machine does, byte for byte.
+    #[arg(long, value_name = "DIR")]
+    pub merge: Vec<PathBuf>,
 }
 
 /// The base's `policy.toml`, read and checked.
@@ -94,10 +104,20 @@ fn read_base(path: &Path) -> anyhow::Result<PolicyDescription> {
     Ok(policy_files::description::read(&file).map_err(|e| anyhow::anyhow!("the base policy: {e}"))?.description)
 }
 
-/// The command as typed, for the reports (the same inputs give the same text).
+/// The command as typed, for the reports (the same inputs give the same text). `--shard` and
+/// `--merge` are left out: a merged run's reports are the unsharded run's.
 fn command_line() -> String {
     let quote = |a: String| if a.contains([' ', '"', '\'']) { format!("'{a}'") } else { a };
-    std::iter::once("sentinel".to_string()).chain(std::env::args().skip(1).map(quote)).collect::<Vec<_>>().join(" ")
+    let mut args = Vec::new();
+    let mut given = std::env::args().skip(1);
+    while let Some(arg) = given.next() {
+        if arg == "--shard" || arg == "--merge" {
+            given.next();
+        } else if !(arg.starts_with("--shard=") || arg.starts_with("--merge=")) {
+            args.push(quote(arg));
+        }
+    }
+    std::iter::once("sentinel".to_string()).chain(args).collect::<Vec<_>>().join(" ")
 }
 
 /// `chosen: candidate N, LABEL`, saying so when the choice is the base's numbers.
@@ -157,7 +177,29 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
     };
     let command = command_line();
     let started = Instant::now();
-    let tuning = tune::tune(base, space, candidates, evidence, &SEED_FLOORS, gate, &tune::sweep::progress_bar(true))?;
+    let inputs = shard::fingerprint(&base, &candidates, &evidence, gate.as_ref());
+    if let Some(part) = args.shard {
+        let mine: Vec<_> = candidates.iter().filter(|c| part.takes(c.index)).cloned().collect();
+        let swept = tune::sweep_candidates(&base, &mine, &evidence, &SEED_FLOORS, gate.as_ref(), &tune::sweep::progress_bar(true))?;
+        let path = shard::write(&args.out, part, &inputs, &candidates, swept)?;
+        println!(
+            "shard {} of {}: {} of {} candidates over {} traces in {:.1} s, written to {}; merge every shard with --merge",
+            part.index,
+            part.of,
+            mine.len(),
+            candidates.len(),
+            evidence.len(),
+            started.elapsed().as_secs_f64(),
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let swept = if args.merge.is_empty() {
+        tune::sweep_candidates(&base, &candidates, &evidence, &SEED_FLOORS, gate.as_ref(), &tune::sweep::progress_bar(true))?
+    } else {
+        shard::merge(&args.merge, &inputs, candidates.len(), evidence.len(), gate.is_some())?
+    };
+    let tuning = tune::conclude(base, space, candidates, evidence, gate, swept)?;
     let seconds = started.elapsed().as_secs_f64();
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let write_file = |name: &str, text: &str| -> anyhow::Result<()> {
@@ -168,13 +210,22 @@ fn tune_in_pool(args: TuneArgs) -> anyhow::Result<ExitCode> {
     write_file("report.json", &report::Report::new(&tuning, &command).json())?;
     let figure = pareto_svg::pareto_svg(&tuning).map_err(anyhow::Error::msg)?;
     write_file("pareto.svg", &figure)?;
-    eprintln!(
-        "tune: {} candidates over {} traces: {} candidate-ticks in {seconds:.1} s ({:.2} M candidate-ticks/s)",
-        tuning.candidates.len(),
-        tuning.evidence.len(),
-        tuning.candidate_ticks,
-        tuning.candidate_ticks as f64 / seconds.max(1e-9) / 1e6
-    );
+    if !args.merge.is_empty() {
+        eprintln!(
+            "tune: the shards' scores of {} candidates over {} traces ({} candidate-ticks swept by the shards) merged in {seconds:.1} s",
+            tuning.candidates.len(),
+            tuning.evidence.len(),
+            tuning.candidate_ticks
+        );
+    } else {
+        eprintln!(
+            "tune: {} candidates over {} traces: {} candidate-ticks in {seconds:.1} s ({:.2} M candidate-ticks/s)",
+            tuning.candidates.len(),
+            tuning.evidence.len(),
+            tuning.candidate_ticks,
+            tuning.candidate_ticks as f64 / seconds.max(1e-9) / 1e6
+        );
+    }
     println!("report: {}", args.out.join("report.md").display());
     if let Some((_, outcomes)) = &tuning.gate {
         let failing = outcomes.iter().filter(|o| o.findings > 0).count();

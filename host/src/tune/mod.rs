@@ -16,6 +16,7 @@ pub mod report;
 pub mod report_cv;
 mod report_markdown;
 pub mod score;
+pub mod shard;
 pub mod space;
 mod space_keys;
 pub mod sweep;
@@ -72,6 +73,15 @@ pub enum TuneError {
         /// The name of the trace being replayed.
         trace: String,
         /// What stopped it (with the tick's time when the policy failed there).
+        message: String,
+    },
+    /// A shard's file could not be written, or the shards given to `--merge` do not make one
+    /// sweep of these inputs (missing, given twice, of another split or other inputs).
+    #[error("shard {path}: {message}")]
+    Shard {
+        /// The shard file or folder.
+        path: PathBuf,
+        /// What is wrong and what to do.
         message: String,
     },
     /// The policy folder of `--write` could not be written: no candidate was chosen, its
@@ -155,6 +165,59 @@ impl Tuning {
     }
 }
 
+/// What replaying some of the candidates found: every score (the base's, and each of those
+/// candidates' on each trace) and, when the sweep is gated, what the gate says of each of them.
+/// A whole run sweeps every candidate; a shard (`--shard I/N`, [`shard`]) sweeps its share, and
+/// the shards' sweeps put together are the whole run's.
+#[derive(Debug, Clone)]
+pub struct Swept {
+    /// The scores, `candidates` in the order of the candidates swept.
+    pub found: sweep::Sweep,
+    /// The gate's outcome for each candidate swept, in the same order; none without a gate.
+    pub gated: Option<Vec<GateOutcome>>,
+}
+
+/// The candidate-ticks a whole run replays: the base and every candidate over the evidence and
+/// over the gate's traces.
+fn candidate_ticks(evidence: &[EvidenceTrace], candidates: usize, gate: Option<&GateTraces>) -> u64 {
+    let evidence_ticks: u64 = evidence.iter().map(|t| t.ticks).sum();
+    let gate_ticks = gate.map_or(0, |g| g.ticks() * (candidates as u64 + 1));
+    evidence_ticks * (candidates as u64 + 1) + gate_ticks
+}
+
+/// Replays the base and `candidates` (all of the space's, or a shard's share) over the
+/// evidence, and the gate over each candidate.
+pub fn sweep_candidates(
+    base: &PolicyDescription,
+    candidates: &[Candidate],
+    evidence: &[EvidenceTrace],
+    floors: &Floors,
+    gate: Option<&GateTraces>,
+    progress: &indicatif::ProgressBar,
+) -> Result<Swept, TuneError> {
+    // One bar over all the replaying: the base and every candidate over the evidence, then every
+    // candidate over the gate's traces (the base's gate replay was done when the gate was
+    // prepared). Its end is the candidate-ticks the command prints.
+    let all_ticks = candidate_ticks(evidence, candidates.len(), gate);
+    if all_ticks < 1_000_000 {
+        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    progress.set_length(all_ticks);
+    progress.set_position(gate.map_or(0, GateTraces::ticks));
+    let found = sweep::sweep(evidence, base, candidates, floors, progress)?;
+    let gated = match gate {
+        Some(g) => Some(
+            candidates
+                .par_iter()
+                .map(|c| g.check(base, &c.thresholds).inspect(|_| progress.inc(g.ticks())))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        None => None,
+    };
+    progress.finish_and_clear();
+    Ok(Swept { found, gated })
+}
+
 /// Runs the whole sweep of `candidates` (`space.candidates`, checked against `floors` before
 /// anything was loaded).
 pub fn tune(
@@ -166,18 +229,23 @@ pub fn tune(
     gate: Option<GateTraces>,
     progress: &indicatif::ProgressBar,
 ) -> Result<Tuning, TuneError> {
-    // One bar over all the replaying: the base and every candidate over the evidence, then every
-    // candidate over the gate's traces (the base's gate replay was done when the gate was
-    // prepared). Its end is the candidate-ticks the command prints.
-    let evidence_ticks: u64 = evidence.iter().map(|t| t.ticks).sum();
-    let gate_ticks = gate.as_ref().map_or(0, |g| g.ticks() * (candidates.len() as u64 + 1));
-    let all_ticks = evidence_ticks * (candidates.len() as u64 + 1) + gate_ticks;
-    if all_ticks < 1_000_000 {
-        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    progress.set_length(all_ticks);
-    progress.set_position(gate.as_ref().map_or(0, GateTraces::ticks));
-    let found = sweep::sweep(&evidence, &base, &candidates, floors, progress)?;
+    let swept = sweep_candidates(&base, &candidates, &evidence, floors, gate.as_ref(), progress)?;
+    conclude(base, space, candidates, evidence, gate, swept)
+}
+
+/// From every candidate's scores (one sweep, or the shards' put together) to the choice, the
+/// cross-validation and everything the reports show. Replays only the stage throttles' readiness
+/// of the base and of the candidate shown.
+pub fn conclude(
+    base: PolicyDescription,
+    space: SearchSpace,
+    candidates: Vec<Candidate>,
+    evidence: Vec<EvidenceTrace>,
+    gate: Option<GateTraces>,
+    swept: Swept,
+) -> Result<Tuning, TuneError> {
+    let all_ticks = candidate_ticks(&evidence, candidates.len(), gate.as_ref());
+    let Swept { found, gated } = swept;
     let sides = |per_trace: &[score::TraceScore]| Sides {
         train: choose::aggregate(per_trace, &found.base, &evidence, Set::Train),
         holdout: choose::aggregate(per_trace, &found.base, &evidence, Set::Holdout),
@@ -185,16 +253,6 @@ pub fn tune(
     let base_scores = sides(&found.base);
     let scores: Vec<Sides> = found.candidates.iter().map(|c| sides(c)).collect();
     let train: Vec<SetScore> = scores.iter().map(|s| s.train.clone()).collect();
-    let gated = match &gate {
-        Some(g) => Some(
-            candidates
-                .par_iter()
-                .map(|c| g.check(&base, &c.thresholds).inspect(|_| progress.inc(g.ticks())))
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-        None => None,
-    };
-    progress.finish_and_clear();
     let gate_verdicts: Vec<Result<(), String>> = (0..candidates.len())
         .map(|i| match gated.as_ref().map(|g| &g[i]) {
             Some(o) if o.findings > 0 => {

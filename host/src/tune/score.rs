@@ -11,7 +11,7 @@ use serde::Serialize;
 use vocabulary::{Cause, Instant, ProtectionState, Thresholds, ThrottleIntent};
 
 /// One candidate over one trace.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct TraceScore {
     /// Ticks replayed, one a minute: the trace's length in minutes.
     pub ticks: u64,
