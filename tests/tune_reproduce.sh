@@ -3,7 +3,9 @@
 # builds) runs the command in each version's README, writing into target/tune-reproduce/<version>
 # instead, and the policy it writes must equal policies/<version>/policy.toml byte for byte, its
 # figure likewise, and its README too but for the command line, which names the other folders.
-# Each sweep's report stays there.
+# Each sweep's report stays there. 1.2.0 is also tuned as four shards (`--shard I/4`, one after
+# another) merged (`--merge`): its reports and policy folder must be the unsharded run's, byte for
+# byte.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
@@ -27,6 +29,24 @@ reproduce() { # VERSION EVIDENCE...: the command of policies/VERSION/README.md, 
   echo "tune reproduce: policy $version and its evidence reproduced (report: $out/report.md)"
 }
 
+sharded() { # VERSION EVIDENCE...: the same tuning as four shards and a merge, equal to the whole run
+  local version=$1
+  shift
+  local out="$target/tune-reproduce/$version" shards="$target/tune-reproduce/$version-shards"
+  for i in 1 2 3 4; do
+    "$target/release/sentinel" policy tune "$@" --shard "$i/4" --out "$shards"
+  done
+  # The merge is given the whole run's arguments (its reports name them), so the whole run's
+  # files are moved aside first and compared after.
+  mv "$out" "$out-whole"
+  "$target/release/sentinel" policy tune "$@" --merge "$shards" --out "$out" --write "$out/$version" --version "$version" >/dev/null
+  diff -r "$out-whole" "$out"
+  echo "tune reproduce: $version as four shards merged is the whole run (reports, figure, policy folder), byte for byte"
+}
+  diff -r "$target/tune-reproduce/$version/$version" "$out/$version"
+  echo "tune reproduce: $version as four shards merged is the whole run, byte for byte"
+}
+
 gate=(--gate policies/gate-1.2.0.toml --gate-trace tests/traces --gate-trace tests/data/cloudwatch)
 
 # 1.1.0: segments of the same series on both sides of the split (its README warns: fit).
@@ -35,6 +55,9 @@ reproduce 1.1.0 --base policies/1.0.0 --space policies/tune-space.toml --split f
 
 # 1.2.0: judged by series, flap damping in the space (README, "Tuning a policy").
 reproduce 1.2.0 --base policies/1.0.0 --space policies/tune-space-damping.toml "${gate[@]}" --repeated-timestamps last \
+  tests/data/known-cause/cpu_utilization_asg_misconfiguration.csv tests/data/cloudwatch \
+  latency:requests=tests/data/known-cause/ec2_request_latency_system_failure.csv
+sharded 1.2.0 --base policies/1.0.0 --space policies/tune-space-damping.toml "${gate[@]}" --repeated-timestamps last \
   tests/data/known-cause/cpu_utilization_asg_misconfiguration.csv tests/data/cloudwatch \
   latency:requests=tests/data/known-cause/ec2_request_latency_system_failure.csv
 
