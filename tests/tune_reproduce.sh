@@ -43,9 +43,6 @@ sharded() { # VERSION EVIDENCE...: the same tuning as four shards and a merge, e
   diff -r "$out-whole" "$out"
   echo "tune reproduce: $version as four shards merged is the whole run (reports, figure, policy folder), byte for byte"
 }
-  diff -r "$target/tune-reproduce/$version/$version" "$out/$version"
-  echo "tune reproduce: $version as four shards merged is the whole run, byte for byte"
-}
 
 gate=(--gate policies/gate-1.2.0.toml --gate-trace tests/traces --gate-trace tests/data/cloudwatch)
 
