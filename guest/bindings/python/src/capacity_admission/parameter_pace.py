@@ -27,6 +27,7 @@ import random
 from typing import Callable, Optional, Tuple
 
 from .channels import Channel, Fetched
+from .host_share import HostShare
 
 __all__ = ["ParameterPace", "JITTER"]
 
@@ -45,8 +46,10 @@ class ParameterPace:
     """When the parameter may be called again, and its last answer meanwhile."""
 
     def __init__(self, interval: float, max_age: int, draw: Callable[[], float] = random.random,
-                 refresh: float = 0.0) -> None:
+                 refresh: float = 0.0, share: Optional[HostShare] = None) -> None:
         self.interval = interval
+        #: The host's shared answer (`parameter_share`), when the processes of a host share one.
+        self.share = share
         #: Unconsulted this long (the cache served meanwhile), the next need starts a new outage.
         self.idle_after = max(interval, refresh) * (1.0 + JITTER) + 1.0
         #: The longest delay before jitter: a third of the freshness window.
@@ -65,7 +68,8 @@ class ParameterPace:
 
     def fetch(self, channel: Channel, now: float, fresh_for: Optional[float] = None) -> Tuple[Optional[Fetched], bool]:
         """The parameter's answer at monotonic time `now` (None: not read yet, its first call is
-        being spread), and whether a call was made for it. `fresh_for`: how many more seconds
+        being spread), and whether this process called the parameter for it (not when the answer
+        was the host's shared one, or the last one reused). `fresh_for`: how many more seconds
         the document the reader acts on stays fresh, None without one."""
         idle = self._consulted is None or now - self._consulted > self.idle_after
         self._consulted = now
@@ -82,7 +86,10 @@ class ParameterPace:
             self._due = now + self._draw() * min(self.interval, fresh_for / 2.0)
             return None, False
         self._spreading = False
-        fetched = channel.fetch()
+        if self.share is not None and self.interval > 0:
+            fetched, called = self.share.fetch(channel, younger_than=self.interval)
+        else:
+            fetched, called = channel.fetch(), True
         self._failures = self._failures + 1 if fetched[0] == "failed" else 0
         if self._failures:
             delay = min(self.cap, self.interval * 2 ** self._failures)
@@ -92,4 +99,4 @@ class ParameterPace:
             delay = self.interval
         self._due = now + jittered(delay, self._draw)
         self._last = fetched
-        return fetched, True
+        return fetched, called

@@ -36,6 +36,7 @@ from typing import Callable, Dict, Optional, Tuple
 
 from .admission import Admission
 from .channels import Channel, Fetched, open_channel
+from .host_share import HostShare
 from .parameter_pace import ParameterPace, jittered
 from .sequence_fence import REMEMBERED, SequenceFence
 from .types import FactorReading
@@ -105,7 +106,9 @@ class BulkFactorReader:
     `decided_at` (whole seconds); `refresh` is how long an answer is reused (seconds, ±25 % at
     random, 0 = every call fetches); `parameter_refresh` how long the parameter's answer is
     reused (seconds, at most `max_age / 3`; 0 = every fetch that needs it calls it; default 30,
-    or `max_age / 3` when that is shorter); `timeout`
+    or `max_age / 3` when that is shorter); `parameter_share` a folder on the host through which
+    the service's processes share the parameter's answer, one call per host and
+    `parameter_refresh` (`host_share`); `timeout`
     bounds each network read. Bad settings raise ValueError here.
     """
 
@@ -119,6 +122,7 @@ class BulkFactorReader:
         max_skew: int = DEFAULT_MAX_SKEW,
         refresh: float = 10.0,
         parameter_refresh: Optional[float] = None,
+        parameter_share: Optional[str] = None,
         timeout: float = 2.0,
         logger: Optional[logging.Logger] = None,
         clock: Callable[[], float] = time.time,
@@ -147,7 +151,8 @@ class BulkFactorReader:
         self._closed = False
         self._admission = Admission(component)
         self._fence = SequenceFence(self.max_age)
-        self._pace = ParameterPace(self.parameter_refresh, self.max_age, refresh=self.refresh)
+        share = HostShare(parameter_share, parameter) if parameter_share is not None and parameter is not None else None
+        self._pace = ParameterPace(self.parameter_refresh, self.max_age, refresh=self.refresh, share=share)
         self._cache = open_channel(cache, cache_key, self.timeout)
         self._parameter = open_channel(parameter, cache_key, self.timeout)
         self._lock = threading.Lock()
