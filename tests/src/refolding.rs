@@ -3,13 +3,51 @@
 //! [`Scores::cross_validate`] must equal bit for bit (tests/cross_validation_regrouping.rs) and the
 //! bench measures it against (bench/benches/cross_validation.rs).
 
-use sentinel::tune::choose::{SetScore, aggregate_where, meets};
+use sentinel::tune::choose::{SetScore, meets};
 use sentinel::tune::cross_validation::{CrossValidation, Fold, Scores};
 use sentinel::tune::evidence::EvidenceTrace;
 use sentinel::tune::score::TraceScore;
 
 fn on(s: &Scores, scores: &[TraceScore], keep: impl Fn(&EvidenceTrace) -> bool) -> SetScore {
-    aggregate_where(scores, s.base, s.evidence, keep)
+    aggregate_listing(scores, s.base, s.evidence, keep)
+}
+
+/// `choose::aggregate_where` as it was: the kept traces listed first, then each field summed.
+fn aggregate_listing(
+    scores: &[TraceScore],
+    base: &[TraceScore],
+    evidence: &[EvidenceTrace],
+    keep: impl Fn(&EvidenceTrace) -> bool,
+) -> SetScore {
+    fn pick<'a>(s: &'a [TraceScore], evidence: &[EvidenceTrace], keep: &dyn Fn(&EvidenceTrace) -> bool) -> Vec<&'a TraceScore> {
+        s.iter().zip(evidence).filter(|(_, e)| keep(e)).map(|(s, _)| s).collect()
+    }
+    let (mine, theirs) = (pick(scores, evidence, &keep), pick(base, evidence, &keep));
+    let ticks: u64 = mine.iter().map(|s| s.ticks).sum();
+    let flaps: u64 = mine.iter().map(|s| s.flaps).sum();
+    let bulk: f64 = mine.iter().map(|s| s.bulk_capacity_minutes).sum();
+    let base_bulk: f64 = theirs.iter().map(|s| s.bulk_capacity_minutes).sum();
+    let delays: Vec<i64> = mine.iter().filter_map(|s| s.max_protection_delay).collect();
+    SetScore {
+        traces: mine.len(),
+        ticks,
+        flaps,
+        flaps_per_day: flaps as f64 / (ticks as f64 / 1440.0).max(1.0),
+        transitions: mine.iter().map(|s| s.transitions).sum(),
+        bulk_capacity_minutes: bulk,
+        bulk_capacity_withheld_pct: if ticks > 0 { (ticks as f64 - bulk) / ticks as f64 * 100.0 } else { 0.0 },
+        bulk_capacity_loss_vs_base_pct: if base_bulk > 0.0 { (base_bulk - bulk) / base_bulk * 100.0 } else { 0.0 },
+        over_protection_minutes: mine.iter().map(|s| s.over_protection_minutes).sum(),
+        minutes_critical: mine.iter().map(|s| s.minutes[2]).sum(),
+        minutes_emergency: mine.iter().map(|s| s.minutes[3]).sum(),
+        worst_minutes_to_protect: mine.iter().filter_map(|s| s.minutes_to_protect).max(),
+        never_protected: mine.iter().filter(|s| s.never_protected).count() as u32,
+        base_entries: mine.iter().map(|s| s.base_entries).sum(),
+        max_protection_delay: delays.into_iter().max(),
+        missed_protections: mine.iter().map(|s| s.missed_protections).sum(),
+        throttle_engagements: mine.iter().map(|s| s.throttle_engagements).sum(),
+        violations: mine.iter().map(|s| s.violations).sum(),
+    }
 }
 
 fn ratio(a: f64, b: f64) -> Option<f64> {

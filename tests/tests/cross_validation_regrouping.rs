@@ -71,6 +71,9 @@ proptest! {
             (0..candidates.len()).map(|c| if gate_fails[c] { Err("the gate fails it".into()) } else { Ok(()) }).collect();
         let scores = Scores { evidence: &evidence, base: &base, candidates: &candidates, rule: &rule, gate: &gate };
         prop_assert_eq!(scores.choose(&|_| true), refolding::choose(&scores, &|_| true));
+        let (choice, both) = scores.choose_and_cross_validate();
+        prop_assert_eq!(choice, refolding::choose(&scores, &|_| true));
+        prop_assert_eq!(format!("{both:?}"), format!("{:?}", refolding::cross_validate(&scores)));
         let (regrouped, reference) = (scores.cross_validate(), refolding::cross_validate(&scores));
         // Debug prints every float in full: equal text is equal bits.
         prop_assert_eq!(format!("{regrouped:?}"), format!("{reference:?}"));

@@ -65,54 +65,82 @@ pub fn aggregate_where(
     evidence: &[EvidenceTrace],
     keep: impl Fn(&EvidenceTrace) -> bool,
 ) -> SetScore {
-    fn pick<'a>(s: &'a [TraceScore], evidence: &[EvidenceTrace], keep: &dyn Fn(&EvidenceTrace) -> bool) -> Vec<&'a TraceScore> {
-        s.iter().zip(evidence).filter(|(_, e)| keep(e)).map(|(s, _)| s).collect()
-    }
-    let (mine, theirs) = (pick(scores, evidence, &keep), pick(base, evidence, &keep));
-    let ticks: u64 = mine.iter().map(|s| s.ticks).sum();
-    let flaps: u64 = mine.iter().map(|s| s.flaps).sum();
-    let bulk: f64 = mine.iter().map(|s| s.bulk_capacity_minutes).sum();
-    let base_bulk: f64 = theirs.iter().map(|s| s.bulk_capacity_minutes).sum();
-    let delays: Vec<i64> = mine.iter().filter_map(|s| s.max_protection_delay).collect();
+    // Each field is summed over the kept traces in evidence order, as iterators (no list of the
+    // kept traces is made: the folds of a cross-validation call this for every candidate).
+    let mine = || scores.iter().zip(evidence).filter(|(_, e)| keep(e)).map(|(s, _)| s);
+    let theirs = || base.iter().zip(evidence).filter(|(_, e)| keep(e)).map(|(s, _)| s);
+    let ticks: u64 = mine().map(|s| s.ticks).sum();
+    let flaps: u64 = mine().map(|s| s.flaps).sum();
+    let bulk: f64 = mine().map(|s| s.bulk_capacity_minutes).sum();
+    let base_bulk: f64 = theirs().map(|s| s.bulk_capacity_minutes).sum();
     SetScore {
-        traces: mine.len(),
+        traces: mine().count(),
         ticks,
         flaps,
         flaps_per_day: flaps as f64 / (ticks as f64 / 1440.0).max(1.0),
-        transitions: mine.iter().map(|s| s.transitions).sum(),
+        transitions: mine().map(|s| s.transitions).sum(),
         bulk_capacity_minutes: bulk,
         bulk_capacity_withheld_pct: if ticks > 0 { (ticks as f64 - bulk) / ticks as f64 * 100.0 } else { 0.0 },
         bulk_capacity_loss_vs_base_pct: if base_bulk > 0.0 { (base_bulk - bulk) / base_bulk * 100.0 } else { 0.0 },
-        over_protection_minutes: mine.iter().map(|s| s.over_protection_minutes).sum(),
-        minutes_critical: mine.iter().map(|s| s.minutes[2]).sum(),
-        minutes_emergency: mine.iter().map(|s| s.minutes[3]).sum(),
-        worst_minutes_to_protect: mine.iter().filter_map(|s| s.minutes_to_protect).max(),
-        never_protected: mine.iter().filter(|s| s.never_protected).count() as u32,
-        base_entries: mine.iter().map(|s| s.base_entries).sum(),
-        max_protection_delay: delays.into_iter().max(),
-        missed_protections: mine.iter().map(|s| s.missed_protections).sum(),
-        throttle_engagements: mine.iter().map(|s| s.throttle_engagements).sum(),
-        violations: mine.iter().map(|s| s.violations).sum(),
+        over_protection_minutes: mine().map(|s| s.over_protection_minutes).sum(),
+        minutes_critical: mine().map(|s| s.minutes[2]).sum(),
+        minutes_emergency: mine().map(|s| s.minutes[3]).sum(),
+        worst_minutes_to_protect: mine().filter_map(|s| s.minutes_to_protect).max(),
+        never_protected: mine().filter(|s| s.never_protected).count() as u32,
+        base_entries: mine().map(|s| s.base_entries).sum(),
+        max_protection_delay: mine().filter_map(|s| s.max_protection_delay).max(),
+        missed_protections: mine().map(|s| s.missed_protections).sum(),
+        throttle_engagements: mine().map(|s| s.throttle_engagements).sum(),
+        violations: mine().map(|s| s.violations).sum(),
     }
 }
 
 /// Whether a candidate's training score meets the rule (and why not).
 pub fn meets(score: &SetScore, rule: &ChoiceRule) -> Result<(), String> {
+    first_break(score, rule).map_or(Ok(()), |b| Err(b.to_string()))
+}
+
+/// Whether a score meets the rule, without saying why not (the folds of a cross-validation ask
+/// this of every candidate, and need no words).
+pub(crate) fn meets_rule(score: &SetScore, rule: &ChoiceRule) -> bool {
+    first_break(score, rule).is_none()
+}
+
+/// The first rule of `[choose]` a score breaks.
+enum RuleBreak {
+    Violations(u64),
+    Missed(u32),
+    Delay(i64),
+    Loss(f64),
+}
+
+impl std::fmt::Display for RuleBreak {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RuleBreak::Violations(n) => write!(f, "{n} invariant violations"),
+            RuleBreak::Missed(n) => write!(f, "{n} entries into critical of the base never matched"),
+            RuleBreak::Delay(delay) => write!(f, "an entry into critical {delay} min later than the base"),
+            RuleBreak::Loss(pct) => write!(f, "{pct:.3} % bulk capacity lost against the base"),
+        }
+    }
+}
+
+fn first_break(score: &SetScore, rule: &ChoiceRule) -> Option<RuleBreak> {
     if score.violations > 0 {
-        return Err(format!("{} invariant violations", score.violations));
+        return Some(RuleBreak::Violations(score.violations));
     }
     if score.missed_protections > 0 {
-        return Err(format!("{} entries into critical of the base never matched", score.missed_protections));
+        return Some(RuleBreak::Missed(score.missed_protections));
     }
     if let Some(delay) = score.max_protection_delay
         && delay > rule.max_protection_delay_minutes
     {
-        return Err(format!("an entry into critical {delay} min later than the base"));
+        return Some(RuleBreak::Delay(delay));
     }
     if score.bulk_capacity_loss_vs_base_pct > rule.max_bulk_capacity_loss_pct + 1e-9 {
-        return Err(format!("{:.3} % bulk capacity lost against the base", score.bulk_capacity_loss_vs_base_pct));
+        return Some(RuleBreak::Loss(score.bulk_capacity_loss_vs_base_pct));
     }
-    Ok(())
+    None
 }
 
 /// The index of the chosen candidate among `train` scores: the best of those whose verdict is

@@ -17,7 +17,7 @@
 //! each fold's held-out ratio against its training ratio is its generalization gap. The sweep
 //! replays each candidate over each trace once: the folds only regroup those scores.
 
-use super::choose::{SetScore, aggregate_where, meets};
+use super::choose::{SetScore, aggregate_where, meets, meets_rule};
 use super::evidence::EvidenceTrace;
 use super::score::TraceScore;
 use super::space::ChoiceRule;
@@ -80,6 +80,22 @@ pub struct Scores<'a> {
     pub gate: &'a [Result<(), String>],
 }
 
+/// Each candidate's verdict (why it may not be chosen, in words) and the index of the one chosen.
+pub type Choice = (Vec<Result<(), String>>, Option<usize>);
+
+/// A candidate's sort key: its worst series' flaps against the base's, its flaps per day, the
+/// bulk capacity it loses, its longest delay into critical.
+type Key = (f64, f64, f64, i64);
+
+/// Why a candidate may not be chosen on some series: the gate fails it, the summed scores break
+/// the rule, or the `k`th series flaps more than under the base.
+#[derive(Debug, Clone, Copy)]
+enum Refusal {
+    Gate,
+    Rule,
+    Series(usize),
+}
+
 /// Each candidate's and the base's scores on each series alone, summed once: a fold only
 /// regroups them. Each is summed over its series' traces in evidence order, exactly as a fold
 /// would sum it, so the regrouping changes no bit of any score.
@@ -88,8 +104,16 @@ struct BySeries<'a> {
     series: Vec<(usize, &'a str)>,
     /// The base's score on each series, in that order.
     base: Vec<SetScore>,
-    /// `candidates[candidate][k]`: the candidate's score on the `k`th series.
-    candidates: Vec<Vec<SetScore>>,
+    /// `candidates[candidate]`: the candidate's score on each series, summed the first time a
+    /// fold needs it (a candidate that never meets the rule never needs it).
+    candidates: Vec<std::sync::OnceLock<Vec<SetScore>>>,
+}
+
+impl BySeries<'_> {
+    /// Candidate `c`'s score on each series.
+    fn of(&self, scores: &Scores, c: usize) -> &[SetScore] {
+        self.candidates[c].get_or_init(|| scores.alone(&self.series, &scores.candidates[c]))
+    }
 }
 
 impl<'a> Scores<'a> {
@@ -103,30 +127,37 @@ impl<'a> Scores<'a> {
         seen
     }
 
+    /// `scores` on each of `series` alone.
+    fn alone(&self, series: &[(usize, &str)], scores: &[TraceScore]) -> Vec<SetScore> {
+        series.iter().map(|&(s, _)| self.on(scores, |e| e.series == s)).collect()
+    }
+
     fn by_series(&self) -> BySeries<'a> {
         let series = self.series();
-        let alone = |scores: &[TraceScore]| -> Vec<SetScore> { series.iter().map(|&(s, _)| self.on(scores, |e| e.series == s)).collect() };
-        let candidates = self.candidates.par_iter().map(|c| alone(c)).collect();
-        BySeries { base: alone(self.base), candidates, series }
+        let candidates = (0..self.candidates.len()).map(|_| std::sync::OnceLock::new()).collect();
+        BySeries { base: self.alone(&series, self.base), candidates, series }
     }
 
     fn on(&self, scores: &[TraceScore], keep: impl Fn(&EvidenceTrace) -> bool) -> SetScore {
         aggregate_where(scores, self.base, self.evidence, keep)
     }
 
-    /// Why candidate `c` may not be chosen on the series `among` keeps, or its sort key.
-    fn judge(&self, c: usize, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> Result<(f64, f64, f64, i64), String> {
-        self.gate[c].clone()?;
+    /// Candidate `c`'s sort key on the series `among` keeps, or what stops it being chosen
+    /// there (put in words only when asked, [`Scores::why_not`]).
+    fn judge(&self, c: usize, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> Result<Key, Refusal> {
+        if self.gate[c].is_err() {
+            return Err(Refusal::Gate);
+        }
         let all = self.on(&self.candidates[c], |e| among(e.series));
-        meets(&all, self.rule)?;
+        if !meets_rule(&all, self.rule) {
+            return Err(Refusal::Rule);
+        }
         let mut worst: f64 = 0.0;
-        for (k, &(_, name)) in by.series.iter().enumerate().filter(|(_, (s, _))| among(*s)) {
-            let (mine, base) = (&by.candidates[c][k], &by.base[k]);
+        let alone = by.of(self, c);
+        for (k, _) in by.series.iter().enumerate().filter(|(_, (s, _))| among(*s)) {
+            let (mine, base) = (&alone[k], &by.base[k]);
             if mine.flaps_per_day > base.flaps_per_day + 1e-9 {
-                return Err(format!(
-                    "series {name} flaps {:.2} a day, more than under the base ({:.2})",
-                    mine.flaps_per_day, base.flaps_per_day
-                ));
+                return Err(Refusal::Series(k));
             }
             if let Some(r) = ratio(mine.flaps_per_day, base.flaps_per_day) {
                 worst = worst.max(r);
@@ -135,12 +166,39 @@ impl<'a> Scores<'a> {
         Ok((worst, all.flaps_per_day, all.bulk_capacity_loss_vs_base_pct, all.max_protection_delay.unwrap_or(0)))
     }
 
-    /// Each candidate's verdict on the series `among` keeps, and the robust choice among them.
-    pub fn choose(&self, among: &(dyn Fn(usize) -> bool + Sync)) -> (Vec<Result<(), String>>, Option<usize>) {
-        self.choose_by(among, &self.by_series())
+    /// A refusal in words, as the report gives it.
+    fn why_not(&self, c: usize, refusal: Refusal, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> String {
+        match refusal {
+            Refusal::Gate => self.gate[c].clone().err().unwrap_or_default(),
+            Refusal::Rule => meets(&self.on(&self.candidates[c], |e| among(e.series)), self.rule).err().unwrap_or_default(),
+            Refusal::Series(k) => format!(
+                "series {} flaps {:.2} a day, more than under the base ({:.2})",
+                by.series[k].1,
+                by.of(self, c)[k].flaps_per_day,
+                by.base[k].flaps_per_day
+            ),
+        }
     }
 
-    fn choose_by(&self, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> (Vec<Result<(), String>>, Option<usize>) {
+    /// Each candidate's verdict on the series `among` keeps, and the robust choice among them.
+    pub fn choose(&self, among: &(dyn Fn(usize) -> bool + Sync)) -> Choice {
+        self.verdicts_by(among, &self.by_series())
+    }
+
+    fn verdicts_by(&self, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> Choice {
+        let (judged, chosen) = self.choose_by(among, by);
+        let verdicts = judged.into_iter().enumerate().map(|(c, j)| j.map(|_| ()).map_err(|r| self.why_not(c, r, among, by))).collect();
+        (verdicts, chosen)
+    }
+
+    /// The choice on every series ([`Scores::choose`]) and the cross-validation
+    /// ([`Scores::cross_validate`]), the per-series scores summed once for both.
+    pub fn choose_and_cross_validate(&self) -> (Choice, CrossValidation) {
+        let by = self.by_series();
+        (self.verdicts_by(&|_| true, &by), self.cross_validate_by(&by))
+    }
+
+    fn choose_by(&self, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> (Vec<Result<Key, Refusal>>, Option<usize>) {
         let judged: Vec<_> = (0..self.candidates.len()).into_par_iter().map(|c| self.judge(c, among, by)).collect();
         let chosen = judged
             .iter()
@@ -150,18 +208,21 @@ impl<'a> Scores<'a> {
                 a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)).then(i.cmp(j))
             })
             .map(|(c, _)| c);
-        (judged.into_iter().map(|j| j.map(|_| ())).collect(), chosen)
+        (judged, chosen)
     }
 
     /// Leave-one-series-out: each series judged by the robust choice made on the others. The
     /// scores of each candidate on each series are summed once ([`BySeries`]); a fold sums only
     /// its training side again (one pass over the traces per candidate), never every series.
     pub fn cross_validate(&self) -> CrossValidation {
-        let by = self.by_series();
+        self.cross_validate_by(&self.by_series())
+    }
+
+    fn cross_validate_by(&self, by: &BySeries) -> CrossValidation {
         let mut judged_by: Vec<Option<usize>> = vec![None; self.evidence.len()];
         let mut folds = Vec::new();
         for (k, &(held, name)) in by.series.iter().enumerate() {
-            let (_, chosen) = self.choose_by(&|s| s != held, &by);
+            let (_, chosen) = self.choose_by(&|s| s != held, by);
             let train_flap_ratio = chosen.and_then(|c| {
                 let (mine, base) = (self.on(&self.candidates[c], |e| e.series != held), self.on(self.base, |e| e.series != held));
                 ratio(mine.flaps_per_day, base.flaps_per_day)
@@ -176,7 +237,7 @@ impl<'a> Scores<'a> {
                 chosen,
                 train_flap_ratio,
                 base: by.base[k].clone(),
-                candidate: chosen.map_or(&by.base[k], |c| &by.candidates[c][k]).clone(),
+                candidate: chosen.map_or(&by.base[k], |c| &by.of(self, c)[k]).clone(),
             });
         }
         // Each trace scored by the candidate chosen without its series.

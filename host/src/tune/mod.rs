@@ -270,8 +270,8 @@ pub fn conclude(
             rule: &space.choose,
             gate: &gate_verdicts,
         };
-        let (verdicts, chosen) = scores.choose(&|_| true);
-        (verdicts, chosen, Some(scores.cross_validate()))
+        let ((verdicts, chosen), cv) = scores.choose_and_cross_validate();
+        (verdicts, chosen, Some(cv))
     } else {
         let verdicts: Vec<Result<(), String>> =
             train.iter().zip(&gate_verdicts).map(|(s, gate)| choose::meets(s, &space.choose).and(gate.clone())).collect();
