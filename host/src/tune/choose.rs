@@ -65,34 +65,54 @@ pub fn aggregate_where(
     evidence: &[EvidenceTrace],
     keep: impl Fn(&EvidenceTrace) -> bool,
 ) -> SetScore {
-    // Each field is summed over the kept traces in evidence order, as iterators (no list of the
-    // kept traces is made: the folds of a cross-validation call this for every candidate).
-    let mine = || scores.iter().zip(evidence).filter(|(_, e)| keep(e)).map(|(s, _)| s);
-    let theirs = || base.iter().zip(evidence).filter(|(_, e)| keep(e)).map(|(s, _)| s);
-    let ticks: u64 = mine().map(|s| s.ticks).sum();
-    let flaps: u64 = mine().map(|s| s.flaps).sum();
-    let bulk: f64 = mine().map(|s| s.bulk_capacity_minutes).sum();
-    let base_bulk: f64 = theirs().map(|s| s.bulk_capacity_minutes).sum();
-    SetScore {
-        traces: mine().count(),
-        ticks,
-        flaps,
-        flaps_per_day: flaps as f64 / (ticks as f64 / 1440.0).max(1.0),
-        transitions: mine().map(|s| s.transitions).sum(),
-        bulk_capacity_minutes: bulk,
-        bulk_capacity_withheld_pct: if ticks > 0 { (ticks as f64 - bulk) / ticks as f64 * 100.0 } else { 0.0 },
-        bulk_capacity_loss_vs_base_pct: if base_bulk > 0.0 { (base_bulk - bulk) / base_bulk * 100.0 } else { 0.0 },
-        over_protection_minutes: mine().map(|s| s.over_protection_minutes).sum(),
-        minutes_critical: mine().map(|s| s.minutes[2]).sum(),
-        minutes_emergency: mine().map(|s| s.minutes[3]).sum(),
-        worst_minutes_to_protect: mine().filter_map(|s| s.minutes_to_protect).max(),
-        never_protected: mine().filter(|s| s.never_protected).count() as u32,
-        base_entries: mine().map(|s| s.base_entries).sum(),
-        max_protection_delay: mine().filter_map(|s| s.max_protection_delay).max(),
-        missed_protections: mine().map(|s| s.missed_protections).sum(),
-        throttle_engagements: mine().map(|s| s.throttle_engagements).sum(),
-        violations: mine().map(|s| s.violations).sum(),
+    // One pass over the kept traces in evidence order (the folds of a cross-validation call this
+    // for every candidate). Each float is summed as `Iterator::sum` sums, from its own starting
+    // value and in the same order, so the figures keep every bit.
+    let zero: f64 = std::iter::empty::<f64>().sum();
+    let mut t = SetScore {
+        traces: 0,
+        ticks: 0,
+        flaps: 0,
+        flaps_per_day: 0.0,
+        transitions: 0,
+        bulk_capacity_minutes: zero,
+        bulk_capacity_withheld_pct: 0.0,
+        bulk_capacity_loss_vs_base_pct: 0.0,
+        over_protection_minutes: 0,
+        minutes_critical: 0,
+        minutes_emergency: 0,
+        worst_minutes_to_protect: None,
+        never_protected: 0,
+        base_entries: 0,
+        max_protection_delay: None,
+        missed_protections: 0,
+        throttle_engagements: 0,
+        violations: 0,
+    };
+    let mut base_bulk = zero;
+    for ((s, b), _) in scores.iter().zip(base).zip(evidence).filter(|(_, e)| keep(e)) {
+        t.traces += 1;
+        t.ticks += s.ticks;
+        t.flaps += s.flaps;
+        t.transitions += s.transitions;
+        t.bulk_capacity_minutes += s.bulk_capacity_minutes;
+        base_bulk += b.bulk_capacity_minutes;
+        t.over_protection_minutes += s.over_protection_minutes;
+        t.minutes_critical += s.minutes[2];
+        t.minutes_emergency += s.minutes[3];
+        t.worst_minutes_to_protect = t.worst_minutes_to_protect.max(s.minutes_to_protect);
+        t.never_protected += u32::from(s.never_protected);
+        t.base_entries += s.base_entries;
+        t.max_protection_delay = t.max_protection_delay.max(s.max_protection_delay);
+        t.missed_protections += s.missed_protections;
+        t.throttle_engagements += s.throttle_engagements;
+        t.violations += s.violations;
     }
+    let (ticks, bulk) = (t.ticks, t.bulk_capacity_minutes);
+    t.flaps_per_day = t.flaps as f64 / (ticks as f64 / 1440.0).max(1.0);
+    t.bulk_capacity_withheld_pct = if ticks > 0 { (ticks as f64 - bulk) / ticks as f64 * 100.0 } else { 0.0 };
+    t.bulk_capacity_loss_vs_base_pct = if base_bulk > 0.0 { (base_bulk - bulk) / base_bulk * 100.0 } else { 0.0 };
+    t
 }
 
 /// Whether a candidate's training score meets the rule (and why not).

@@ -199,7 +199,7 @@ impl<'a> Scores<'a> {
     }
 
     fn choose_by(&self, among: &(dyn Fn(usize) -> bool + Sync), by: &BySeries) -> (Vec<Result<Key, Refusal>>, Option<usize>) {
-        let judged: Vec<_> = (0..self.candidates.len()).into_par_iter().map(|c| self.judge(c, among, by)).collect();
+        let judged: Vec<_> = (0..self.candidates.len()).into_par_iter().with_min_len(256).map(|c| self.judge(c, among, by)).collect();
         let chosen = judged
             .iter()
             .enumerate()
